@@ -1,0 +1,54 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "chorus",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "chorus", targets: ["chorus"]),
+        .library(name: "ChorusLog", targets: ["ChorusLog"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        // LMDB from the system package `liblmdb-dev`; only ChorusLog imports it.
+        .systemLibrary(
+            name: "CLMDB",
+            path: "Sources/CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        // The durable, gapless, group-committed event log.
+        .target(
+            name: "ChorusLog",
+            dependencies: [
+                "CLMDB",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/ChorusLog"
+        ),
+        // The `chorus` command for operators.
+        .executableTarget(
+            name: "chorus",
+            dependencies: [
+                "ChorusLog",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tools/chorus"
+        ),
+        // A child process for the crash-safety test: appends until it is killed.
+        .executableTarget(
+            name: "LogCrashWriter",
+            dependencies: ["ChorusLog"],
+            path: "Tests/LogCrashWriter"
+        ),
+        .testTarget(
+            name: "ChorusLogTests",
+            dependencies: ["ChorusLog", "LogCrashWriter"],
+            path: "Tests/ChorusLogTests"
+        ),
+    ]
+)

@@ -1,0 +1,4 @@
+#ifndef CHORUS_CLMDB_SHIM_H
+#define CHORUS_CLMDB_SHIM_H
+#include <lmdb.h>
+#endif

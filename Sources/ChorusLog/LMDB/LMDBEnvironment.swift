@@ -1,0 +1,236 @@
+import CLMDB
+import Foundation
+import Logging
+import Synchronization
+
+/// One LMDB environment, opened once per process with `MDB_NOTLS`, with its named databases opened once.
+///
+/// Transactions exist only inside the synchronous closures of ``read(_:)`` and ``write(durable:_:)``, so none
+/// can cross an `await`. The map grows by itself on `MDB_MAP_FULL` and adopts a size grown by another process.
+final class LMDBEnvironment: @unchecked Sendable {
+    /// How the environment is opened and how its map grows.
+    struct Configuration: Sendable {
+        /// The map size to open with; LMDB's file is sparse, so a large map costs address space, not disk.
+        var initialMapSize: Int
+        /// Each growth adds the current size (doubling) but never more than this.
+        var maximumMapGrowthStep: Int
+        /// The map never grows past this; a write that needs more fails with `MDB_MAP_FULL`.
+        var maximumMapSize: Int
+        var maximumReaders: UInt32
+        /// Opens existing databases without creating any, and never writes.
+        var readOnly: Bool
+    }
+
+    let path: String
+    private let handle: OpaquePointer
+    private let databases: [String: LMDBDatabase]
+    private let configuration: Configuration
+    private let logger: Logger
+    /// Held shared by every transaction and exclusively while the map is resized (LMDB's rule).
+    private let resizeLock = ReadWriteLock()
+    private let currentMapSize: Atomic<Int>
+    private let growths = Atomic<Int>(0)
+    /// Set under the exclusive side of `resizeLock`, read under either side.
+    private var isClosed = false
+
+    init(path: String, configuration: Configuration, databaseNames: [String], logger: Logger) throws {
+        self.path = path
+        self.configuration = configuration
+        self.logger = logger
+        if !configuration.readOnly {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        }
+
+        var environment: OpaquePointer?
+        try LMDBError.check(mdb_env_create(&environment), "mdb_env_create(\(path))")
+        guard let environment else { throw LMDBError(MDB_PANIC, "mdb_env_create(\(path)) returned no handle") }
+        do {
+            try LMDBError.check(mdb_env_set_maxdbs(environment, MDB_dbi(databaseNames.count)), "mdb_env_set_maxdbs")
+            try LMDBError.check(mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
+            try LMDBError.check(mdb_env_set_mapsize(environment, configuration.initialMapSize), "mdb_env_set_mapsize")
+            let flags = UInt32(MDB_NOTLS) | (configuration.readOnly ? UInt32(MDB_RDONLY) : 0)
+            try LMDBError.check(mdb_env_open(environment, path, flags, 0o644), "mdb_env_open(\(path))")
+        } catch {
+            mdb_env_close(environment)
+            throw error
+        }
+        self.handle = environment
+
+        // Slots left behind by processes that died mid-read would pin old pages forever.
+        var staleReaders: Int32 = 0
+        mdb_reader_check(environment, &staleReaders)
+        if staleReaders > 0 {
+            logger.notice("cleared stale LMDB readers", metadata: ["path": "\(path)", "count": "\(staleReaders)"])
+        }
+
+        var info = MDB_envinfo()
+        mdb_env_info(environment, &info)
+        self.currentMapSize = Atomic(info.me_mapsize)
+
+        // Named databases are opened once, in one transaction, and their handles shared from then on. Committing
+        // keeps the handles, even for a read-only transaction.
+        var opened: [String: LMDBDatabase] = [:]
+        var transaction: OpaquePointer?
+        let (transactionFlags, databaseFlags) =
+            configuration.readOnly ? (UInt32(MDB_RDONLY), UInt32(0)) : (UInt32(0), UInt32(MDB_CREATE))
+        do {
+            try LMDBError.check(
+                mdb_txn_begin(environment, nil, transactionFlags, &transaction), "mdb_txn_begin(open databases)")
+            for name in databaseNames {
+                var dbi: MDB_dbi = 0
+                try LMDBError.check(mdb_dbi_open(transaction, name, databaseFlags, &dbi), "mdb_dbi_open(\(name))")
+                opened[name] = LMDBDatabase(name: name, handle: dbi)
+            }
+            let commitCode = mdb_txn_commit(transaction)
+            transaction = nil
+            try LMDBError.check(commitCode, "mdb_txn_commit(open databases)")
+        } catch {
+            if let transaction { mdb_txn_abort(transaction) }
+            mdb_env_close(environment)
+            throw error
+        }
+        self.databases = opened
+    }
+
+    deinit {
+        if !isClosed { mdb_env_close(handle) }
+    }
+
+    /// Waits for open transactions to end, then closes the environment; later transactions fail.
+    func close() {
+        resizeLock.withExclusiveLock {
+            guard !isClosed else { return }
+            mdb_env_close(handle)
+            isClosed = true
+        }
+    }
+
+    /// The database opened under `name` at start.
+    func database(_ name: String) -> LMDBDatabase {
+        guard let database = databases[name] else { preconditionFailure("database \(name) was not opened at start") }
+        return database
+    }
+
+    /// The map size in bytes right now.
+    var mapSize: Int { currentMapSize.load(ordering: .relaxed) }
+
+    /// How many times this process has grown the map.
+    var mapGrowthCount: Int { growths.load(ordering: .relaxed) }
+
+    /// Runs `body` in a read-only transaction that sees one committed state of every database.
+    func read<R>(_ body: (LMDBReadTransaction) throws -> R) throws -> R {
+        while true {
+            let attempt: TransactionAttempt<R> = try resizeLock.withSharedLock {
+                guard !isClosed else { throw LMDBError.environmentClosed(path) }
+                var transaction: OpaquePointer?
+                let code = mdb_txn_begin(handle, nil, UInt32(MDB_RDONLY), &transaction)
+                switch code {
+                case MDB_MAP_RESIZED: return .mapResizedElsewhere
+                case MDB_READERS_FULL: return .readersFull
+                default: try LMDBError.check(code, "mdb_txn_begin(read)")
+                }
+                defer { mdb_txn_abort(transaction) }
+                return .done(try body(LMDBReadTransaction(pointer: transaction!)))
+            }
+            switch attempt {
+            case .done(let value): return value
+            case .mapResizedElsewhere: try adoptMapSize()
+            case .readersFull: try clearStaleReadersOrThrow()
+            case .mapFull: preconditionFailure("a read transaction cannot fill the map")
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits it. A durable commit returns only once it is fsync'd.
+    ///
+    /// When the map is full the transaction is aborted, the map grows, and `body` runs again from the start, so
+    /// `body` must keep all of its effects inside the transaction until this returns.
+    func write<R>(durable: Bool = true, _ body: (LMDBWriteTransaction) throws -> R) throws -> R {
+        // Bulk import alone skips the fsync; LMDB honours MDB_NOSYNC per transaction.
+        let flags: UInt32 = durable ? 0 : UInt32(MDB_NOSYNC)
+        while true {
+            let attempt: TransactionAttempt<R> = try resizeLock.withSharedLock {
+                guard !isClosed else { throw LMDBError.environmentClosed(path) }
+                var transaction: OpaquePointer?
+                let code = mdb_txn_begin(handle, nil, flags, &transaction)
+                if code == MDB_MAP_RESIZED { return .mapResizedElsewhere }
+                try LMDBError.check(code, "mdb_txn_begin(write)")
+                let value: R
+                do {
+                    value = try body(LMDBWriteTransaction(pointer: transaction!))
+                } catch let error as LMDBError where error.code == .mapFull {
+                    mdb_txn_abort(transaction)
+                    return .mapFull
+                } catch {
+                    mdb_txn_abort(transaction)
+                    throw error
+                }
+                // LMDB frees the transaction whether or not the commit succeeds.
+                let commitCode = mdb_txn_commit(transaction)
+                if commitCode == MDB_MAP_FULL { return .mapFull }
+                try LMDBError.check(commitCode, "mdb_txn_commit")
+                return .done(value)
+            }
+            switch attempt {
+            case .done(let value): return value
+            case .mapFull: try growMap()
+            case .mapResizedElsewhere: try adoptMapSize()
+            case .readersFull: preconditionFailure("a write transaction takes no reader slot")
+            }
+        }
+    }
+
+    /// Flushes everything committed so far to disk, including transactions committed without a sync.
+    func sync() throws {
+        try resizeLock.withSharedLock { () throws(LMDBError) in
+            guard !isClosed else { throw LMDBError.environmentClosed(path) }
+            try LMDBError.check(mdb_env_sync(handle, 1), "mdb_env_sync(\(path))")
+        }
+    }
+
+    /// The number of entries in `database` at the latest committed state.
+    func entryCount(_ database: LMDBDatabase) throws -> Int {
+        try read { try $0.entryCount(database) }
+    }
+
+    private enum TransactionAttempt<R> {
+        case done(R)
+        case mapFull
+        case mapResizedElsewhere
+        case readersFull
+    }
+
+    private func growMap() throws {
+        try resizeLock.withExclusiveLock { () throws(LMDBError) in
+            let current = currentMapSize.load(ordering: .relaxed)
+            guard current < configuration.maximumMapSize else {
+                throw LMDBError(MDB_MAP_FULL, "map growth (already at the maximum of \(configuration.maximumMapSize) bytes)")
+            }
+            let step = min(current, configuration.maximumMapGrowthStep)
+            let grown = min(current + step, configuration.maximumMapSize)
+            try LMDBError.check(mdb_env_set_mapsize(handle, grown), "mdb_env_set_mapsize(\(grown))")
+            currentMapSize.store(grown, ordering: .relaxed)
+            growths.add(1, ordering: .relaxed)
+            logger.info("grew LMDB map", metadata: ["path": "\(path)", "from": "\(current)", "to": "\(grown)"])
+        }
+    }
+
+    /// Another process grew the map: take on its size (LMDB reads it from the file when given 0).
+    private func adoptMapSize() throws {
+        try resizeLock.withExclusiveLock { () throws(LMDBError) in
+            try LMDBError.check(mdb_env_set_mapsize(handle, 0), "mdb_env_set_mapsize(adopt)")
+            var info = MDB_envinfo()
+            mdb_env_info(handle, &info)
+            currentMapSize.store(info.me_mapsize, ordering: .relaxed)
+            logger.info("adopted LMDB map size grown by another process", metadata: ["size": "\(info.me_mapsize)"])
+        }
+    }
+
+    private func clearStaleReadersOrThrow() throws {
+        var cleared: Int32 = 0
+        mdb_reader_check(handle, &cleared)
+        if cleared == 0 {
+            throw LMDBError(MDB_READERS_FULL, "mdb_txn_begin(read) with all \(configuration.maximumReaders) reader slots in use")
+        }
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+import Logging
+
+/// The ordered, durable event log: one LMDB environment in one directory.
+///
+/// Appends are group-committed by one writer thread and return only once durable. Positions start at 1, are gapless,
+/// and commit order is position order, so a reader can never see position N+1 before N.
+public final class EventLog: Sendable {
+    /// The directory holding the LMDB files.
+    public let directory: String
+    let environment: LMDBEnvironment
+    let schema: LogSchema
+    let notifier: HeadNotifier
+    /// Nil when read-only.
+    private let writer: LogWriter?
+    /// Held for as long as this process may write the log.
+    private let writerLock: DirectoryLock?
+
+    /// Opens (creating if needed) the log in `directory` and starts its writer; or, with
+    /// ``EventLogConfiguration/readOnly``, opens an existing log for reading beside the process that writes it.
+    public init(
+        directory: String,
+        configuration: EventLogConfiguration = EventLogConfiguration(),
+        logger: Logger = Logger(label: "chorus.log")
+    ) throws {
+        self.directory = directory
+        do {
+            if configuration.readOnly {
+                writerLock = nil
+            } else {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+                guard let lock = try DirectoryLock(directory: directory, name: "writer.lock") else {
+                    throw EventLogError.locked(directory)
+                }
+                writerLock = lock
+            }
+            environment = try LMDBEnvironment(
+                path: directory, configuration: configuration.environment, databaseNames: LogSchema.databaseNames,
+                logger: logger)
+            schema = LogSchema(environment)
+            try schema.checkStorageFormat(environment)
+        } catch let error as EventLogError {
+            throw error
+        } catch let error as LMDBError {
+            throw EventLogError.storage(error)
+        } catch {
+            throw EventLogError(.storage, "cannot open the log in \(directory): \(error)")
+        }
+        let last = try Self.lastEvent(environment: environment, schema: schema)
+        let head = last?.position ?? .start
+        notifier = HeadNotifier(head: head)
+        if configuration.readOnly {
+            writer = nil
+        } else {
+            let writer = LogWriter(
+                environment: environment, schema: schema, notifier: notifier, head: head,
+                lastRecordedAt: last?.recordedAt ?? EventTime(millisecondsSince1970: 0),
+                maximumJobsPerTransaction: configuration.maximumJobsPerTransaction, logger: logger)
+            writer.start()
+            self.writer = writer
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Commits what is already submitted, ends every subscription, and closes the files; later calls fail with
+    /// ``EventLogError/Code/closed``. Another process (or this one) may then open the log for writing.
+    public func close() {
+        writer?.stop()
+        notifier.close()
+        environment.close()
+        writerLock?.release()
+    }
+
+    /// Whether this process only reads the log.
+    public var isReadOnly: Bool { writer == nil }
+
+    /// The position of the last committed event; ``LogPosition/start`` for an empty log.
+    public var head: LogPosition {
+        guard isReadOnly else { return notifier.head }
+        return (try? Self.lastEvent(environment: environment, schema: schema))??.position ?? .start
+    }
+
+    /// Appends durably: returns once the commit holding the events is fsync'd.
+    ///
+    /// - Throws: ``EventLogError`` with ``EventLogError/Code/wrongExpectedVersion`` or
+    ///   ``EventLogError/Code/invalidAppend`` (nothing appended), ``EventLogError/Code/storage``, or
+    ///   ``EventLogError/Code/closed``.
+    public func append(_ request: AppendRequest) async throws -> AppendOutcome {
+        try request.validate()
+        return try await perform(.durable) { batch in try batch.append(request) }
+    }
+
+    /// Appends many requests without waiting for an fsync: for bulk import only. Each request succeeds or fails
+    /// alone. Call ``syncToDisk()`` when the import is done; until then a crash may lose what was imported.
+    public func appendNonDurableBulkImport(_ requests: [AppendRequest]) async throws -> [Result<
+        AppendOutcome, EventLogError
+    >] {
+        try await perform(.nonDurableBulkImport) { batch in
+            try requests.map { request in
+                do {
+                    return .success(try batch.append(request))
+                } catch let error as EventLogError {
+                    return .failure(error)
+                }
+            }
+        }
+    }
+
+    /// Forces everything committed so far to disk; ends a bulk import.
+    public func syncToDisk() throws {
+        do { try environment.sync() } catch let error as LMDBError { throw EventLogError.storage(error) }
+    }
+
+    /// Figures for monitoring and benchmarks.
+    public var statistics: EventLogStatistics {
+        let writes = writer?.statistics ?? (commits: 0, jobs: 0)
+        return EventLogStatistics(
+            head: head, commits: writes.commits, committedAppends: writes.jobs, mapSize: environment.mapSize,
+            mapGrowths: environment.mapGrowthCount)
+    }
+
+    /// Runs `body` inside the writer's next transaction and returns its result once that transaction has committed.
+    func perform<Output: Sendable>(
+        _ durability: WriteDurability,
+        _ body: @escaping @Sendable (LogWriteBatch) throws -> Output
+    ) async throws -> Output {
+        guard let writer else { throw EventLogError.readOnly }
+        return try await withCheckedThrowingContinuation { continuation in
+            let job = ContinuationWriteJob(durability: durability, body: body, continuation: continuation)
+            do {
+                try writer.submit(job)
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
+    private static func lastEvent(environment: LMDBEnvironment, schema: LogSchema) throws -> RecordedEvent? {
+        do {
+            return try environment.read { transaction in
+                try transaction.withCursor(on: schema.events) { cursor in
+                    try cursor.last().map { entry in
+                        try EventRecordCodec.decode(entry.value, storedAt: LogSchema.position(fromKey: entry.key))
+                    }
+                }
+            }
+        } catch let error as LMDBError {
+            throw EventLogError.storage(error)
+        }
+    }
+}
+
+/// What the log has done since it opened, and how big its map is.
+public struct EventLogStatistics: Sendable {
+    public let head: LogPosition
+    /// Write transactions committed since the log opened.
+    public let commits: Int
+    /// Appends (or bulk-import calls) answered through those commits; divided by `commits`, the mean group size.
+    public let committedAppends: Int
+    public let mapSize: Int
+    /// Times the map grew since the log opened.
+    public let mapGrowths: Int
+}

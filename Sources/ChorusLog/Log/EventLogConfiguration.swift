@@ -1,0 +1,24 @@
+/// How an ``EventLog`` is opened.
+public struct EventLogConfiguration: Sendable {
+    /// The LMDB map to start with. The file is sparse: this reserves address space, not disk.
+    public var initialMapSize: Int = 1 << 30
+    /// The map doubles when full, by at most this much at a time.
+    public var maximumMapGrowthStep: Int = 8 << 30
+    /// The map never grows past this; appends that need more fail with a storage error.
+    public var maximumMapSize: Int = 1 << 40
+    /// Read transactions open at once, across every process using the log.
+    public var maximumReaders: UInt32 = 1024
+    /// Bounds one group commit, so that a flood of appends still commits in steady steps.
+    public var maximumJobsPerTransaction: Int = 1024
+    /// Open for reading only, beside the process that writes the log: appends fail with
+    /// ``EventLogError/Code/readOnly``, and subscriptions poll for new events.
+    public var readOnly = false
+
+    public init() {}
+
+    var environment: LMDBEnvironment.Configuration {
+        .init(
+            initialMapSize: initialMapSize, maximumMapGrowthStep: maximumMapGrowthStep,
+            maximumMapSize: maximumMapSize, maximumReaders: maximumReaders, readOnly: readOnly)
+    }
+}

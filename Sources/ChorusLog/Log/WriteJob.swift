@@ -1,0 +1,60 @@
+/// Whether a commit is fsync'd before its appends are answered.
+public enum WriteDurability: Sendable, Hashable {
+    /// The default: answered only once the commit is on disk.
+    case durable
+    /// For bulk import only: answered once committed, flushed by ``EventLog/syncToDisk()`` or a later durable commit.
+    /// A crash may lose it.
+    case nonDurableBulkImport
+}
+
+/// Work the log writer runs inside its write transaction, answered once the transaction has committed.
+protocol WriteJob: AnyObject, Sendable {
+    var durability: WriteDurability { get }
+
+    /// Runs inside the transaction; may run again from the start if the map had to grow. A failure of this job alone
+    /// is kept for ``succeed()``; a thrown ``LMDBError`` aborts the whole batch.
+    func stage(in batch: LogWriteBatch) throws(LMDBError)
+
+    /// The batch committed: answer with what ``stage(in:)`` produced.
+    func succeed()
+
+    /// The batch did not commit: nothing of this job was written.
+    func fail(_ error: EventLogError)
+}
+
+/// A job that answers an awaiting caller through a continuation.
+final class ContinuationWriteJob<Output: Sendable>: WriteJob, @unchecked Sendable {
+    let durability: WriteDurability
+    private let body: @Sendable (LogWriteBatch) throws -> Output
+    private let continuation: CheckedContinuation<Output, any Error>
+    // Written by the writer thread in stage, read by it in succeed: never shared.
+    private var staged: Result<Output, any Error>?
+
+    init(
+        durability: WriteDurability,
+        body: @escaping @Sendable (LogWriteBatch) throws -> Output,
+        continuation: CheckedContinuation<Output, any Error>
+    ) {
+        self.durability = durability
+        self.body = body
+        self.continuation = continuation
+    }
+
+    func stage(in batch: LogWriteBatch) throws(LMDBError) {
+        do {
+            staged = .success(try body(batch))
+        } catch let error as LMDBError {
+            throw error
+        } catch {
+            staged = .failure(error)
+        }
+    }
+
+    func succeed() {
+        continuation.resume(with: staged ?? .failure(EventLogError(.storage, "job committed without being staged")))
+    }
+
+    func fail(_ error: EventLogError) {
+        continuation.resume(throwing: error)
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// The stored form of one event. Little-endian, fixed header, then the variable parts:
+///
+/// ```
+///  0  u32  CRC-32C of bytes 4..<end
+///  4  u8   record format (1)
+///  5  u16  schema version of the event type
+///  7  u64  position
+/// 15  u64  stream version
+/// 23  i64  recorded at, ms since 1970
+/// 31  16B  command id
+/// 47  16B  correlation id
+/// 63  u16  stream id length, u16 type length, u16 actor length, u32 payload length
+/// 73  stream id, type, actor (UTF-8), payload
+/// ```
+enum EventRecordCodec {
+    static let recordFormat: UInt8 = 1
+    static let headerSize = 73
+
+    /// The fields of one record to encode; strings as their UTF-8 bytes.
+    struct Fields {
+        var position: LogPosition
+        var streamVersion: UInt64
+        var recordedAt: EventTime
+        var commandID: CommandID
+        var correlationID: CorrelationID
+        var stream: StreamID
+        var actor: String
+        var event: NewEvent
+    }
+
+    static func encodedSize(_ fields: Fields) -> Int {
+        headerSize + fields.stream.rawValue.utf8.count + fields.event.type.utf8.count + fields.actor.utf8.count
+            + fields.event.payload.count
+    }
+
+    /// Writes the record into `buffer`, which is exactly ``encodedSize(_:)`` bytes.
+    static func encode(_ fields: Fields, into buffer: UnsafeMutableRawBufferPointer) {
+        var writer = ByteWriter(buffer: buffer, offset: 4)
+        writer.write(recordFormat)
+        writer.write(fields.event.schemaVersion)
+        writer.write(fields.position.rawValue)
+        writer.write(fields.streamVersion)
+        writer.write(fields.recordedAt.millisecondsSince1970)
+        writer.write(uuid: fields.commandID.uuid)
+        writer.write(uuid: fields.correlationID.uuid)
+        var stream = fields.stream.rawValue
+        var type = fields.event.type
+        var actor = fields.actor
+        writer.write(UInt16(stream.utf8.count))
+        writer.write(UInt16(type.utf8.count))
+        writer.write(UInt16(actor.utf8.count))
+        writer.write(UInt32(fields.event.payload.count))
+        stream.withUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
+        type.withUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
+        actor.withUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
+        fields.event.payload.withUnsafeBytes { writer.write(bytes: $0) }
+        precondition(writer.offset == buffer.count, "record size mismatch")
+        let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...]))
+        buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
+    }
+
+    /// Decodes a record after checking its checksum and layout. `key` is the position it was stored under.
+    static func decode(_ bytes: UnsafeRawBufferPointer, storedAt key: LogPosition?) throws(EventLogError)
+        -> RecordedEvent
+    {
+        guard bytes.count >= headerSize else {
+            throw .corruptRecord(at: key, "is \(bytes.count) bytes, shorter than its header")
+        }
+        let stored = UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[4...])) == stored else {
+            throw .corruptRecord(at: key, "fails its checksum")
+        }
+        var reader = ByteReader(buffer: bytes, offset: 4)
+        let format: UInt8 = reader.read()
+        guard format == recordFormat else { throw .corruptRecord(at: key, "has unknown record format \(format)") }
+        let schemaVersion: UInt16 = reader.read()
+        let position = LogPosition(reader.read() as UInt64)
+        if let key, key != position {
+            throw .corruptRecord(at: key, "says it is at position \(position)")
+        }
+        let streamVersion: UInt64 = reader.read()
+        let recordedAt = EventTime(millisecondsSince1970: reader.read())
+        let commandID = CommandID(reader.readUUID())
+        let correlationID = CorrelationID(reader.readUUID())
+        let streamLength = Int(reader.read() as UInt16)
+        let typeLength = Int(reader.read() as UInt16)
+        let actorLength = Int(reader.read() as UInt16)
+        let payloadLength = Int(reader.read() as UInt32)
+        guard headerSize + streamLength + typeLength + actorLength + payloadLength == bytes.count else {
+            throw .corruptRecord(at: key, "has field lengths that do not add up to its size")
+        }
+        return RecordedEvent(
+            position: position,
+            stream: StreamID(unchecked: reader.readString(streamLength)),
+            streamVersion: streamVersion,
+            type: reader.readString(typeLength),
+            schemaVersion: schemaVersion,
+            recordedAt: recordedAt,
+            commandID: commandID,
+            correlationID: correlationID,
+            actor: reader.readString(actorLength),
+            payload: reader.readBytes(payloadLength)
+        )
+    }
+}
+
+/// Sequential little-endian writes into a buffer sized beforehand.
+private struct ByteWriter {
+    let buffer: UnsafeMutableRawBufferPointer
+    var offset: Int
+
+    mutating func write<T: FixedWidthInteger>(_ value: T) {
+        buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
+        offset += MemoryLayout<T>.size
+    }
+
+    mutating func write(uuid: UUID) {
+        withUnsafeBytes(of: uuid.uuid) { write(bytes: $0) }
+    }
+
+    mutating func write(bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        UnsafeMutableRawBufferPointer(rebasing: buffer[offset..<offset + bytes.count]).copyMemory(from: bytes)
+        offset += bytes.count
+    }
+}
+
+/// Sequential little-endian reads; the caller has checked the lengths.
+private struct ByteReader {
+    let buffer: UnsafeRawBufferPointer
+    var offset: Int
+
+    mutating func read<T: FixedWidthInteger>() -> T {
+        let value = T(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: T.self))
+        offset += MemoryLayout<T>.size
+        return value
+    }
+
+    mutating func readUUID() -> UUID {
+        var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16])) }
+        offset += 16
+        return UUID(uuid: bytes)
+    }
+
+    mutating func readString(_ length: Int) -> String {
+        defer { offset += length }
+        return String(decoding: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]), as: UTF8.self)
+    }
+
+    mutating func readBytes(_ length: Int) -> [UInt8] {
+        defer { offset += length }
+        return [UInt8](UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]))
+    }
+}

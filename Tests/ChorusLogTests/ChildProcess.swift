@@ -1,0 +1,31 @@
+import Foundation
+
+/// The `LogCrashWriter` helper, built beside this test binary.
+func logCrashWriterURL() throws -> URL {
+    let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+    var directory = testBinary.deletingLastPathComponent()
+    // On some layouts the test binary sits inside a .xctest bundle directory.
+    while directory.path != "/" {
+        let candidate = directory.appendingPathComponent("LogCrashWriter")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "LogCrashWriter beside \(testBinary.path)"])
+}
+
+/// Starts `LogCrashWriter` appending to the log in `directory`, acknowledging positions into `ackFile`.
+func startLogCrashWriter(directory: String, ackFile: String, writers: Int, eventsPerWriter: Int, tinyMap: Bool = false)
+    throws -> Process
+{
+    let process = Process()
+    process.executableURL = try logCrashWriterURL()
+    process.arguments = [directory, ackFile, "\(writers)", "\(eventsPerWriter)"] + (tinyMap ? ["--tiny-map"] : [])
+    try process.run()
+    return process
+}
+
+/// The positions acknowledged in `ackFile`; a line cut short (none should be) is ignored.
+func acknowledgedPositions(in ackFile: String) -> [UInt64] {
+    guard let text = try? String(contentsOfFile: ackFile, encoding: .utf8) else { return [] }
+    return text.split(separator: "\n", omittingEmptySubsequences: true).compactMap { UInt64($0) }
+}

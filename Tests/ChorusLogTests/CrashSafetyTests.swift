@@ -1,0 +1,44 @@
+import ChorusLog
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite("Crash safety")
+struct CrashSafetyTests {
+    @Test("SIGKILL at random moments, 24 times: every acknowledged event survives, gapless, checksums sound")
+    func killedWriterLosesNothingAcknowledged() async throws {
+        try await withTemporaryDirectory { directory in
+            let logDirectory = directory + "/log"
+            let ackFile = directory + "/acks"
+            var generator = SystemRandomNumberGenerator()
+            var lastHead: UInt64 = 0
+            for round in 1...24 {
+                let child = try startLogCrashWriter(
+                    directory: logDirectory, ackFile: ackFile, writers: 16, eventsPerWriter: 0)
+                // Kill only once this round's writer is appending, at a random moment after that.
+                let acknowledgedBefore = acknowledgedPositions(in: ackFile).count
+                try await waitUntil { acknowledgedPositions(in: ackFile).count > acknowledgedBefore || !child.isRunning }
+                try #require(child.isRunning, "the writer exited by itself in round \(round)")
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))
+                kill(child.processIdentifier, SIGKILL)
+                child.waitUntilExit()
+                #expect(child.terminationReason == .uncaughtSignal)
+
+                let acknowledged = acknowledgedPositions(in: ackFile)
+                let log = try EventLog(directory: logDirectory)
+                let report = try log.verifyIntegrity()
+                #expect(report.isSound, "round \(round): \(report.firstProblem.map(String.init(describing:)) ?? "")")
+                let highest = acknowledged.max() ?? 0
+                #expect(log.head.rawValue >= highest, "round \(round): acknowledged \(highest), head \(log.head)")
+                #expect(log.head.rawValue > lastHead, "round \(round) appended")
+                lastHead = log.head.rawValue
+                let stored = Set(try log.read(from: 1, limit: Int(log.head.rawValue)).map(\.position.rawValue))
+                #expect(Set(acknowledged).isSubset(of: stored), "round \(round): an acknowledged event is missing")
+                log.close()
+            }
+        }
+    }
+}
