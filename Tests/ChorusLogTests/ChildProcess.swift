@@ -14,12 +14,15 @@ func logCrashWriterURL() throws -> URL {
 }
 
 /// Starts `LogCrashWriter` appending to the log in `directory`, acknowledging positions into `ackFile`.
-func startLogCrashWriter(directory: String, ackFile: String, writers: Int, eventsPerWriter: Int, tinyMap: Bool = false)
-    throws -> Process
-{
+func startLogCrashWriter(
+    directory: String, ackFile: String, writers: Int, eventsPerWriter: Int, tinyMap: Bool = false,
+    smallIndexBatches: Bool = false
+) throws -> Process {
     let process = Process()
     process.executableURL = try logCrashWriterURL()
-    process.arguments = [directory, ackFile, "\(writers)", "\(eventsPerWriter)"] + (tinyMap ? ["--tiny-map"] : [])
+    process.arguments =
+        [directory, ackFile, "\(writers)", "\(eventsPerWriter)"] + (tinyMap ? ["--tiny-map"] : [])
+        + (smallIndexBatches ? ["--small-index-batches"] : [])
     try process.run()
     return process
 }

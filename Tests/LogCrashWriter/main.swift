@@ -1,10 +1,11 @@
 // A child process for the log's crash and multi-process tests.
 //
-//   LogCrashWriter <log-directory> <ack-file> <writers> <events-per-writer> [--tiny-map]
+//   LogCrashWriter <log-directory> <ack-file> <writers> <events-per-writer> [--tiny-map] [--small-index-batches]
 //
 // Appends durably from <writers> concurrent tasks (0 events per writer: until killed) and, after each append returns,
 // writes its last position as one line to <ack-file> with a single write(2), so a SIGKILL never leaves half a line
-// that claims an acknowledgement. --tiny-map starts with a 64 KiB map that grows 64 KiB at a time.
+// that claims an acknowledgement. --tiny-map starts with a 64 KiB map that grows 64 KiB at a time;
+// --small-index-batches writes the log's indexes every 50 events, so that kills land during index writes too.
 import ChorusLog
 
 #if canImport(Glibc)
@@ -17,6 +18,9 @@ guard arguments.count >= 5, let writers = Int(arguments[3]), let eventsPerWriter
     exit(2)
 }
 var configuration = EventLogConfiguration()
+if arguments.contains("--small-index-batches") {
+    configuration.indexBatchSize = 50
+}
 if arguments.contains("--tiny-map") {
     configuration.initialMapSize = 64 << 10
     configuration.maximumMapGrowthStep = 64 << 10

@@ -24,6 +24,8 @@ final class LMDBEnvironment: @unchecked Sendable {
     let path: String
     private let handle: OpaquePointer
     private let databases: [String: LMDBDatabase]
+    /// LMDB's unnamed database, which also holds one record per named database.
+    let mainDatabase: LMDBDatabase
     private let configuration: Configuration
     private let logger: Logger
     /// Held shared by every transaction and exclusively while the map is resized (LMDB's rule).
@@ -70,12 +72,14 @@ final class LMDBEnvironment: @unchecked Sendable {
         // Named databases are opened once, in one transaction, and their handles shared from then on. Committing
         // keeps the handles, even for a read-only transaction.
         var opened: [String: LMDBDatabase] = [:]
+        var main: MDB_dbi = 0
         var transaction: OpaquePointer?
         let (transactionFlags, databaseFlags) =
             configuration.readOnly ? (UInt32(MDB_RDONLY), UInt32(0)) : (UInt32(0), UInt32(MDB_CREATE))
         do {
             try LMDBError.check(
                 mdb_txn_begin(environment, nil, transactionFlags, &transaction), "mdb_txn_begin(open databases)")
+            try LMDBError.check(mdb_dbi_open(transaction, nil, 0, &main), "mdb_dbi_open(main)")
             for name in databaseNames {
                 var dbi: MDB_dbi = 0
                 try LMDBError.check(mdb_dbi_open(transaction, name, databaseFlags, &dbi), "mdb_dbi_open(\(name))")
@@ -90,6 +94,7 @@ final class LMDBEnvironment: @unchecked Sendable {
             throw error
         }
         self.databases = opened
+        self.mainDatabase = LMDBDatabase(name: "main", handle: main)
     }
 
     deinit {

@@ -22,27 +22,37 @@ public struct LogIntegrityProblem: Sendable, CustomStringConvertible {
 
 extension EventLog {
     /// Checks the whole log at one snapshot: positions gapless from 1, every record's checksum and layout, stream
-    /// versions gapless from 1 and indexed, stream heads, and that every event's command is recorded.
+    /// versions gapless from 1; and that the indexes hold exactly the events up to their checkpoint: each indexed
+    /// under its stream and version, each command recorded, each stream's head.
     public func verifyIntegrity() throws -> LogIntegrityReport {
-        try withReadTransaction { transaction in
+        let index = LogIndex(schema: schema)
+        return try withReadTransaction { transaction in
             var report = LogIntegrityReport()
             var streamVersions: [StreamID: UInt64] = [:]
+            var indexedEvents = 0
             func problem(_ position: LogPosition?, _ message: String) -> LogIntegrityReport {
                 report.firstProblem = LogIntegrityProblem(position: position, message: message)
                 report.streamCount = streamVersions.count
                 return report
             }
+            let checkpoint = try index.indexedThrough(in: transaction)
+            // Stream versions as of the checkpoint, which is what the stream heads must hold.
+            var versionsAtCheckpoint: [StreamID: UInt64] = [:]
 
-            let found: LogIntegrityReport? = try transaction.withCursor(on: schema.events) { cursor in
-                var entry = try cursor.first()
+            let found: LogIntegrityReport? = try transaction.withEventCursor(schema) { cursor in
                 var expected = LogPosition(1)
+                var entry: EventCursor.Entry?
+                do {
+                    entry = try cursor.seek(atLeast: .start)
+                } catch let error as EventLogError {
+                    return problem(expected, error.message)
+                }
                 while let current = entry {
-                    guard current.key.count == 8 else { return problem(expected, "an events key is \(current.key.count) bytes") }
-                    let key = LogSchema.position(fromKey: current.key)
+                    let key = current.position
                     guard key == expected else { return problem(expected, "missing: the next stored position is \(key)") }
                     let event: RecordedEvent
                     do {
-                        event = try EventRecordCodec.decode(current.value, storedAt: key)
+                        event = try EventCursor.decode(current)
                     } catch let error as EventLogError {
                         return problem(key, error.message)
                     }
@@ -51,46 +61,62 @@ extension EventLog {
                         return problem(key, "stream \(event.stream) has version \(event.streamVersion) where \(version) was due")
                     }
                     streamVersions[event.stream] = version
-                    let indexKey = LogSchema.streamIndexKey(prefix: LogSchema.streamIndexPrefix(event.stream), version: version)
-                    let indexed = try indexKey.withUnsafeBytes { try transaction.value(in: schema.streamIndex, for: $0) }
-                    guard let indexed, indexed.count == 8, LogSchema.position(fromKey: indexed) == key else {
-                        return problem(key, "stream \(event.stream) version \(version) is not indexed at this position")
-                    }
-                    let command = try withUnsafeBytes(of: event.commandID.uuid.uuid) {
-                        try transaction.value(in: schema.commands, for: $0)
-                    }
-                    guard let command, command.count == 24,
-                        UInt64(littleEndian: command.loadUnaligned(fromByteOffset: 0, as: UInt64.self)) <= key.rawValue,
-                        UInt64(littleEndian: command.loadUnaligned(fromByteOffset: 8, as: UInt64.self)) >= key.rawValue
-                    else {
-                        return problem(key, "command \(event.commandID) is not recorded as covering this position")
+                    if key <= checkpoint {
+                        if let message = try indexProblem(for: event, index: index, in: transaction) {
+                            return problem(key, message)
+                        }
+                        indexedEvents += 1
+                        if key == checkpoint { versionsAtCheckpoint = streamVersions }
                     }
                     report.head = key
                     report.eventCount += 1
                     expected = key.next
-                    entry = try cursor.next()
+                    do {
+                        entry = try cursor.next()
+                    } catch let error as EventLogError {
+                        return problem(expected, error.message)
+                    }
                 }
                 return nil
             }
             if let found { return found }
-
             report.streamCount = streamVersions.count
-            for (stream, version) in streamVersions {
-                var name = stream.rawValue
-                let head = try name.withUTF8 { try transaction.value(in: schema.streamHeads, for: UnsafeRawBufferPointer($0)) }
-                guard let head, head.count == 8, UInt64(littleEndian: head.loadUnaligned(as: UInt64.self)) == version else {
-                    return problem(nil, "the stored head of stream \(stream) is not its last version \(version)")
+            guard checkpoint <= report.head else {
+                return problem(checkpoint, "the indexes claim to cover position \(checkpoint), past the last event")
+            }
+
+            for (stream, version) in versionsAtCheckpoint {
+                guard try index.streamVersion(stream, in: transaction) == version else {
+                    return problem(nil, "the stored head of stream \(stream) is not its version \(version) at the checkpoint")
                 }
             }
             let storedHeads = try transaction.entryCount(schema.streamHeads)
-            guard storedHeads == streamVersions.count else {
-                return problem(nil, "\(storedHeads) stream heads are stored for \(streamVersions.count) streams")
+            guard storedHeads == versionsAtCheckpoint.count else {
+                return problem(nil, "\(storedHeads) stream heads are stored for \(versionsAtCheckpoint.count) indexed streams")
             }
             let indexed = try transaction.entryCount(schema.streamIndex)
-            guard indexed == Int(report.eventCount) else {
-                return problem(nil, "the stream index holds \(indexed) entries for \(report.eventCount) events")
+            guard indexed == indexedEvents else {
+                return problem(nil, "the stream index holds \(indexed) entries for \(indexedEvents) indexed events")
             }
             return report
         }
+    }
+
+    /// What is wrong with the index entries of an event the indexes should cover, if anything.
+    private func indexProblem(
+        for event: RecordedEvent, index: LogIndex, in transaction: LMDBReadTransaction
+    ) throws -> String? {
+        let indexKey = LogSchema.streamIndexKey(
+            prefix: LogSchema.streamIndexPrefix(event.stream), version: event.streamVersion)
+        let indexed = try indexKey.withUnsafeBytes { try transaction.value(in: schema.streamIndex, for: $0) }
+        guard let indexed, indexed.count == 8, LogSchema.position(fromIndexValue: indexed) == event.position else {
+            return "stream \(event.stream) version \(event.streamVersion) is not indexed at this position"
+        }
+        guard let command = try index.outcome(ofCommand: event.commandID, in: transaction),
+            command.firstPosition <= event.position, command.lastPosition >= event.position
+        else {
+            return "command \(event.commandID) is not recorded as covering this position"
+        }
+        return nil
     }
 }

@@ -14,13 +14,10 @@ extension EventLog {
         var events: [RecordedEvent] = []
         events.reserveCapacity(min(limit, 4096))
         try withReadTransaction { transaction in
-            try transaction.withCursor(on: schema.events) { cursor in
-                var entry = try LogSchema.withPositionKey(position) { key in
-                    try Self.seek(cursor, to: key, direction: direction)
-                }
+            try transaction.withEventCursor(schema) { cursor in
+                var entry = try direction == .forward ? cursor.seek(atLeast: position) : cursor.seek(atMost: position)
                 while let current = entry, events.count < limit {
-                    let key = LogSchema.position(fromKey: current.key)
-                    events.append(try EventRecordCodec.decode(current.value, storedAt: key))
+                    events.append(try EventCursor.decode(current))
                     entry = try direction == .forward ? cursor.next() : cursor.previous()
                 }
             }
@@ -32,37 +29,59 @@ extension EventLog {
     public func read(
         stream: StreamID, fromVersion version: UInt64 = 1, direction: ReadDirection = .forward, limit: Int = 1000
     ) throws -> [RecordedEvent] {
-        let prefix = LogSchema.streamIndexPrefix(stream)
-        var events: [RecordedEvent] = []
-        try withReadTransaction { transaction in
-            try transaction.withCursor(on: schema.streamIndex) { cursor in
-                var entry = try LogSchema.streamIndexKey(prefix: prefix, version: version).withUnsafeBytes { key in
-                    try Self.seek(cursor, to: key, direction: direction)
-                }
-                while let current = entry, events.count < limit, current.key.starts(with: prefix),
-                    current.key.count == prefix.count + 8
-                {
-                    let position = LogSchema.position(fromKey: current.value)
-                    guard let record = try transaction.value(in: schema.events, for: current.value) else {
-                        throw EventLogError.corruptRecord(at: position, "is indexed for stream \(stream) but missing")
-                    }
-                    events.append(try EventRecordCodec.decode(record, storedAt: position))
-                    entry = try direction == .forward ? cursor.next() : cursor.previous()
-                }
+        let index = LogIndex(schema: schema)
+        return try withReadTransaction { transaction in
+            // The newest events are not in the stream index yet; they all come after the indexed ones.
+            var unindexed: [RecordedEvent] = []
+            try index.forEachUnindexedEvent(in: transaction, of: stream) { unindexed.append($0) }
+            switch direction {
+            case .forward:
+                var events = try indexedEvents(of: stream, from: version, .forward, limit: limit, in: transaction)
+                events += unindexed.lazy.filter { $0.streamVersion >= version }.prefix(limit - events.count)
+                return events
+            case .backward:
+                var events = Array(unindexed.reversed().lazy.filter { $0.streamVersion <= version }.prefix(limit))
+                let from = min(version, (unindexed.first?.streamVersion ?? .max) &- 1)
+                events += try indexedEvents(of: stream, from: from, .backward, limit: limit - events.count, in: transaction)
+                return events
             }
         }
-        return events
     }
 
     /// The version of the last event in `stream`; 0 when it has none.
     public func streamVersion(of stream: StreamID) throws -> UInt64 {
-        var name = stream.rawValue
+        let index = LogIndex(schema: schema)
         return try withReadTransaction { transaction in
-            try name.withUTF8 { key in
-                try transaction.value(in: schema.streamHeads, for: UnsafeRawBufferPointer(key))
-                    .map { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } ?? 0
+            var latest: UInt64?
+            try index.forEachUnindexedEvent(in: transaction, of: stream) { latest = $0.streamVersion }
+            return try latest ?? index.streamVersion(stream, in: transaction)
+        }
+    }
+
+    /// Events of `stream` found through the stream index, which covers the log up to its checkpoint.
+    private func indexedEvents(
+        of stream: StreamID, from version: UInt64, _ direction: ReadDirection, limit: Int,
+        in transaction: LMDBReadTransaction
+    ) throws -> [RecordedEvent] {
+        guard limit > 0, version > 0 else { return [] }
+        let prefix = LogSchema.streamIndexPrefix(stream)
+        var events: [RecordedEvent] = []
+        try transaction.withCursor(on: schema.streamIndex) { cursor in
+            var entry = try LogSchema.streamIndexKey(prefix: prefix, version: version).withUnsafeBytes { key in
+                try Self.seek(cursor, to: key, direction: direction)
+            }
+            while let current = entry, events.count < limit, current.key.count == prefix.count + 8,
+                current.key.starts(with: prefix)
+            {
+                let position = LogSchema.position(fromIndexValue: current.value)
+                guard let record = try transaction.eventRecord(at: position, schema) else {
+                    throw EventLogError.corruptRecord(at: position, "is indexed for stream \(stream) but missing")
+                }
+                events.append(try EventRecordCodec.decode(record, storedAt: position))
+                entry = try direction == .forward ? cursor.next() : cursor.previous()
             }
         }
+        return events
     }
 
     /// Decodes every event from `position` through `last` in order, calling `body` with each, a chunk of events per
@@ -75,14 +94,13 @@ extension EventLog {
         var next = max(position, 1)
         while next <= end {
             try withReadTransaction { transaction in
-                try transaction.withCursor(on: schema.events) { cursor in
-                    var entry = try LogSchema.withPositionKey(next) { try cursor.seek(atLeast: $0) }
+                try transaction.withEventCursor(schema) { cursor in
+                    var entry = try cursor.seek(atLeast: next)
                     var decoded = 0
                     while let current = entry, decoded < chunkSize {
-                        let key = LogSchema.position(fromKey: current.key)
-                        guard key <= end else { break }
-                        try body(try EventRecordCodec.decode(current.value, storedAt: key))
-                        next = key.next
+                        guard current.position <= end else { break }
+                        try body(try EventCursor.decode(current))
+                        next = current.position.next
                         decoded += 1
                         entry = try cursor.next()
                     }

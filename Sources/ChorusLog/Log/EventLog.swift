@@ -52,10 +52,21 @@ public final class EventLog: Sendable {
         if configuration.readOnly {
             writer = nil
         } else {
+            // What was appended after the indexes were last written (up to one index batch, or more after a crash).
+            let index = LogIndex(schema: schema)
+            let tail: UnindexedTail
+            do {
+                tail = try environment.read { try index.unindexedTail(in: $0) }
+            } catch let error as LMDBError {
+                throw EventLogError.storage(error)
+            }
             let writer = LogWriter(
                 environment: environment, schema: schema, notifier: notifier, head: head,
-                lastRecordedAt: last?.recordedAt ?? EventTime(millisecondsSince1970: 0),
-                maximumJobsPerTransaction: configuration.maximumJobsPerTransaction, logger: logger)
+                lastRecordedAt: last?.recordedAt ?? EventTime(millisecondsSince1970: 0), tail: tail,
+                limits: .init(
+                    maximumEventsPerTransaction: configuration.maximumEventsPerTransaction,
+                    indexBatchSize: configuration.indexBatchSize),
+                logger: logger)
             writer.start()
             self.writer = writer
         }
@@ -90,7 +101,7 @@ public final class EventLog: Sendable {
     ///   ``EventLogError/Code/closed``.
     public func append(_ request: AppendRequest) async throws -> AppendOutcome {
         try request.validate()
-        return try await perform(.durable) { batch in try batch.append(request) }
+        return try await perform(.durable, eventCount: request.events.count) { batch in try batch.append(request) }
     }
 
     /// Appends many requests without waiting for an fsync: for bulk import only. Each request succeeds or fails
@@ -98,7 +109,7 @@ public final class EventLog: Sendable {
     public func appendNonDurableBulkImport(_ requests: [AppendRequest]) async throws -> [Result<
         AppendOutcome, EventLogError
     >] {
-        try await perform(.nonDurableBulkImport) { batch in
+        try await perform(.nonDurableBulkImport, eventCount: requests.reduce(0) { $0 + $1.events.count }) { batch in
             try requests.map { request in
                 do {
                     return .success(try batch.append(request))
@@ -116,20 +127,23 @@ public final class EventLog: Sendable {
 
     /// Figures for monitoring and benchmarks.
     public var statistics: EventLogStatistics {
-        let writes = writer?.statistics ?? (commits: 0, jobs: 0)
+        let writes = writer?.statistics ?? (commits: 0, jobs: 0, commitTime: .zero, indexedThrough: .start)
         return EventLogStatistics(
-            head: head, commits: writes.commits, committedAppends: writes.jobs, mapSize: environment.mapSize,
+            head: head, commits: writes.commits, committedAppends: writes.jobs, commitTime: writes.commitTime,
+            indexedThrough: writes.indexedThrough, mapSize: environment.mapSize,
             mapGrowths: environment.mapGrowthCount)
     }
 
     /// Runs `body` inside the writer's next transaction and returns its result once that transaction has committed.
     func perform<Output: Sendable>(
         _ durability: WriteDurability,
+        eventCount: Int,
         _ body: @escaping @Sendable (LogWriteBatch) throws -> Output
     ) async throws -> Output {
         guard let writer else { throw EventLogError.readOnly }
         return try await withCheckedThrowingContinuation { continuation in
-            let job = ContinuationWriteJob(durability: durability, body: body, continuation: continuation)
+            let job = ContinuationWriteJob(
+                durability: durability, eventCount: eventCount, body: body, continuation: continuation)
             do {
                 try writer.submit(job)
             } catch {
@@ -141,11 +155,7 @@ public final class EventLog: Sendable {
     private static func lastEvent(environment: LMDBEnvironment, schema: LogSchema) throws -> RecordedEvent? {
         do {
             return try environment.read { transaction in
-                try transaction.withCursor(on: schema.events) { cursor in
-                    try cursor.last().map { entry in
-                        try EventRecordCodec.decode(entry.value, storedAt: LogSchema.position(fromKey: entry.key))
-                    }
-                }
+                try transaction.withEventCursor(schema) { try $0.last().map(EventCursor.decode) }
             }
         } catch let error as LMDBError {
             throw EventLogError.storage(error)
@@ -160,6 +170,10 @@ public struct EventLogStatistics: Sendable {
     public let commits: Int
     /// Appends (or bulk-import calls) answered through those commits; divided by `commits`, the mean group size.
     public let committedAppends: Int
+    /// Time spent in append transactions, from begin to durable commit.
+    public let commitTime: Duration
+    /// The stream and command indexes are written through here; later appends are indexed in the writer's memory.
+    public let indexedThrough: LogPosition
     public let mapSize: Int
     /// Times the map grew since the log opened.
     public let mapGrowths: Int

@@ -8,8 +8,12 @@ public struct EventLogConfiguration: Sendable {
     public var maximumMapSize: Int = 1 << 40
     /// Read transactions open at once, across every process using the log.
     public var maximumReaders: UInt32 = 1024
-    /// Bounds one group commit, so that a flood of appends still commits in steady steps.
-    public var maximumJobsPerTransaction: Int = 1024
+    /// Bounds one group commit (an append larger than this still commits, alone), so that a flood of appends
+    /// still commits in steady steps.
+    public var maximumEventsPerTransaction: Int = 16_384
+    /// The stream index, stream heads and command index are written in batches of about this many events; until
+    /// then the writer keeps them in memory, and a reopened log rebuilds them from the events.
+    public var indexBatchSize: Int = 4_096
     /// Open for reading only, beside the process that writes the log: appends fail with
     /// ``EventLogError/Code/readOnly``, and subscriptions poll for new events.
     public var readOnly = false

@@ -1,14 +1,23 @@
-/// The log's named databases and how their keys and values are laid out.
+/// The log's databases and how their keys and values are laid out.
 ///
-/// - `events`: position (u64 big-endian, so byte order is position order) → the record of ``EventRecordCodec``.
+/// - events, in LMDB's main database: 0xFF, then the position (u64 big-endian, so byte order is position order) → the
+///   record of ``EventRecordCodec``. The main database also holds one record per named database, keyed by its ASCII
+///   name; the 0xFF prefix sorts every event after those, so appends still go at the end (`MDB_APPEND`) and an append
+///   commit touches exactly the pages a plain LMDB put would. A named database of its own would cost one more page
+///   per commit: its record in the main database, rewritten whenever its root page moves.
 /// - `stream-index`: stream id, NUL, version (u64 big-endian) → position (u64 big-endian).
 /// - `stream-heads`: stream id → the stream's last version (u64 little-endian).
 /// - `commands`: command id (16 bytes) → first position, last position, stream version (u64 little-endian each).
-/// - `meta`: `format` → the storage format version (u32 little-endian).
+/// - `meta`: `format` → the storage format version (u32 little-endian); `indexed-through` → the last position whose
+///   stream-index, stream-heads and commands entries are written (u64 little-endian).
+///
+/// Only `events` is written by the fsync'd append; the other databases index it, written in batches by the writer
+/// (see ``UnindexedTail``), and are complete up to `indexed-through`.
 struct LogSchema: Sendable {
-    static let databaseNames = ["events", "stream-index", "stream-heads", "commands", "meta"]
+    static let databaseNames = ["stream-index", "stream-heads", "commands", "meta"]
     static let storageFormat: UInt32 = 1
     private static let formatKey = Array("format".utf8)
+    static let indexedThroughKey = Array("indexed-through".utf8)
 
     let events: LMDBDatabase
     let streamIndex: LMDBDatabase
@@ -17,7 +26,7 @@ struct LogSchema: Sendable {
     let meta: LMDBDatabase
 
     init(_ environment: LMDBEnvironment) {
-        events = environment.database("events")
+        events = environment.mainDatabase
         streamIndex = environment.database("stream-index")
         streamHeads = environment.database("stream-heads")
         commands = environment.database("commands")
@@ -48,12 +57,34 @@ struct LogSchema: Sendable {
         }
     }
 
+    private static let eventKeyPrefix: UInt8 = 0xFF
+    static let eventKeySize = 9
+
+    /// Calls `body` with the events key of `position`.
     static func withPositionKey<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try withUnsafeBytes(of: position.rawValue.bigEndian, body)
+        try withUnsafeTemporaryAllocation(byteCount: eventKeySize, alignment: 1) { key in
+            key.storeBytes(of: eventKeyPrefix, toByteOffset: 0, as: UInt8.self)
+            key.storeBytes(of: position.rawValue.bigEndian, toByteOffset: 1, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(key))
+        }
     }
 
-    static func position(fromKey key: UnsafeRawBufferPointer) -> LogPosition {
-        LogPosition(UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
+    /// The position in an events key, or nil for a key of the main database that is not an event's.
+    static func position(fromEventKey key: UnsafeRawBufferPointer) throws -> LogPosition? {
+        guard key.first == eventKeyPrefix else { return nil }
+        guard key.count == eventKeySize else {
+            throw EventLogError.corruptRecord(at: nil, "is stored under a malformed \(key.count)-byte events key")
+        }
+        return LogPosition(UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+    }
+
+    /// A position stored as a stream-index value.
+    static func position(fromIndexValue value: UnsafeRawBufferPointer) -> LogPosition {
+        LogPosition(UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)))
+    }
+
+    static func withIndexValue<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: position.rawValue.bigEndian, body)
     }
 
     /// The prefix every stream-index key of `stream` starts with.

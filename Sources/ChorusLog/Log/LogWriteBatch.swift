@@ -1,7 +1,8 @@
 /// The log as seen from inside the writer's one open write transaction: appends decided here are committed
 /// together, durably, when the batch's transaction commits.
 ///
-/// Only the log writer makes a batch, and it lives only during one transaction.
+/// The transaction writes only event records. Stream versions and command ids are decided against this batch's own
+/// appends, then the writer's unindexed tail, then the indexes on disk: together, everything before the batch.
 final class LogWriteBatch {
     let transaction: LMDBWriteTransaction
     let schema: LogSchema
@@ -9,11 +10,20 @@ final class LogWriteBatch {
     let recordedAt: EventTime
     /// The last position assigned so far; it advances only when an append succeeds.
     private(set) var head: LogPosition
+    /// The appends of this batch, handed to the writer's tail once the transaction commits.
+    private(set) var staged = UnindexedTail()
+    private let committedTail: UnindexedTail
+    private let index: LogIndex
 
-    init(transaction: LMDBWriteTransaction, schema: LogSchema, head: LogPosition, recordedAt: EventTime) {
+    init(
+        transaction: LMDBWriteTransaction, schema: LogSchema, head: LogPosition, committedTail: UnindexedTail,
+        recordedAt: EventTime
+    ) {
         self.transaction = transaction
         self.schema = schema
         self.head = head
+        self.committedTail = committedTail
+        self.index = LogIndex(schema: schema)
         self.recordedAt = recordedAt
     }
 
@@ -24,7 +34,9 @@ final class LogWriteBatch {
     func append(_ request: AppendRequest) throws -> AppendOutcome {
         try request.validate()
         if let original = try outcome(ofCommand: request.commandID) {
-            return original
+            return AppendOutcome(
+                firstPosition: original.firstPosition, lastPosition: original.lastPosition,
+                streamVersion: original.streamVersion, isReplay: true)
         }
         let currentVersion = try streamVersion(request.stream)
         guard request.expectedVersion.admits(currentVersion) else {
@@ -32,7 +44,6 @@ final class LogWriteBatch {
                 stream: request.stream, expected: request.expectedVersion, actual: currentVersion)
         }
 
-        let indexPrefix = LogSchema.streamIndexPrefix(request.stream)
         var position = head
         var version = currentVersion
         for event in request.events {
@@ -45,58 +56,23 @@ final class LogWriteBatch {
                 try transaction.reserve(
                     EventRecordCodec.encodedSize(fields), for: positionKey, in: schema.events, append: true
                 ) { EventRecordCodec.encode(fields, into: $0) }
-                try LogSchema.streamIndexKey(prefix: indexPrefix, version: version).withUnsafeBytes { indexKey in
-                    try transaction.put(positionKey, for: indexKey, in: schema.streamIndex)
-                }
             }
         }
         let outcome = AppendOutcome(
             firstPosition: head.next, lastPosition: position, streamVersion: version, isReplay: false)
-        try recordStreamVersion(version, of: request.stream)
-        try record(outcome, ofCommand: request.commandID)
+        staged.record(outcome, stream: request.stream, command: request.commandID)
         head = position
         return outcome
     }
 
-    /// The stream's last version as of this transaction, including appends earlier in the batch.
+    /// The stream's last version before this append, including appends earlier in the batch.
     func streamVersion(_ stream: StreamID) throws -> UInt64 {
-        var name = stream.rawValue
-        return try name.withUTF8 { key throws in
-            try transaction.value(in: schema.streamHeads, for: UnsafeRawBufferPointer(key))
-                .map { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } ?? 0
-        }
+        if let version = staged.streamVersions[stream] ?? committedTail.streamVersions[stream] { return version }
+        return try index.streamVersion(stream, in: transaction)
     }
 
-    private func recordStreamVersion(_ version: UInt64, of stream: StreamID) throws {
-        var name = stream.rawValue
-        try name.withUTF8 { key throws in
-            try withUnsafeBytes(of: version.littleEndian) { value throws in
-                try transaction.put(value, for: UnsafeRawBufferPointer(key), in: schema.streamHeads)
-            }
-        }
-    }
-
-    private func outcome(ofCommand commandID: CommandID) throws -> AppendOutcome? {
-        try withUnsafeBytes(of: commandID.uuid.uuid) { key throws in
-            try transaction.value(in: schema.commands, for: key).map { value in
-                AppendOutcome(
-                    firstPosition: LogPosition(UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt64.self))),
-                    lastPosition: LogPosition(UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))),
-                    streamVersion: UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
-                    isReplay: true)
-            }
-        }
-    }
-
-    private func record(_ outcome: AppendOutcome, ofCommand commandID: CommandID) throws {
-        let value = (
-            outcome.firstPosition.rawValue.littleEndian, outcome.lastPosition.rawValue.littleEndian,
-            outcome.streamVersion.littleEndian
-        )
-        try withUnsafeBytes(of: commandID.uuid.uuid) { key throws in
-            try withUnsafeBytes(of: value) { value throws in
-                try transaction.put(value, for: key, in: schema.commands)
-            }
-        }
+    private func outcome(ofCommand command: CommandID) throws -> AppendOutcome? {
+        if let outcome = staged.commands[command] ?? committedTail.commands[command] { return outcome }
+        return try index.outcome(ofCommand: command, in: transaction)
     }
 }

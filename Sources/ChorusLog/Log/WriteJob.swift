@@ -10,6 +10,8 @@ public enum WriteDurability: Sendable, Hashable {
 /// Work the log writer runs inside its write transaction, answered once the transaction has committed.
 protocol WriteJob: AnyObject, Sendable {
     var durability: WriteDurability { get }
+    /// About how many events the job appends, to keep one transaction a sensible size.
+    var eventCount: Int { get }
 
     /// Runs inside the transaction; may run again from the start if the map had to grow. A failure of this job alone
     /// is kept for ``succeed()``; a thrown ``LMDBError`` aborts the whole batch.
@@ -25,6 +27,7 @@ protocol WriteJob: AnyObject, Sendable {
 /// A job that answers an awaiting caller through a continuation.
 final class ContinuationWriteJob<Output: Sendable>: WriteJob, @unchecked Sendable {
     let durability: WriteDurability
+    let eventCount: Int
     private let body: @Sendable (LogWriteBatch) throws -> Output
     private let continuation: CheckedContinuation<Output, any Error>
     // Written by the writer thread in stage, read by it in succeed: never shared.
@@ -32,10 +35,12 @@ final class ContinuationWriteJob<Output: Sendable>: WriteJob, @unchecked Sendabl
 
     init(
         durability: WriteDurability,
+        eventCount: Int,
         body: @escaping @Sendable (LogWriteBatch) throws -> Output,
         continuation: CheckedContinuation<Output, any Error>
     ) {
         self.durability = durability
+        self.eventCount = eventCount
         self.body = body
         self.continuation = continuation
     }

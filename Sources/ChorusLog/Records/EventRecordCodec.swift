@@ -61,6 +61,14 @@ enum EventRecordCodec {
         buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
     }
 
+    /// Whether the record belongs to the stream whose UTF-8 name is `stream`, read without decoding the rest.
+    static func belongs(_ bytes: UnsafeRawBufferPointer, to stream: UnsafeRawBufferPointer) -> Bool {
+        guard bytes.count >= headerSize else { return true }  // let decode report it
+        let length = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 63, as: UInt16.self)))
+        guard length == stream.count, headerSize + length <= bytes.count else { return false }
+        return UnsafeRawBufferPointer(rebasing: bytes[headerSize..<headerSize + length]).elementsEqual(stream)
+    }
+
     /// Decodes a record after checking its checksum and layout. `key` is the position it was stored under.
     static func decode(_ bytes: UnsafeRawBufferPointer, storedAt key: LogPosition?) throws(EventLogError)
         -> RecordedEvent
