@@ -34,6 +34,8 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let growths = Atomic<Int>(0)
     /// Set under the exclusive side of `resizeLock`, read under either side.
     private var isClosed = false
+    /// Prepares file space ahead of LMDB's writes; nil when read-only.
+    private let headroom: DataFileHeadroom?
 
     init(path: String, configuration: Configuration, databaseNames: [String], logger: Logger) throws {
         self.path = path
@@ -95,14 +97,26 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
         self.databases = opened
         self.mainDatabase = LMDBDatabase(name: "main", handle: main)
+        if configuration.readOnly || ProcessInfo.processInfo.environment["NO_HEADROOM"] != nil {
+            headroom = nil
+        } else {
+            do {
+                headroom = try DataFileHeadroom(environment: environment, logger: logger)
+            } catch {
+                mdb_env_close(environment)
+                throw error
+            }
+        }
     }
 
     deinit {
+        headroom?.stop()
         if !isClosed { mdb_env_close(handle) }
     }
 
     /// Waits for open transactions to end, then closes the environment; later transactions fail.
     func close() {
+        headroom?.stop()
         resizeLock.withExclusiveLock {
             guard !isClosed else { return }
             mdb_env_close(handle)
@@ -154,7 +168,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         // Bulk import alone skips the fsync; LMDB honours MDB_NOSYNC per transaction.
         let flags: UInt32 = durable ? 0 : UInt32(MDB_NOSYNC)
         while true {
-            let attempt: TransactionAttempt<R> = try resizeLock.withSharedLock {
+            let attempt: TransactionAttempt<R> = try withFileLock { try resizeLock.withSharedLock {
                 guard !isClosed else { throw LMDBError.environmentClosed(path) }
                 var transaction: OpaquePointer?
                 let code = mdb_txn_begin(handle, nil, flags, &transaction)
@@ -175,7 +189,7 @@ final class LMDBEnvironment: @unchecked Sendable {
                 if commitCode == MDB_MAP_FULL { return .mapFull }
                 try LMDBError.check(commitCode, "mdb_txn_commit")
                 return .done(value)
-            }
+            } }
             switch attempt {
             case .done(let value): return value
             case .mapFull: try growMap()
@@ -196,6 +210,11 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// The number of entries in `database` at the latest committed state.
     func entryCount(_ database: LMDBDatabase) throws -> Int {
         try read { try $0.entryCount(database) }
+    }
+
+    private func withFileLock<R>(_ body: () throws -> R) rethrows -> R {
+        guard let headroom else { return try body() }
+        return try headroom.withFileLock(body)
     }
 
     private enum TransactionAttempt<R> {

@@ -1,4 +1,7 @@
 import Foundation
+import Synchronization
+
+private let version7Sequence = Atomic<UInt16>(0)
 
 /// Identifies the command that caused an append. Appending again with the same id appends nothing and returns the
 /// original positions, so a client may retry a command whose answer it never received.
@@ -26,23 +29,16 @@ public struct CorrelationID: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension UUID {
-    /// RFC 9562 version 7: 48 bits of Unix milliseconds, then random bits.
+    /// RFC 9562 version 7: 48 bits of Unix milliseconds, then 74 random bits (one draw from the system generator,
+    /// which is a system call here, plus a per-process sequence that keeps ids of one millisecond distinct).
     static func version7(at date: Date = Date()) -> UUID {
         var generator = SystemRandomNumberGenerator()
         let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
-        let random = (generator.next() as UInt64, generator.next() as UInt64)
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<6 { bytes[index] = UInt8(truncatingIfNeeded: milliseconds >> (40 - 8 * UInt64(index))) }
-        for index in 6..<16 {
-            let word = index < 11 ? random.0 : random.1
-            bytes[index] = UInt8(truncatingIfNeeded: word >> (8 * UInt64(index % 8)))
-        }
-        bytes[6] = (bytes[6] & 0x0F) | 0x70
-        bytes[8] = (bytes[8] & 0x3F) | 0x80
-        return UUID(
-            uuid: (
-                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
-                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
-            ))
+        let random: UInt64 = generator.next()
+        let sequence = UInt64(version7Sequence.wrappingAdd(1, ordering: .relaxed).newValue & 0xFFF)
+        let high = (milliseconds << 16) | 0x7000 | sequence
+        let low = (random & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
+        let b = (high.bigEndian, low.bigEndian)
+        return withUnsafeBytes(of: b) { UUID(uuid: $0.load(as: uuid_t.self)) }
     }
 }

@@ -101,7 +101,9 @@ public final class EventLog: Sendable {
     ///   ``EventLogError/Code/closed``.
     public func append(_ request: AppendRequest) async throws -> AppendOutcome {
         try request.validate()
-        return try await perform(.durable, eventCount: request.events.count) { batch in try batch.append(request) }
+        return try await perform(.durable, eventCount: request.events.count) { batch in
+            try batch.append(request, validated: true)
+        }
     }
 
     /// Appends many requests without waiting for an fsync: for bulk import only. Each request succeeds or fails
@@ -141,7 +143,7 @@ public final class EventLog: Sendable {
         _ body: @escaping @Sendable (LogWriteBatch) throws -> Output
     ) async throws -> Output {
         guard let writer else { throw EventLogError.readOnly }
-        return try await withCheckedThrowingContinuation { continuation in
+        return try await withUnsafeThrowingContinuation { continuation in
             let job = ContinuationWriteJob(
                 durability: durability, eventCount: eventCount, body: body, continuation: continuation)
             do {

@@ -31,8 +31,8 @@ final class LogWriteBatch {
     ///
     /// Every check happens before the first write, so an append that throws ``EventLogError`` has written nothing;
     /// a thrown ``LMDBError`` aborts the whole transaction.
-    func append(_ request: AppendRequest) throws -> AppendOutcome {
-        try request.validate()
+    func append(_ request: AppendRequest, validated: Bool = false) throws -> AppendOutcome {
+        if !validated { try request.validate() }
         if let original = try outcome(ofCommand: request.commandID) {
             return AppendOutcome(
                 firstPosition: original.firstPosition, lastPosition: original.lastPosition,

@@ -73,11 +73,11 @@ final class LogWriter: @unchecked Sendable {
         guard state == .idle else { return }
         state = .running
         let thread = Thread { [self] in
-            while let jobs = nextJobs() { commit(jobs) }
+            setCurrentThreadName("chorus-log-writer")
+            while let first = nextJobs() { commit(startingWith: first) }
             if !tail.isEmpty { writeIndex(durable: true) }
             finished.signal()
         }
-        thread.name = "chorus-log-writer"
         thread.start()
     }
 
@@ -103,17 +103,21 @@ final class LogWriter: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Waits for work, then takes what is queued up to the transaction's event budget; nil once stopping with
-    /// nothing left.
+    /// Waits for work and takes what is queued, up to the transaction's event budget; nil once stopping with nothing
+    /// left.
     private func nextJobs() -> [any WriteJob]? {
         condition.lock()
         defer { condition.unlock() }
         while queue.isEmpty && state == .running { condition.wait() }
         guard !queue.isEmpty else { return nil }
-        gather()
+        return takeQueued(eventBudget: limits.maximumEventsPerTransaction)
+    }
+
+    /// Takes queued jobs in order while they fit in `eventBudget` (always at least one). Called with the lock held.
+    private func takeQueued(eventBudget: Int) -> [any WriteJob] {
         var taken = 0
         var events = 0
-        while taken < queue.count, taken == 0 || events + queue[taken].eventCount <= limits.maximumEventsPerTransaction {
+        while taken < queue.count, taken == 0 || events + queue[taken].eventCount <= eventBudget {
             events += queue[taken].eventCount
             taken += 1
         }
@@ -126,37 +130,74 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// After a group commit of n appends, most of their callers come straight back with their next append, a few at
-    /// a time. Starting the transaction with the first few would spend a whole fsync on them and leave the rest for
-    /// the next one; worse, the appenders then settle into two cohorts that take turns, each commit carrying half of
-    /// them. So wait, at most half a commit's time, for those already waiting plus three quarters of the group just
-    /// answered. A lone appender (a group of one, nobody else waiting) never waits. Called with the lock held.
-    private func gather() {
-        guard lastGroup.jobs > 1 else { return }
-        let target = lastGroup.waiting + lastGroup.jobs * 3 / 4
-        let wait = min(lastGroup.duration / 2, .milliseconds(1))
-        let deadline = Date(timeIntervalSinceNow: Double(wait.components.attoseconds) / 1e18)
-        gatherTarget = target
-        while queue.count < target, state == .running, condition.wait(until: deadline) {}
-        gatherTarget = 0
+    /// a time. Committing the first few alone would spend a whole fsync on them and leave the rest for the next one;
+    /// worse, the appenders then settle into two cohorts that take turns, each commit carrying half of them. So the
+    /// writer gathers: it waits, at most half a commit's time, for those already waiting plus three quarters of those
+    /// just answered, staging each arrival in the open transaction meanwhile. A lone appender never waits.
+    private struct Gathering {
+        /// Jobs still expected.
+        var remaining: Int
+        let deadline: Date
     }
 
-    private func commit(_ jobs: [any WriteJob]) {
-        let durable = jobs.contains { $0.durability == .durable }
+    private func gathering(after first: [any WriteJob]) -> Gathering? {
+        guard lastGroup.jobs > 1 else { return nil }
+        let expected = lastGroup.waiting + lastGroup.jobs * 3 / 4 - first.count
+        guard expected > 0 else { return nil }
+        let wait = min(lastGroup.duration / 2, .milliseconds(1))
+        return Gathering(
+            remaining: expected, deadline: Date(timeIntervalSinceNow: Double(wait.components.attoseconds) / 1e18))
+    }
+
+    /// The next arrivals to stage while gathering: waits until a few more are queued, or the deadline passes; empty
+    /// when the group is complete.
+    private func arrivals(_ gathering: inout Gathering?, eventBudget: Int) -> [any WriteJob] {
+        guard var current = gathering, current.remaining > 0, eventBudget > 0 else { return [] }
+        condition.lock()
+        defer { condition.unlock() }
+        // Woken after every few arrivals, so that staging keeps pace with them.
+        let batch = min(current.remaining, 16)
+        gatherTarget = batch
+        while queue.count < batch, state == .running, condition.wait(until: current.deadline) {}
+        gatherTarget = 0
+        let pastDeadline = Date() >= current.deadline
+        let taken = queue.isEmpty ? [] : takeQueued(eventBudget: eventBudget)
+        current.remaining -= taken.count
+        gathering = pastDeadline || state != .running ? nil : current
+        return taken
+    }
+
+    private func commit(startingWith first: [any WriteJob]) {
+        var jobs = first
+        var events = first.reduce(0) { $0 + $1.eventCount }
+        let durable = first.contains { $0.durability == .durable }
+        // Only a durable group gathers; arrivals needing less are fine in it.
+        var gathering = durable ? gathering(after: first) : nil
         let recordedAt = max(EventTime.now, lastRecordedAt)
         let (startHead, committedTail) = (head, tail)
+        let waiting: Int
         let started = ContinuousClock.now
         do {
             let (newHead, staged) = try environment.write(durable: durable) { transaction in
+                // Runs again from the start after a map growth: stage everything taken so far, then gather on.
                 let batch = LogWriteBatch(
                     transaction: transaction, schema: schema, head: startHead, committedTail: committedTail,
                     recordedAt: recordedAt)
                 for job in jobs { try job.stage(in: batch) }
+                while case let more = arrivals(
+                    &gathering, eventBudget: limits.maximumEventsPerTransaction - events), !more.isEmpty
+                {
+                    jobs += more
+                    events += more.reduce(0) { $0 + $1.eventCount }
+                    for job in more { try job.stage(in: batch) }
+                }
                 return (batch.head, batch.staged)
             }
+            waiting = waitingCount()
             head = newHead
             lastRecordedAt = recordedAt
             tail.append(contentsOf: staged)
-            lastGroup = (jobs.count, waitingCount(), recordCommit(jobs: jobs.count, since: started))
+            lastGroup = (jobs.count, waiting, recordCommit(jobs: jobs.count, since: started))
             notifier.publish(newHead)
             for job in jobs { job.succeed() }
         } catch {
@@ -170,6 +211,12 @@ final class LogWriter: @unchecked Sendable {
         if tail.eventCount >= limits.indexBatchSize { writeIndex(durable: durable) }
     }
 
+    private func waitingCount() -> Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return queue.count
+    }
+
     /// Writes the tail into the indexes; on failure keeps it, to try again after a later commit.
     private func writeIndex(durable: Bool) {
         do {
@@ -181,12 +228,6 @@ final class LogWriter: @unchecked Sendable {
         } catch {
             logger.error("writing the log's indexes failed; will retry", metadata: ["error": "\(error)"])
         }
-    }
-
-    private func waitingCount() -> Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return queue.count
     }
 
     /// Counts a commit and returns how long it took.

@@ -24,12 +24,13 @@ protocol WriteJob: AnyObject, Sendable {
     func fail(_ error: EventLogError)
 }
 
-/// A job that answers an awaiting caller through a continuation.
+/// A job that answers an awaiting caller through a continuation. The writer answers every job exactly once (succeed
+/// after a commit, fail otherwise), so the unchecked continuation is safe, and cheaper on the append path.
 final class ContinuationWriteJob<Output: Sendable>: WriteJob, @unchecked Sendable {
     let durability: WriteDurability
     let eventCount: Int
     private let body: @Sendable (LogWriteBatch) throws -> Output
-    private let continuation: CheckedContinuation<Output, any Error>
+    private let continuation: UnsafeContinuation<Output, any Error>
     // Written by the writer thread in stage, read by it in succeed: never shared.
     private var staged: Result<Output, any Error>?
 
@@ -37,7 +38,7 @@ final class ContinuationWriteJob<Output: Sendable>: WriteJob, @unchecked Sendabl
         durability: WriteDurability,
         eventCount: Int,
         body: @escaping @Sendable (LogWriteBatch) throws -> Output,
-        continuation: CheckedContinuation<Output, any Error>
+        continuation: UnsafeContinuation<Output, any Error>
     ) {
         self.durability = durability
         self.eventCount = eventCount
