@@ -50,5 +50,11 @@ let package = Package(
             dependencies: ["ChorusLog", "LogCrashWriter"],
             path: "Tests/ChorusLogTests"
         ),
+        // The `chorus` command, run as a process.
+        .testTarget(
+            name: "ChorusToolTests",
+            dependencies: ["chorus"],
+            path: "Tests/ChorusToolTests"
+        ),
     ]
 )

@@ -97,7 +97,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
         self.databases = opened
         self.mainDatabase = LMDBDatabase(name: "main", handle: main)
-        if configuration.readOnly || ProcessInfo.processInfo.environment["NO_HEADROOM"] != nil {
+        if configuration.readOnly {
             headroom = nil
         } else {
             do {

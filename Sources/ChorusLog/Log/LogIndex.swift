@@ -36,33 +36,47 @@ struct LogIndex: Sendable {
     /// Writes `tail` into the indexes, keys in sorted order so that each page is touched once, and moves the
     /// checkpoint to `head`.
     func write(_ tail: UnindexedTail, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
-        var entries = tail.indexEntries.map { entry in
-            (key: LogSchema.streamIndexKey(prefix: LogSchema.streamIndexPrefix(entry.stream), version: entry.version),
-             position: entry.position)
-        }
-        entries.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        for entry in entries {
-            try entry.key.withUnsafeBytes { key in
-                try LogSchema.withIndexValue(entry.position) { value in
-                    try transaction.put(value, for: key, in: schema.streamIndex)
+        // A stream's entries are already in version order: group them, and sort only the streams.
+        var entriesByStream: [StreamID: [UnindexedTail.IndexEntry]] = [:]
+        for entry in tail.indexEntries { entriesByStream[entry.stream, default: []].append(entry) }
+        let streams = entriesByStream.keys.sorted { $0.rawValue.utf8.lexicographicallyPrecedes($1.rawValue.utf8) }
+        var key: [UInt8] = []
+        for stream in streams {
+            key = LogSchema.streamIndexPrefix(stream)
+            let prefixLength = key.count
+            key.append(contentsOf: repeatElement(0, count: 8))
+            for entry in entriesByStream[stream] ?? [] {
+                key.withUnsafeMutableBytes {
+                    $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
+                }
+                try key.withUnsafeBytes { key in
+                    try LogSchema.withIndexValue(entry.position) { value in
+                        try transaction.put(value, for: key, in: schema.streamIndex)
+                    }
                 }
             }
-        }
-        for (stream, version) in tail.streamVersions.sorted(by: { $0.key.rawValue.utf8.lexicographicallyPrecedes($1.key.rawValue.utf8) }) {
             var name = stream.rawValue
-            try name.withUTF8 { key in
+            let version = tail.streamVersions[stream] ?? 0
+            try name.withUTF8 { name in
                 try withUnsafeBytes(of: version.littleEndian) { value in
-                    try transaction.put(value, for: UnsafeRawBufferPointer(key), in: schema.streamHeads)
+                    try transaction.put(value, for: UnsafeRawBufferPointer(name), in: schema.streamHeads)
                 }
             }
         }
-        let commands = tail.commands.map { (key: withUnsafeBytes(of: $0.key.uuid.uuid) { Array($0) }, outcome: $0.value) }
-        for command in commands.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+        // Command ids compare as two big-endian integers; UUIDv7 ids arrive nearly sorted already.
+        let commands = tail.commands.map { command, outcome in
+            withUnsafeBytes(of: command.uuid.uuid) { bytes in
+                (high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                 low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), outcome: outcome)
+            }
+        }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
+        for command in commands {
+            let commandKey = (command.high.bigEndian, command.low.bigEndian)
             let value = (
                 command.outcome.firstPosition.rawValue.littleEndian, command.outcome.lastPosition.rawValue.littleEndian,
                 command.outcome.streamVersion.littleEndian
             )
-            try command.key.withUnsafeBytes { key in
+            try withUnsafeBytes(of: commandKey) { key in
                 try withUnsafeBytes(of: value) { value in try transaction.put(value, for: key, in: schema.commands) }
             }
         }

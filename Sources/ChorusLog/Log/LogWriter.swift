@@ -194,12 +194,14 @@ final class LogWriter: @unchecked Sendable {
                 return (batch.head, batch.staged)
             }
             waiting = waitingCount()
+            let duration = recordCommit(jobs: jobs.count, since: started)
+            // Answer first: the bookkeeping below only has to be done before this thread's next commit.
+            notifier.publish(newHead)
+            for job in jobs { job.succeed() }
             head = newHead
             lastRecordedAt = recordedAt
             tail.append(contentsOf: staged)
-            lastGroup = (jobs.count, waiting, recordCommit(jobs: jobs.count, since: started))
-            notifier.publish(newHead)
-            for job in jobs { job.succeed() }
+            lastGroup = (jobs.count, waiting, duration)
         } catch {
             let failure =
                 (error as? LMDBError).map(EventLogError.storage)

@@ -15,7 +15,7 @@ struct LogBenchCommand: AsyncParsableCommand {
     @OptionGroup var output: BenchOutputOptions
 
     @Option(help: "Durable single-event commits, for raw LMDB and for the single writer each.")
-    var commits = 2_000
+    var commits = 4_000
 
     @Option(help: "Concurrent writers for the group-commit figure.")
     var writers = 64
@@ -33,8 +33,8 @@ struct LogBenchCommand: AsyncParsableCommand {
         #if DEBUG
         printProgress("warning: this is a debug build; benchmark with `swift run -c release chorus bench log`")
         #endif
-        guard commits >= 4, writers >= 1, concurrentEvents >= writers, bulkEvents >= 1, payloadBytes >= 0 else {
-            throw ValidationError("sizes must be positive, with at least 4 commits and one event per writer")
+        guard commits >= 20, writers >= 1, concurrentEvents >= writers, bulkEvents >= 1, payloadBytes >= 0 else {
+            throw ValidationError("sizes must be positive, with at least 20 commits and one event per writer")
         }
         let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
         defer { workDirectory.remove() }

@@ -10,7 +10,7 @@ struct LogBenchmark {
     let bulkEvents: Int
     let payloadBytes: Int
 
-    private static let rounds = 4
+    private static let rounds = 20
     private let clock = ContinuousClock()
 
     func run(progress: (String) -> Void) async throws -> BenchmarkReport {
@@ -18,12 +18,12 @@ struct LogBenchmark {
         defer { log.close() }
 
         progress("raw LMDB and one writer: \(commits) durable commits each, in \(Self.rounds) alternating rounds")
+        let raw = try RawLMDBBaseline(directory: workDirectory + "/raw")
         var rawTime = Duration.zero
         var singleTime = Duration.zero
         let perRound = commits / Self.rounds
-        for round in 0..<Self.rounds {
-            rawTime += try RawLMDBBaseline.timeDurableCommits(
-                directory: workDirectory + "/raw-\(round)", commits: perRound, valueSize: recordSize)
+        for _ in 0..<Self.rounds {
+            rawTime += try raw.timeDurableCommits(perRound, valueSize: recordSize)
             let start = clock.now
             for _ in 0..<perRound { _ = try await log.append(request(stream: "single")) }
             singleTime += clock.now - start
