@@ -19,6 +19,8 @@ final class LMDBEnvironment: @unchecked Sendable {
         var maximumReaders: UInt32
         /// Opens existing databases without creating any, and never writes.
         var readOnly: Bool
+        /// Keeps zero-filled space ready past the last page (see ``DataFileHeadroom``): for latency-bound commits.
+        var preparesFileSpace: Bool
     }
 
     let path: String
@@ -97,7 +99,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
         self.databases = opened
         self.mainDatabase = LMDBDatabase(name: "main", handle: main)
-        if configuration.readOnly {
+        if configuration.readOnly || !configuration.preparesFileSpace {
             headroom = nil
         } else {
             do {

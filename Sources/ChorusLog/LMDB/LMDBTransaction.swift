@@ -76,6 +76,11 @@ struct LMDBWriteTransaction: LMDBTransactionReading {
         fill(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: size))
     }
 
+    /// Removes every entry of `database`, keeping the database.
+    func empty(_ database: LMDBDatabase) throws(LMDBError) {
+        try LMDBError.check(mdb_drop(pointer, database.handle, 0), "mdb_drop(\(database.name))")
+    }
+
     /// Removes `key`; returns whether it was there.
     @discardableResult
     func delete(_ key: UnsafeRawBufferPointer, in database: LMDBDatabase) throws(LMDBError) -> Bool {

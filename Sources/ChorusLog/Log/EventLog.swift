@@ -35,7 +35,8 @@ public final class EventLog: Sendable {
                 writerLock = lock
             }
             environment = try LMDBEnvironment(
-                path: directory, configuration: configuration.environment, databaseNames: LogSchema.databaseNames,
+                path: directory, configuration: configuration.environment,
+                databaseNames: LogSchema.databaseNames + configuration.stateTables.map(Self.stateDatabaseName),
                 logger: logger)
             schema = LogSchema(environment)
             try schema.checkStorageFormat(environment)
@@ -136,10 +137,27 @@ public final class EventLog: Sendable {
             mapGrowths: environment.mapGrowthCount)
     }
 
-    /// Runs `body` inside the writer's next transaction and returns its result once that transaction has committed.
-    func perform<Output: Sendable>(
-        _ durability: WriteDurability,
-        eventCount: Int,
+    /// The state table opened under `name` (see ``EventLogConfiguration/stateTables``).
+    public func stateTable(_ name: String) -> StoreTable {
+        StoreTable(database: environment.database(Self.stateDatabaseName(name)))
+    }
+
+    /// Runs `body` in a read transaction on the state tables (and nothing else of the log).
+    public func readState<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
+        try withReadTransaction { try body(StoreTransaction($0)) }
+    }
+
+    private static func stateDatabaseName(_ name: String) -> String { "state." + name }
+
+    /// Runs `body` inside the writer's next transaction, with whatever else is committed in that group, and returns
+    /// its result once the transaction has committed (durably, unless `durability` says otherwise).
+    ///
+    /// `body` decides: it reads state, appends (``LogWriteBatch/append(_:)``) and writes state. An error it throws
+    /// fails this call alone, so it must throw before its first write; an ``LMDBError`` fails the whole group. After
+    /// a map growth `body` runs again from the start.
+    public func perform<Output: Sendable>(
+        _ durability: WriteDurability = .durable,
+        eventCount: Int = 1,
         _ body: @escaping @Sendable (LogWriteBatch) throws -> Output
     ) async throws -> Output {
         guard let writer else { throw EventLogError.readOnly }

@@ -14,6 +14,9 @@ public struct EventLogConfiguration: Sendable {
     /// The stream index, stream heads and command index are written in batches of about this many events; until
     /// then the writer keeps them in memory, and a reopened log rebuilds them from the events.
     public var indexBatchSize: Int = 4_096
+    /// Key-value tables kept in the log's own environment, for state that must change in the same transaction as the
+    /// events it decides (``LogWriteBatch/state``): the domain's decision state.
+    public var stateTables: [String] = []
     /// Open for reading only, beside the process that writes the log: appends fail with
     /// ``EventLogError/Code/readOnly``, and subscriptions poll for new events.
     public var readOnly = false
@@ -23,6 +26,7 @@ public struct EventLogConfiguration: Sendable {
     var environment: LMDBEnvironment.Configuration {
         .init(
             initialMapSize: initialMapSize, maximumMapGrowthStep: maximumMapGrowthStep,
-            maximumMapSize: maximumMapSize, maximumReaders: maximumReaders, readOnly: readOnly)
+            maximumMapSize: maximumMapSize, maximumReaders: maximumReaders, readOnly: readOnly,
+            preparesFileSpace: true)
     }
 }

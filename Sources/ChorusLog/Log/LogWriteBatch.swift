@@ -1,15 +1,18 @@
-/// The log as seen from inside the writer's one open write transaction: appends decided here are committed
-/// together, durably, when the batch's transaction commits.
+/// The log as seen from inside the writer's one open write transaction (``EventLog/perform(_:eventCount:_:)``):
+/// appends and state changes made here are committed together, durably, when the transaction commits.
 ///
-/// The transaction writes only event records. Stream versions and command ids are decided against this batch's own
-/// appends, then the writer's unindexed tail, then the indexes on disk: together, everything before the batch.
-final class LogWriteBatch {
+/// The transaction writes the event records and whatever the caller writes to ``state``. Stream versions and command
+/// ids are decided against this batch's own appends, then the writer's unindexed tail, then the indexes on disk:
+/// together, everything before the batch.
+public final class LogWriteBatch {
     let transaction: LMDBWriteTransaction
     let schema: LogSchema
     /// The time stamped on every event of the batch.
-    let recordedAt: EventTime
+    public let recordedAt: EventTime
     /// The last position assigned so far; it advances only when an append succeeds.
-    private(set) var head: LogPosition
+    public private(set) var head: LogPosition
+    /// The state tables (``EventLogConfiguration/stateTables``), in this same transaction.
+    public var state: StoreTransaction { StoreTransaction(transaction) }
     /// The appends of this batch, handed to the writer's tail once the transaction commits.
     private(set) var staged = UnindexedTail()
     private let committedTail: UnindexedTail
@@ -31,7 +34,11 @@ final class LogWriteBatch {
     ///
     /// Every check happens before the first write, so an append that throws ``EventLogError`` has written nothing;
     /// a thrown ``LMDBError`` aborts the whole transaction.
-    func append(_ request: AppendRequest, validated: Bool = false) throws -> AppendOutcome {
+    public func append(_ request: AppendRequest) throws -> AppendOutcome {
+        try append(request, validated: false)
+    }
+
+    func append(_ request: AppendRequest, validated: Bool) throws -> AppendOutcome {
         if !validated { try request.validate() }
         if let original = try outcome(ofCommand: request.commandID) {
             return AppendOutcome(
@@ -65,8 +72,8 @@ final class LogWriteBatch {
         return outcome
     }
 
-    /// The stream's last version before this append, including appends earlier in the batch.
-    func streamVersion(_ stream: StreamID) throws -> UInt64 {
+    /// The stream's last version, including appends earlier in the batch.
+    public func streamVersion(_ stream: StreamID) throws -> UInt64 {
         if let version = staged.streamVersions[stream] ?? committedTail.streamVersions[stream] { return version }
         return try index.streamVersion(stream, in: transaction)
     }

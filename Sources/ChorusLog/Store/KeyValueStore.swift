@@ -1,0 +1,63 @@
+import Foundation
+import Logging
+
+/// How a ``KeyValueStore`` is opened.
+public struct KeyValueStoreConfiguration: Sendable {
+    /// The map to start with; it doubles when full, by at most ``maximumMapGrowthStep``.
+    public var initialMapSize: Int = 256 << 20
+    public var maximumMapGrowthStep: Int = 4 << 30
+    public var maximumMapSize: Int = 1 << 40
+    public var maximumReaders: UInt32 = 1024
+    public var readOnly = false
+
+    public init() {}
+}
+
+/// Named key-value tables in one LMDB environment of their own, with transactions that exist only inside
+/// synchronous closures. Read transactions see one committed state of every table; write transactions are serialised
+/// by LMDB. The projections keep their read models in one of these.
+public final class KeyValueStore: Sendable {
+    public let directory: String
+    private let environment: LMDBEnvironment
+
+    /// Opens (creating if needed, unless read-only) the store in `directory` with `tables`.
+    public init(
+        directory: String, tables: [String], configuration: KeyValueStoreConfiguration = KeyValueStoreConfiguration(),
+        logger: Logger = Logger(label: "chorus.store")
+    ) throws {
+        self.directory = directory
+        environment = try LMDBEnvironment(
+            path: directory,
+            configuration: .init(
+                initialMapSize: configuration.initialMapSize, maximumMapGrowthStep: configuration.maximumMapGrowthStep,
+                maximumMapSize: configuration.maximumMapSize, maximumReaders: configuration.maximumReaders,
+                readOnly: configuration.readOnly, preparesFileSpace: false),
+            databaseNames: tables, logger: logger)
+    }
+
+    deinit {
+        environment.close()
+    }
+
+    /// The table opened under `name`; asking for a table not given at open is a programming error.
+    public func table(_ name: String) -> StoreTable {
+        StoreTable(database: environment.database(name))
+    }
+
+    /// Runs `body` in a read-only transaction.
+    public func read<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
+        try environment.read { try body(StoreTransaction($0)) }
+    }
+
+    /// Runs `body` in a write transaction and commits it; `durable: false` skips the fsync. When the map fills,
+    /// `body` runs again from the start after the map grows, so it must keep its effects inside the transaction.
+    public func write<R>(durable: Bool = true, _ body: (StoreTransaction) throws -> R) throws -> R {
+        try environment.write(durable: durable) { try body(StoreTransaction($0)) }
+    }
+
+    /// Forces everything committed to disk.
+    public func sync() throws { try environment.sync() }
+
+    /// Waits for open transactions, then closes the files; later transactions fail.
+    public func close() { environment.close() }
+}

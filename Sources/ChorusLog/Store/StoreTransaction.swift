@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A table of a ``KeyValueStore``, or one of the state tables kept in the event log's own environment.
+public struct StoreTable: Hashable, Sendable, CustomStringConvertible {
+    let database: LMDBDatabase
+
+    public var name: String { database.name }
+    public var description: String { database.name }
+}
+
+/// A transaction on key-value tables, valid only inside the closure it is handed to; buffers it hands out point into
+/// the map and are valid only until that closure returns. Keys are at most 511 bytes.
+public struct StoreTransaction {
+    private enum Access {
+        case read(LMDBReadTransaction)
+        case write(LMDBWriteTransaction)
+    }
+
+    private let access: Access
+
+    init(_ transaction: LMDBReadTransaction) { access = .read(transaction) }
+    init(_ transaction: LMDBWriteTransaction) { access = .write(transaction) }
+
+    public var isWritable: Bool {
+        if case .write = access { true } else { false }
+    }
+
+    private var reading: any LMDBTransactionReading {
+        switch access {
+        case .read(let transaction): transaction
+        case .write(let transaction): transaction
+        }
+    }
+
+    private func writing(_ operation: String) throws(LMDBError) -> LMDBWriteTransaction {
+        guard case .write(let transaction) = access else {
+            throw LMDBError(EACCES, "\(operation) in a read-only transaction")
+        }
+        return transaction
+    }
+
+    // MARK: Reading
+
+    /// A copy of the value stored under `key`.
+    public func value(for key: [UInt8], in table: StoreTable) throws -> [UInt8]? {
+        try withValue(for: key, in: table) { $0.map(Array.init) }
+    }
+
+    /// Calls `body` with the value stored under `key` (nil when absent), without copying it.
+    public func withValue<R>(for key: [UInt8], in table: StoreTable, _ body: (UnsafeRawBufferPointer?) throws -> R)
+        throws -> R
+    {
+        let found = try key.withUnsafeBytes { try reading.value(in: table.database, for: $0) }
+        return try body(found)
+    }
+
+    /// Visits entries in key order from the first key at or after `start` (forward) or at or before it (backward),
+    /// until `body` returns false.
+    public func scan(
+        _ table: StoreTable, from start: [UInt8] = [], direction: ReadDirection = .forward,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try reading.withCursor(on: table.database) { cursor in
+            var entry: LMDBCursor.Entry?
+            switch direction {
+            case .forward:
+                entry = try start.isEmpty ? cursor.first() : start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            case .backward:
+                if start.isEmpty {
+                    entry = try cursor.last()
+                } else {
+                    let atLeast = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                    if let atLeast {
+                        entry = atLeast.key.elementsEqual(start) ? atLeast : try cursor.previous()
+                    } else {
+                        entry = try cursor.last()
+                    }
+                }
+            }
+            while let current = entry, try body(current.key, current.value) {
+                entry = try direction == .forward ? cursor.next() : cursor.previous()
+            }
+        }
+    }
+
+    /// The number of entries in `table`.
+    public func count(_ table: StoreTable) throws -> Int {
+        try reading.entryCount(table.database)
+    }
+
+    // MARK: Writing
+
+    public func put(_ value: [UInt8], for key: [UInt8], in table: StoreTable) throws {
+        let transaction = try writing("put")
+        try key.withUnsafeBytes { key in
+            try value.withUnsafeBytes { value in try transaction.put(value, for: key, in: table.database) }
+        }
+    }
+
+    /// Removes `key`; returns whether it was there.
+    @discardableResult
+    public func delete(_ key: [UInt8], in table: StoreTable) throws -> Bool {
+        let transaction = try writing("delete")
+        return try key.withUnsafeBytes { try transaction.delete($0, in: table.database) }
+    }
+
+    /// Removes every entry of `table`.
+    public func removeAll(in table: StoreTable) throws {
+        let transaction = try writing("removeAll")
+        try transaction.empty(table.database)
+    }
+}

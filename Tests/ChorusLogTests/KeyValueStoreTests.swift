@@ -1,0 +1,96 @@
+import ChorusLog
+import Testing
+
+@Suite("Key-value store")
+struct KeyValueStoreTests {
+    @Test("tables hold what was written; scans walk keys in order both ways; read transactions refuse writes")
+    func tablesAndScans() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try KeyValueStore(directory: directory, tables: ["a", "b"])
+            let a = store.table("a")
+            let b = store.table("b")
+            try store.write { transaction in
+                for key in ["k1", "k3", "k2", "x"] {
+                    try transaction.put(Array("value of \(key)".utf8), for: Array(key.utf8), in: a)
+                }
+                try transaction.put([1], for: [1], in: b)
+            }
+            try store.read { transaction in
+                #expect(try transaction.value(for: Array("k2".utf8), in: a) == Array("value of k2".utf8))
+                #expect(try transaction.value(for: Array("nope".utf8), in: a) == nil)
+                #expect(try transaction.count(a) == 4)
+                #expect(try transaction.count(b) == 1)
+                var forward: [String] = []
+                try transaction.scan(a, from: Array("k2".utf8)) { key, _ in
+                    forward.append(String(decoding: key, as: UTF8.self))
+                    return forward.count < 2
+                }
+                #expect(forward == ["k2", "k3"])
+                var backward: [String] = []
+                try transaction.scan(a, from: Array("k25".utf8), direction: .backward) { key, _ in
+                    backward.append(String(decoding: key, as: UTF8.self))
+                    return true
+                }
+                #expect(backward == ["k2", "k1"])
+                #expect(throws: LMDBError.self) { try transaction.put([0], for: [0], in: a) }
+            }
+            try store.write { transaction in
+                #expect(try transaction.delete(Array("k1".utf8), in: a))
+                #expect(try !transaction.delete(Array("k1".utf8), in: a))
+                try transaction.removeAll(in: b)
+            }
+            #expect(try store.read { try ($0.count(a), $0.count(b)) } == (3, 0))
+        }
+    }
+}
+
+@Suite("State decided with appends")
+struct LogStateTests {
+    private static let withState = {
+        var configuration = EventLogConfiguration()
+        configuration.stateTables = ["emails"]
+        return configuration
+    }()
+
+    private struct Taken: Error {}
+
+    /// Claims `email` and appends a registration, in one transaction; throws `Taken` (before writing) otherwise.
+    private func register(_ email: String, in log: EventLog) async throws -> AppendOutcome {
+        let emails = log.stateTable("emails")
+        return try await log.perform { batch in
+            guard try batch.state.value(for: Array(email.utf8), in: emails) == nil else { throw Taken() }
+            let outcome = try batch.append(tick(try StreamID("user-\(email)"), email))
+            try batch.state.put(Array("\(outcome.lastPosition)".utf8), for: Array(email.utf8), in: emails)
+            return outcome
+        }
+    }
+
+    @Test("of racing decisions on one key exactly one wins; the others append and write nothing")
+    func racingDecisions() async throws {
+        try await withTemporaryDirectory { directory in
+            let log = try EventLog(directory: directory, configuration: Self.withState)
+            let results = await withTaskGroup(of: Bool.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { (try? await register("a@example.com", in: log)) != nil }
+                }
+                return await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(results.count(where: { $0 }) == 1)
+            #expect(log.head == 1)
+            _ = try await register("b@example.com", in: log)
+            log.close()
+
+            let reopened = try EventLog(directory: directory, configuration: Self.withState)
+            defer { reopened.close() }
+            let emails = reopened.stateTable("emails")
+            let stored = try reopened.readState { transaction in
+                try ["a@example.com", "b@example.com", "c@example.com"].map {
+                    try transaction.value(for: Array($0.utf8), in: emails).map { String(decoding: $0, as: UTF8.self) }
+                }
+            }
+            #expect(stored == ["1", "2", nil], "state committed with its events survives a reopen")
+            await #expect(throws: Taken.self) { try await register("a@example.com", in: reopened) }
+            #expect(reopened.head == 2)
+        }
+    }
+}
