@@ -7,10 +7,12 @@ let package = Package(
     products: [
         .executable(name: "chorus", targets: ["chorus"]),
         .library(name: "ChorusLog", targets: ["ChorusLog"]),
+        .library(name: "ChorusDomain", targets: ["ChorusDomain"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusLog imports it.
@@ -28,6 +30,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ChorusLog"
+        ),
+        // Events, commands and the decisions behind them.
+        .target(
+            name: "ChorusDomain",
+            dependencies: [
+                "ChorusLog",
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+            ],
+            path: "Sources/ChorusDomain"
         ),
         // The `chorus` command for operators.
         .executableTarget(
@@ -49,6 +60,11 @@ let package = Package(
             name: "ChorusLogTests",
             dependencies: ["ChorusLog", "LogCrashWriter"],
             path: "Tests/ChorusLogTests"
+        ),
+        .testTarget(
+            name: "ChorusDomainTests",
+            dependencies: ["ChorusDomain", "ChorusLog"],
+            path: "Tests/ChorusDomainTests"
         ),
         // The `chorus` command, run as a process.
         .testTarget(

@@ -10,7 +10,7 @@ public struct CommandID: Hashable, Sendable, CustomStringConvertible {
 
     /// A new, time-ordered id (UUID version 7): ids made later sort later, so the log's command index grows at its
     /// end instead of touching a random page per append.
-    public init() { self.uuid = UUID.version7() }
+    public init() { self.uuid = TimeOrderedUUID.make() }
 
     public init(_ uuid: UUID) { self.uuid = uuid }
 
@@ -21,17 +21,18 @@ public struct CommandID: Hashable, Sendable, CustomStringConvertible {
 public struct CorrelationID: Hashable, Sendable, CustomStringConvertible {
     public let uuid: UUID
 
-    public init() { self.uuid = UUID.version7() }
+    public init() { self.uuid = TimeOrderedUUID.make() }
 
     public init(_ uuid: UUID) { self.uuid = uuid }
 
     public var description: String { uuid.uuidString.lowercased() }
 }
 
-extension UUID {
-    /// RFC 9562 version 7: 48 bits of Unix milliseconds, then 74 random bits (one draw from the system generator,
-    /// which is a system call here, plus a per-process sequence that keeps ids of one millisecond distinct).
-    static func version7(at date: Date = Date()) -> UUID {
+/// Time-ordered UUIDs (RFC 9562 version 7): ids made later sort later, so indexes keyed by them grow at their end.
+public enum TimeOrderedUUID {
+    /// 48 bits of Unix milliseconds, then 74 random bits (one draw from the system generator, which is a system call
+    /// here, plus a per-process sequence that keeps ids of one millisecond distinct).
+    public static func make(at date: Date = Date()) -> UUID {
         var generator = SystemRandomNumberGenerator()
         let milliseconds = UInt64(max(0, date.timeIntervalSince1970 * 1000))
         let random: UInt64 = generator.next()

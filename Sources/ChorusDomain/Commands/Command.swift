@@ -1,0 +1,40 @@
+import ChorusLog
+
+/// What a user asks Chorus to do. Text is validated and normalised by ``CommandExecutor`` (NFC, trimmed, API.md's
+/// limits) before anything is decided.
+public enum Command: Sendable, Hashable {
+    case registerUser(email: String, password: String, name: String, major: String? = nil, bio: String? = nil)
+    case editProfile(
+        user: UserID, name: String? = nil, major: String? = nil, bio: String? = nil,
+        profileImage: ProfileImageChange? = nil)
+    case createPost(
+        author: UserID, caption: String? = nil, text: String? = nil, image: MediaID? = nil, repostOf: PostID? = nil)
+    case like(user: UserID, post: PostID)
+    case unlike(user: UserID, post: PostID)
+    case addComment(author: UserID, post: PostID, text: String)
+    case follow(follower: UserID, followee: UserID)
+    case unfollow(follower: UserID, followee: UserID)
+    case sendMessage(from: UserID, to: UserID, text: String)
+}
+
+/// What a command did.
+public struct CommandResult: Sendable, Hashable {
+    /// The position of the last event it appended; for a command that changed nothing (a second like, an idempotent
+    /// replay) the head of the log when it was decided, so that reading at this position shows its effect.
+    public let position: LogPosition
+    /// False when nothing was appended.
+    public let appended: Bool
+    /// The id of the user, post, comment or message it created.
+    public let createdID: String?
+
+    public init(position: LogPosition, appended: Bool, createdID: String?) {
+        self.position = position
+        self.appended = appended
+        self.createdID = createdID
+    }
+}
+
+/// Whether a media id names stored media; the media store answers (media bytes are not events).
+public protocol MediaCatalog: Sendable {
+    func contains(_ media: MediaID) -> Bool
+}

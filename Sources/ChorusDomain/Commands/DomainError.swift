@@ -1,0 +1,29 @@
+/// A command refused, with API.md's code and a sentence for a person. Nothing was appended.
+public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// API.md's error codes for refused commands; the HTTP status is the API's business.
+    public enum Code: String, Sendable, Hashable {
+        case invalidEmail = "invalid_email"
+        case weakPassword = "weak_password"
+        case invalidField = "invalid_field"
+        case emptyText = "empty_text"
+        case textTooLong = "text_too_long"
+        case unknownUser = "unknown_user"
+        case unknownPost = "unknown_post"
+        case unknownMedia = "unknown_media"
+        case selfFollow = "self_follow"
+        case selfMessage = "self_message"
+        case emailTaken = "email_taken"
+        case idempotencyConflict = "idempotency_conflict"
+        case invalidCredentials = "invalid_credentials"
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(code.rawValue): \(message)" }
+}

@@ -1,0 +1,83 @@
+import Foundation
+
+/// API.md's field limits, in characters (grapheme clusters) after NFC normalisation and trimming, except passwords,
+/// which are bytes (bcrypt reads at most 72).
+public enum FieldLimits {
+    public static let email = 254
+    public static let password = 6...72
+    public static let name = 50
+    public static let major = 50
+    public static let bio = 300
+    public static let caption = 2200
+    public static let postText = 280
+    public static let comment = 1000
+    public static let message = 2000
+}
+
+/// Normalises text as Chorus stores it: Unicode NFC, leading and trailing white space removed.
+public func normalized(_ text: String) -> String {
+    text.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
+}
+
+enum Validate {
+    /// Optional free text (major, bio, caption): may end up empty.
+    static func optionalText(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
+        let text = normalized(text ?? "")
+        guard text.count <= limit else {
+            throw DomainError(.textTooLong, "\(field) is \(text.count) characters; the limit is \(limit)")
+        }
+        return text
+    }
+
+    /// Text that must say something (post text when alone, comments, messages).
+    static func requiredText(_ text: String, field: String, limit: Int) throws(DomainError) -> String {
+        let text = try optionalText(text, field: field, limit: limit)
+        guard !text.isEmpty else { throw DomainError(.emptyText, "\(field) is empty") }
+        return text
+    }
+
+    /// A profile field (major, bio): may be empty; too long is an invalid field, as API.md puts it.
+    static func profileField(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
+        let text = normalized(text ?? "")
+        guard text.count <= limit else {
+            throw DomainError(.invalidField, "\(field) must be at most \(limit) characters")
+        }
+        return text
+    }
+
+    /// A display name: 1 to 50 characters.
+    static func name(_ name: String) throws(DomainError) -> String {
+        let name = normalized(name)
+        guard !name.isEmpty else { throw DomainError(.invalidField, "name must not be empty") }
+        guard name.count <= FieldLimits.name else {
+            throw DomainError(.invalidField, "name must be at most \(FieldLimits.name) characters")
+        }
+        return name
+    }
+
+    /// An e-mail of the usual `local@domain.tld` form, at most 254 characters.
+    static func email(_ email: String) throws(DomainError) -> String {
+        let email = normalized(email)
+        let parts = email.split(separator: "@", omittingEmptySubsequences: false)
+        let valid =
+            email.count <= FieldLimits.email && parts.count == 2 && !parts[0].isEmpty
+            && !email.contains(where: { $0.isWhitespace || $0.isNewline })
+            && { () -> Bool in
+                let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+                return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty } && (labels.last?.count ?? 0) >= 2
+            }()
+        guard valid else { throw DomainError(.invalidEmail, "\"\(email)\" is not an e-mail address") }
+        return email
+    }
+
+    /// The key under which an e-mail is unique: its lowercase form.
+    static func emailKey(_ email: String) -> String { email.lowercased() }
+
+    static func password(_ password: String) throws(DomainError) {
+        guard FieldLimits.password.contains(password.utf8.count) else {
+            throw DomainError(
+                .weakPassword,
+                "a password must be \(FieldLimits.password.lowerBound) to \(FieldLimits.password.upperBound) bytes")
+        }
+    }
+}

@@ -1,0 +1,106 @@
+import ChorusLog
+
+/// The small state commands are decided against, kept in the event log's own environment and changed in the same
+/// transaction as the events it decides: so a refused command appends nothing, two racing commands cannot both pass,
+/// and repeats change nothing. Every value here follows from the events; `chorus log verify` can recompute it.
+///
+/// Tables (keys UTF-8, parts joined by NUL, which ids and idempotency keys never contain):
+/// - `emails`: lowercase e-mail → user id
+/// - `users`: user id → bcrypt hash
+/// - `posts`: post id → author id
+/// - `follows`: follower, followee → empty
+/// - `likes`: user, post → empty
+/// - `idempotency`: actor, key → request fingerprint (u64) and the encoded ``CommandResult``
+public struct DecisionState: Sendable {
+    /// The state tables the event log must be opened with (``ChorusLog/EventLogConfiguration/stateTables``).
+    public static let tableNames = ["emails", "users", "posts", "follows", "likes", "idempotency"]
+
+    let emails: StoreTable
+    let users: StoreTable
+    let posts: StoreTable
+    let follows: StoreTable
+    let likes: StoreTable
+    let idempotency: StoreTable
+
+    public init(log: EventLog) {
+        emails = log.stateTable("emails")
+        users = log.stateTable("users")
+        posts = log.stateTable("posts")
+        follows = log.stateTable("follows")
+        likes = log.stateTable("likes")
+        idempotency = log.stateTable("idempotency")
+    }
+
+    static func key(_ parts: String...) -> [UInt8] {
+        Array(parts.joined(separator: "\u{0}").utf8)
+    }
+
+    func exists(_ user: UserID, in state: StoreTransaction) throws -> Bool {
+        try state.withValue(for: Self.key(user.rawValue), in: users) { $0 != nil }
+    }
+
+    func exists(_ post: PostID, in state: StoreTransaction) throws -> Bool {
+        try state.withValue(for: Self.key(post.rawValue), in: posts) { $0 != nil }
+    }
+
+    func user(withEmailKey emailKey: String, in state: StoreTransaction) throws -> UserID? {
+        try state.value(for: Self.key(emailKey), in: emails).map { UserID(unchecked: String(decoding: $0, as: UTF8.self)) }
+    }
+
+    func passwordHash(of user: UserID, in state: StoreTransaction) throws -> String? {
+        try state.value(for: Self.key(user.rawValue), in: users).map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    func follows(_ follower: UserID, _ followee: UserID, in state: StoreTransaction) throws -> Bool {
+        try state.withValue(for: Self.key(follower.rawValue, followee.rawValue), in: follows) { $0 != nil }
+    }
+
+    func likes(_ user: UserID, _ post: PostID, in state: StoreTransaction) throws -> Bool {
+        try state.withValue(for: Self.key(user.rawValue, post.rawValue), in: likes) { $0 != nil }
+    }
+
+    /// Records what `event` changes in the state; called after the event is appended, in the same transaction.
+    func apply(_ event: DomainEvent, in state: StoreTransaction) throws {
+        switch event {
+        case .userRegistered(let event):
+            try state.put(Array(event.user.rawValue.utf8), for: Self.key(Validate.emailKey(event.email)), in: emails)
+            try state.put(Array(event.passwordHash.utf8), for: Self.key(event.user.rawValue), in: users)
+        case .postCreated(let event):
+            try state.put(Array(event.author.rawValue.utf8), for: Self.key(event.post.rawValue), in: posts)
+        case .followed(let event):
+            try state.put([], for: Self.key(event.follower.rawValue, event.followee.rawValue), in: follows)
+        case .unfollowed(let event):
+            try state.delete(Self.key(event.follower.rawValue, event.followee.rawValue), in: follows)
+        case .liked(let event):
+            try state.put([], for: Self.key(event.user.rawValue, event.post.rawValue), in: likes)
+        case .unliked(let event):
+            try state.delete(Self.key(event.user.rawValue, event.post.rawValue), in: likes)
+        case .profileEdited, .commentAdded, .messageSent:
+            break
+        }
+    }
+
+    /// The result first recorded for `key` by `actor`, with the fingerprint of the request that produced it.
+    func idempotentResult(actor: String, key: String, in state: StoreTransaction) throws -> (
+        fingerprint: UInt64, result: CommandResult
+    )? {
+        guard let stored = try state.value(for: Self.key(actor, key), in: idempotency) else { return nil }
+        var reader = PayloadReader(stored)
+        let fingerprint = UInt64(bitPattern: try reader.readInt64())
+        let position = LogPosition(UInt64(bitPattern: try reader.readInt64()))
+        let appended = try reader.readByte() == 1
+        let created = try reader.readOptionalString()
+        return (fingerprint, CommandResult(position: position, appended: appended, createdID: created))
+    }
+
+    func recordIdempotentResult(
+        _ result: CommandResult, fingerprint: UInt64, actor: String, key: String, in state: StoreTransaction
+    ) throws {
+        var writer = PayloadWriter()
+        writer.write(Int64(bitPattern: fingerprint))
+        writer.write(Int64(bitPattern: result.position.rawValue))
+        writer.write(UInt8(result.appended ? 1 : 0))
+        writer.write(result.createdID)
+        try state.put(writer.bytes, for: Self.key(actor, key), in: idempotency)
+    }
+}

@@ -1,0 +1,122 @@
+import ChorusLog
+
+/// A command after everything that can be checked without the decision state: validated, normalised, new ids made,
+/// password hashed, media looked up. What is left is decided inside the log writer's transaction.
+struct PreparedCommand: Sendable {
+    enum Decision: Sendable {
+        case register(UserRegistered)
+        case editProfile(ProfileEdited)
+        case createPost(PostCreated)
+        case like(UserID, PostID)
+        case unlike(UserID, PostID)
+        case addComment(CommentAdded)
+        case follow(UserID, UserID)
+        case unfollow(UserID, UserID)
+        case sendMessage(MessageSent)
+    }
+
+    /// Who asks: a user id, or for a registration the e-mail it claims.
+    let actor: String
+    let decision: Decision
+    /// Identifies the request for idempotency keys: FNV-1a 64 of its normalised fields.
+    let fingerprint: UInt64
+}
+
+extension Command {
+    /// Validates and normalises the command, makes the ids it creates, and hashes the password.
+    func prepare(media: any MediaCatalog, hasher: PasswordHasher) throws(DomainError) -> PreparedCommand {
+        var canonical = PayloadWriter()
+        let actor: String
+        let decision: PreparedCommand.Decision
+        switch self {
+        case .registerUser(let email, let password, let name, let major, let bio):
+            let email = try Validate.email(email)
+            try Validate.password(password)
+            let user = UserRegistered(
+                user: .make(), email: email, passwordHash: "", name: try Validate.name(name),
+                major: try Validate.profileField(major, field: "major", limit: FieldLimits.major),
+                bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio))
+            canonical.write(UInt8(1))
+            for field in [user.email, password, user.name, user.major, user.bio] { canonical.write(field) }
+            actor = Validate.emailKey(email)
+            var hashed = user
+            hashed.passwordHash = hasher.hash(password)
+            decision = .register(hashed)
+        case .editProfile(let user, let name, let major, let bio, let profileImage):
+            if case .set(let image)? = profileImage, !media.contains(image) {
+                throw DomainError(.unknownMedia, "no media \(image)")
+            }
+            let edit = ProfileEdited(
+                user: user, name: try name.map(Validate.name),
+                major: try major.map { (text) throws(DomainError) in
+                    try Validate.profileField(text, field: "major", limit: FieldLimits.major)
+                },
+                bio: try bio.map { (text) throws(DomainError) in
+                    try Validate.profileField(text, field: "bio", limit: FieldLimits.bio)
+                },
+                profileImage: profileImage)
+            canonical.write(UInt8(2))
+            canonical.write(edit.name)
+            canonical.write(edit.major)
+            canonical.write(edit.bio)
+            switch profileImage {
+            case nil: canonical.write(UInt8(0))
+            case .remove?: canonical.write(UInt8(1))
+            case .set(let image)?: canonical.write(image.rawValue)
+            }
+            (actor, decision) = (user.rawValue, .editProfile(edit))
+        case .createPost(let author, let caption, let text, let image, let repostOf):
+            let caption = try Validate.optionalText(caption, field: "caption", limit: FieldLimits.caption)
+            let text = try Validate.optionalText(text, field: "text", limit: FieldLimits.postText)
+            guard !text.isEmpty || image != nil || repostOf != nil else {
+                throw DomainError(.emptyText, "a post needs text, an image or a post to repost")
+            }
+            if let image, !media.contains(image) { throw DomainError(.unknownMedia, "no media \(image)") }
+            canonical.write(UInt8(3))
+            canonical.write(caption)
+            canonical.write(text)
+            canonical.write(image)
+            canonical.write(repostOf)
+            let post = PostCreated(post: .make(), author: author, caption: caption, text: text, image: image, repostOf: repostOf)
+            (actor, decision) = (author.rawValue, .createPost(post))
+        case .like(let user, let post):
+            canonical.write(UInt8(4))
+            canonical.write(post)
+            (actor, decision) = (user.rawValue, .like(user, post))
+        case .unlike(let user, let post):
+            canonical.write(UInt8(5))
+            canonical.write(post)
+            (actor, decision) = (user.rawValue, .unlike(user, post))
+        case .addComment(let author, let post, let text):
+            let text = try Validate.requiredText(text, field: "comment", limit: FieldLimits.comment)
+            canonical.write(UInt8(6))
+            canonical.write(post)
+            canonical.write(text)
+            let comment = CommentAdded(comment: .make(), post: post, author: author, text: text)
+            (actor, decision) = (author.rawValue, .addComment(comment))
+        case .follow(let follower, let followee):
+            guard follower != followee else { throw DomainError(.selfFollow, "a user cannot follow themselves") }
+            canonical.write(UInt8(7))
+            canonical.write(followee)
+            (actor, decision) = (follower.rawValue, .follow(follower, followee))
+        case .unfollow(let follower, let followee):
+            guard follower != followee else { throw DomainError(.selfFollow, "a user cannot unfollow themselves") }
+            canonical.write(UInt8(8))
+            canonical.write(followee)
+            (actor, decision) = (follower.rawValue, .unfollow(follower, followee))
+        case .sendMessage(let from, let to, let text):
+            guard from != to else { throw DomainError(.selfMessage, "a user cannot message themselves") }
+            let text = try Validate.requiredText(text, field: "message", limit: FieldLimits.message)
+            canonical.write(UInt8(9))
+            canonical.write(to)
+            canonical.write(text)
+            let message = MessageSent(message: .make(), from: from, to: to, text: text)
+            (actor, decision) = (from.rawValue, .sendMessage(message))
+        }
+        return PreparedCommand(actor: actor, decision: decision, fingerprint: fnv1a(canonical.bytes))
+    }
+}
+
+private func fnv1a(_ bytes: [UInt8]) -> UInt64 {
+    bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+}

@@ -1,0 +1,157 @@
+import ChorusLog
+
+/// How domain events are stored in the log: a type name, the schema version of that type's payload, and the payload
+/// in ``PayloadWriter``'s binary form. Decoding takes every schema version ever written to the current shape
+/// (upcasting); today each type has one.
+extension DomainEvent {
+    /// The log's type name of the event.
+    public var typeName: String {
+        switch self {
+        case .userRegistered: "UserRegistered"
+        case .profileEdited: "ProfileEdited"
+        case .postCreated: "PostCreated"
+        case .liked: "Liked"
+        case .unliked: "Unliked"
+        case .commentAdded: "CommentAdded"
+        case .followed: "Followed"
+        case .unfollowed: "Unfollowed"
+        case .messageSent: "MessageSent"
+        }
+    }
+
+    /// The schema version each type is written with now.
+    public static let currentSchemaVersion: UInt16 = 1
+
+    /// The event as the log stores it.
+    public func encoded() -> NewEvent {
+        var writer = PayloadWriter()
+        switch self {
+        case .userRegistered(let event):
+            writer.write(event.user)
+            writer.write(event.email)
+            writer.write(event.passwordHash)
+            writer.write(event.name)
+            writer.write(event.major)
+            writer.write(event.bio)
+        case .profileEdited(let event):
+            writer.write(event.user)
+            writer.write(event.name)
+            writer.write(event.major)
+            writer.write(event.bio)
+            switch event.profileImage {
+            case nil: writer.write(UInt8(0))
+            case .remove?: writer.write(UInt8(1))
+            case .set(let media)?:
+                writer.write(UInt8(2))
+                writer.write(media)
+            }
+        case .postCreated(let event):
+            writer.write(event.post)
+            writer.write(event.author)
+            writer.write(event.caption)
+            writer.write(event.text)
+            writer.write(event.image)
+            writer.write(event.repostOf)
+        case .liked(let event):
+            writer.write(event.user)
+            writer.write(event.post)
+        case .unliked(let event):
+            writer.write(event.user)
+            writer.write(event.post)
+        case .commentAdded(let event):
+            writer.write(event.comment)
+            writer.write(event.post)
+            writer.write(event.author)
+            writer.write(event.text)
+        case .followed(let event):
+            writer.write(event.follower)
+            writer.write(event.followee)
+        case .unfollowed(let event):
+            writer.write(event.follower)
+            writer.write(event.followee)
+        case .messageSent(let event):
+            writer.write(event.message)
+            writer.write(event.from)
+            writer.write(event.to)
+            writer.write(event.text)
+        }
+        return NewEvent(type: typeName, schemaVersion: Self.currentSchemaVersion, payload: writer.bytes)
+    }
+
+    /// Decodes a stored event; throws ``DomainEventDecodingError`` for an unknown type or version, or a bad payload.
+    public init(decoding event: RecordedEvent) throws {
+        guard event.schemaVersion == Self.currentSchemaVersion else {
+            throw DomainEventDecodingError(event: event, reason: "unknown schema version \(event.schemaVersion)")
+        }
+        var reader = PayloadReader(event.payload)
+        do {
+            switch event.type {
+            case "UserRegistered":
+                self = .userRegistered(
+                    UserRegistered(
+                        user: try reader.read(UserID.self), email: try reader.readString(),
+                        passwordHash: try reader.readString(), name: try reader.readString(),
+                        major: try reader.readString(), bio: try reader.readString()))
+            case "ProfileEdited":
+                let user = try reader.read(UserID.self)
+                let name = try reader.readOptionalString()
+                let major = try reader.readOptionalString()
+                let bio = try reader.readOptionalString()
+                let image: ProfileImageChange? =
+                    switch try reader.readByte() {
+                    case 0: nil
+                    case 1: .remove
+                    case 2: .set(try reader.read(MediaID.self))
+                    case let flag: throw PayloadError.badFlag(flag)
+                    }
+                self = .profileEdited(ProfileEdited(user: user, name: name, major: major, bio: bio, profileImage: image))
+            case "PostCreated":
+                self = .postCreated(
+                    PostCreated(
+                        post: try reader.read(PostID.self), author: try reader.read(UserID.self),
+                        caption: try reader.readString(), text: try reader.readString(),
+                        image: try reader.readOptional(MediaID.self), repostOf: try reader.readOptional(PostID.self)))
+            case "Liked":
+                self = .liked(Liked(user: try reader.read(UserID.self), post: try reader.read(PostID.self)))
+            case "Unliked":
+                self = .unliked(Unliked(user: try reader.read(UserID.self), post: try reader.read(PostID.self)))
+            case "CommentAdded":
+                self = .commentAdded(
+                    CommentAdded(
+                        comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
+                        author: try reader.read(UserID.self), text: try reader.readString()))
+            case "Followed":
+                self = .followed(
+                    Followed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))
+            case "Unfollowed":
+                self = .unfollowed(
+                    Unfollowed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))
+            case "MessageSent":
+                self = .messageSent(
+                    MessageSent(
+                        message: try reader.read(MessageID.self), from: try reader.read(UserID.self),
+                        to: try reader.read(UserID.self), text: try reader.readString()))
+            default:
+                throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
+            }
+            try reader.finish()
+        } catch let error as PayloadError {
+            throw DomainEventDecodingError(event: event, reason: error.description)
+        }
+    }
+}
+
+/// A stored event this build cannot read.
+public struct DomainEventDecodingError: Error, CustomStringConvertible {
+    public let position: LogPosition
+    public let type: String
+    public let reason: String
+
+    init(event: RecordedEvent, reason: String) {
+        self.position = event.position
+        self.type = event.type
+        self.reason = reason
+    }
+
+    public var description: String { "event \(type) at position \(position): \(reason)" }
+}

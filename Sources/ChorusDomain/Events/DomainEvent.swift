@@ -1,0 +1,155 @@
+import ChorusLog
+
+/// Everything that can happen in Chorus, in the past tense. Each is stored as one log event; its stream is the
+/// aggregate it belongs to (a user, a post, a conversation).
+public enum DomainEvent: Sendable, Hashable {
+    case userRegistered(UserRegistered)
+    case profileEdited(ProfileEdited)
+    case postCreated(PostCreated)
+    case liked(Liked)
+    case unliked(Unliked)
+    case commentAdded(CommentAdded)
+    case followed(Followed)
+    case unfollowed(Unfollowed)
+    case messageSent(MessageSent)
+}
+
+public struct UserRegistered: Sendable, Hashable {
+    public var user: UserID
+    /// As given, trimmed; compared without case for uniqueness.
+    public var email: String
+    /// bcrypt.
+    public var passwordHash: String
+    public var name: String
+    public var major: String
+    public var bio: String
+    public init(user: UserID, email: String, passwordHash: String, name: String, major: String, bio: String) {
+        self.user = user
+        self.email = email
+        self.passwordHash = passwordHash
+        self.name = name
+        self.major = major
+        self.bio = bio
+    }
+}
+
+/// A change of profile image: a new one, or none.
+public enum ProfileImageChange: Sendable, Hashable {
+    case set(MediaID)
+    case remove
+}
+
+/// Only the fields that changed are present.
+public struct ProfileEdited: Sendable, Hashable {
+    public var user: UserID
+    public var name: String?
+    public var major: String?
+    public var bio: String?
+    public var profileImage: ProfileImageChange?
+    public init(user: UserID, name: String?, major: String?, bio: String?, profileImage: ProfileImageChange?) {
+        self.user = user
+        self.name = name
+        self.major = major
+        self.bio = bio
+        self.profileImage = profileImage
+    }
+}
+
+public struct PostCreated: Sendable, Hashable {
+    public var post: PostID
+    public var author: UserID
+    public var caption: String
+    public var text: String
+    public var image: MediaID?
+    public var repostOf: PostID?
+    public init(post: PostID, author: UserID, caption: String, text: String, image: MediaID?, repostOf: PostID?) {
+        self.post = post
+        self.author = author
+        self.caption = caption
+        self.text = text
+        self.image = image
+        self.repostOf = repostOf
+    }
+}
+
+public struct Liked: Sendable, Hashable {
+    public var user: UserID
+    public var post: PostID
+    public init(user: UserID, post: PostID) {
+        self.user = user
+        self.post = post
+    }
+}
+
+public struct Unliked: Sendable, Hashable {
+    public var user: UserID
+    public var post: PostID
+    public init(user: UserID, post: PostID) {
+        self.user = user
+        self.post = post
+    }
+}
+
+public struct CommentAdded: Sendable, Hashable {
+    public var comment: CommentID
+    public var post: PostID
+    public var author: UserID
+    public var text: String
+    public init(comment: CommentID, post: PostID, author: UserID, text: String) {
+        self.comment = comment
+        self.post = post
+        self.author = author
+        self.text = text
+    }
+}
+
+public struct Followed: Sendable, Hashable {
+    public var follower: UserID
+    public var followee: UserID
+    public init(follower: UserID, followee: UserID) {
+        self.follower = follower
+        self.followee = followee
+    }
+}
+
+public struct Unfollowed: Sendable, Hashable {
+    public var follower: UserID
+    public var followee: UserID
+    public init(follower: UserID, followee: UserID) {
+        self.follower = follower
+        self.followee = followee
+    }
+}
+
+public struct MessageSent: Sendable, Hashable {
+    public var message: MessageID
+    public var from: UserID
+    public var to: UserID
+    public var text: String
+    public init(message: MessageID, from: UserID, to: UserID, text: String) {
+        self.message = message
+        self.from = from
+        self.to = to
+        self.text = text
+    }
+}
+
+extension DomainEvent {
+    /// The aggregate the event belongs to: `user-…`, `post-…`, or `conversation-…` (the two user ids, sorted).
+    public var stream: StreamID {
+        let name =
+            switch self {
+            case .userRegistered(let event): "user-\(event.user)"
+            case .profileEdited(let event): "user-\(event.user)"
+            case .followed(let event): "user-\(event.follower)"
+            case .unfollowed(let event): "user-\(event.follower)"
+            case .postCreated(let event): "post-\(event.post)"
+            case .liked(let event): "post-\(event.post)"
+            case .unliked(let event): "post-\(event.post)"
+            case .commentAdded(let event): "post-\(event.post)"
+            case .messageSent(let event): "conversation-\(min(event.from, event.to))-\(max(event.from, event.to))"
+            }
+        // Ids are 26 characters of base32: every name here is a valid stream id.
+        return StreamID(stringLiteral: name)
+    }
+}

@@ -1,0 +1,75 @@
+import ChorusDomain
+import ChorusLog
+import Testing
+
+@Suite("Domain event coding")
+struct DomainEventCodingTests {
+    static let user = UserID.make()
+    static let other = UserID.make()
+    static let post = PostID.make()
+
+    static let samples: [DomainEvent] = [
+        .userRegistered(UserRegistered(user: user, email: "a@example.com", passwordHash: "$2b$04$x", name: "김민수", major: "", bio: "hi")),
+        .profileEdited(ProfileEdited(user: user, name: "N", major: nil, bio: "", profileImage: nil)),
+        .profileEdited(ProfileEdited(user: user, name: nil, major: "M", bio: nil, profileImage: .remove)),
+        .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: .set(.make()))),
+        .postCreated(PostCreated(post: post, author: user, caption: "c", text: "t", image: .make(), repostOf: nil)),
+        .postCreated(PostCreated(post: .make(), author: other, caption: "", text: "", image: nil, repostOf: post)),
+        .liked(Liked(user: other, post: post)),
+        .unliked(Unliked(user: other, post: post)),
+        .commentAdded(CommentAdded(comment: .make(), post: post, author: other, text: "nice 👍")),
+        .followed(Followed(follower: other, followee: user)),
+        .unfollowed(Unfollowed(follower: other, followee: user)),
+        .messageSent(MessageSent(message: .make(), from: user, to: other, text: "안녕")),
+    ]
+
+    private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {
+        RecordedEvent(
+            position: LogPosition(position), stream: "s", streamVersion: 1, type: event.type,
+            schemaVersion: event.schemaVersion, recordedAt: .now, commandID: CommandID(), correlationID: CorrelationID(),
+            actor: "", payload: event.payload)
+    }
+
+    @Test("every event type round-trips through its stored form", arguments: samples)
+    func roundTrip(_ event: DomainEvent) throws {
+        #expect(try DomainEvent(decoding: recorded(event.encoded())) == event)
+    }
+
+    @Test("unknown types, unknown versions and damaged payloads are refused with the position")
+    func refusals() throws {
+        let good = Self.samples[0].encoded()
+        var unknownType = good
+        unknownType.type = "Teleported"
+        var unknownVersion = good
+        unknownVersion.schemaVersion = 99
+        var truncated = good
+        truncated.payload.removeLast()
+        var trailing = good
+        trailing.payload.append(0)
+        for damaged in [unknownType, unknownVersion, truncated, trailing] {
+            let error = #expect(throws: DomainEventDecodingError.self) { try DomainEvent(decoding: recorded(damaged, position: 42)) }
+            #expect(error?.position == 42)
+        }
+    }
+
+    @Test("events go to their aggregate's stream; a conversation's stream is the same from either side")
+    func streams() {
+        let message = MessageSent(message: .make(), from: Self.user, to: Self.other, text: "x")
+        var reply = message
+        (reply.from, reply.to) = (message.to, message.from)
+        #expect(DomainEvent.messageSent(message).stream == DomainEvent.messageSent(reply).stream)
+        #expect(DomainEvent.liked(Liked(user: Self.user, post: Self.post)).stream.rawValue == "post-\(Self.post)")
+        #expect(DomainEvent.followed(Followed(follower: Self.user, followee: Self.other)).stream.rawValue == "user-\(Self.user)")
+    }
+
+    @Test("ids are 26 URL-safe characters, sort by creation, and malformed ones are refused")
+    func identifiers() {
+        let ids = (0..<100).map { _ in PostID.make() }
+        #expect(ids == ids.sorted())
+        #expect(Set(ids).count == 100)
+        #expect(ids.allSatisfy { $0.rawValue.count == 26 && PostID($0.rawValue) == $0 })
+        for bad in ["", "../../etc/passwd", String(repeating: "A", count: 26), String(repeating: "0", count: 25)] {
+            #expect(PostID(bad) == nil)
+        }
+    }
+}
