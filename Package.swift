@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "chorus", targets: ["chorus"]),
         .library(name: "ChorusLog", targets: ["ChorusLog"]),
         .library(name: "ChorusDomain", targets: ["ChorusDomain"]),
+        .library(name: "ChorusProjections", targets: ["ChorusProjections"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -40,6 +41,16 @@ let package = Package(
             ],
             path: "Sources/ChorusDomain"
         ),
+        // The projection engine and the read models every screen needs.
+        .target(
+            name: "ChorusProjections",
+            dependencies: [
+                "ChorusLog",
+                "ChorusDomain",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Projections"
+        ),
         // The `chorus` command for operators.
         .executableTarget(
             name: "chorus",
@@ -65,6 +76,11 @@ let package = Package(
             name: "ChorusDomainTests",
             dependencies: ["ChorusDomain", "ChorusLog"],
             path: "Tests/ChorusDomainTests"
+        ),
+        .testTarget(
+            name: "ChorusProjectionsTests",
+            dependencies: ["ChorusProjections", "ChorusDomain", "ChorusLog"],
+            path: "Tests/ChorusProjectionsTests"
         ),
         // The `chorus` command, run as a process.
         .testTarget(

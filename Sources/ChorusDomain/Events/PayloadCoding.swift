@@ -1,53 +1,58 @@
-/// The compact binary form of event payloads: fields in a fixed order per event type and schema version; strings as
-/// a u32 length and UTF-8; optionals behind a presence byte. Little-endian. Decoding checks every length.
-struct PayloadWriter {
-    private(set) var bytes: [UInt8] = []
+/// The compact binary form of event payloads (and of read-model records): fields in a fixed order per type and schema
+/// version; strings as a u32 length and UTF-8; optionals behind a presence byte. Little-endian. Decoding checks every
+/// length.
+public struct PayloadWriter {
+    public private(set) var bytes: [UInt8] = []
 
-    init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
+    public init(capacity: Int = 128) { bytes.reserveCapacity(capacity) }
 
-    mutating func write(_ value: UInt8) { bytes.append(value) }
+    public mutating func write(_ value: UInt8) { bytes.append(value) }
 
-    mutating func write(_ value: Int64) {
+    public mutating func write(_ value: Int64) {
         withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
     }
 
-    mutating func write(_ text: String) {
+    public mutating func write(_ value: UInt64) { write(Int64(bitPattern: value)) }
+
+    public mutating func write(_ text: String) {
         let utf8 = text.utf8
         withUnsafeBytes(of: UInt32(utf8.count).littleEndian) { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: utf8)
     }
 
-    mutating func write(_ text: String?) {
+    public mutating func write(_ text: String?) {
         guard let text else { return write(UInt8(0)) }
         write(UInt8(1))
         write(text)
     }
 
-    mutating func write(_ id: some ChorusIdentifier) { write(id.rawValue) }
+    public mutating func write(_ id: some ChorusIdentifier) { write(id.rawValue) }
 
-    mutating func write<ID: ChorusIdentifier>(_ id: ID?) { write(id?.rawValue) }
+    public mutating func write<ID: ChorusIdentifier>(_ id: ID?) { write(id?.rawValue) }
 }
 
 /// Reads what ``PayloadWriter`` wrote; throws ``PayloadError`` on any mismatch.
-struct PayloadReader {
+public struct PayloadReader {
     private let bytes: [UInt8]
     private var offset = 0
 
-    init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    mutating func readByte() throws -> UInt8 {
+    public mutating func readByte() throws -> UInt8 {
         guard offset < bytes.count else { throw PayloadError.truncated }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    mutating func readInt64() throws -> Int64 {
+    public mutating func readInt64() throws -> Int64 {
         guard offset + 8 <= bytes.count else { throw PayloadError.truncated }
         defer { offset += 8 }
         return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: Int64.self)) }
     }
 
-    mutating func readString() throws -> String {
+    public mutating func readUInt64() throws -> UInt64 { UInt64(bitPattern: try readInt64()) }
+
+    public mutating func readString() throws -> String {
         guard offset + 4 <= bytes.count else { throw PayloadError.truncated }
         let length = Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) })
         offset += 4
@@ -56,7 +61,7 @@ struct PayloadReader {
         return String(decoding: bytes[offset..<offset + length], as: UTF8.self)
     }
 
-    mutating func readOptionalString() throws -> String? {
+    public mutating func readOptionalString() throws -> String? {
         switch try readByte() {
         case 0: return nil
         case 1: return try readString()
@@ -64,24 +69,24 @@ struct PayloadReader {
         }
     }
 
-    mutating func read<ID: ChorusIdentifier>(_: ID.Type) throws -> ID { ID(unchecked: try readString()) }
+    public mutating func read<ID: ChorusIdentifier>(_: ID.Type) throws -> ID { ID(unchecked: try readString()) }
 
-    mutating func readOptional<ID: ChorusIdentifier>(_: ID.Type) throws -> ID? {
+    public mutating func readOptional<ID: ChorusIdentifier>(_: ID.Type) throws -> ID? {
         try readOptionalString().map(ID.init(unchecked:))
     }
 
     /// Fails unless every byte was read.
-    func finish() throws {
+    public func finish() throws {
         guard offset == bytes.count else { throw PayloadError.trailingBytes(bytes.count - offset) }
     }
 }
 
-enum PayloadError: Error, CustomStringConvertible {
+public enum PayloadError: Error, CustomStringConvertible {
     case truncated
     case badFlag(UInt8)
     case trailingBytes(Int)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .truncated: "the payload ends early"
         case .badFlag(let flag): "the payload has presence flag \(flag)"

@@ -10,7 +10,7 @@ public final class EventLog: Sendable {
     public let directory: String
     let environment: LMDBEnvironment
     let schema: LogSchema
-    let notifier: HeadNotifier
+    let notifier: PositionNotifier
     /// Nil when read-only.
     private let writer: LogWriter?
     /// Held for as long as this process may write the log.
@@ -49,7 +49,7 @@ public final class EventLog: Sendable {
         }
         let last = try Self.lastEvent(environment: environment, schema: schema)
         let head = last?.position ?? .start
-        notifier = HeadNotifier(head: head)
+        notifier = PositionNotifier(head: head)
         if configuration.readOnly {
             writer = nil
         } else {

@@ -1,4 +1,9 @@
 extension EventLog {
+    /// Returns the head once it is past `position`; throws `CancellationError`, or ``EventLogError/Code/closed``.
+    public func waitForHead(after position: LogPosition) async throws -> LogPosition {
+        try await notifier.waitForHead(after: position)
+    }
+
     /// Every event after `position`, in order: first those already in the log, then each new one as it commits.
     /// Nothing is missed and nothing repeats at the seam, because it always reads from the log itself.
     /// The sequence ends when the task is cancelled or the log closes. A read-only log, whose writer is another

@@ -15,7 +15,7 @@ final class LogWriter: @unchecked Sendable {
 
     private let environment: LMDBEnvironment
     private let schema: LogSchema
-    private let notifier: HeadNotifier
+    private let notifier: PositionNotifier
     private let limits: Limits
     private let logger: Logger
 
@@ -43,7 +43,7 @@ final class LogWriter: @unchecked Sendable {
     private let indexedThrough: Atomic<UInt64>
 
     init(
-        environment: LMDBEnvironment, schema: LogSchema, notifier: HeadNotifier, head: LogPosition,
+        environment: LMDBEnvironment, schema: LogSchema, notifier: PositionNotifier, head: LogPosition,
         lastRecordedAt: EventTime, tail: UnindexedTail, limits: Limits, logger: Logger
     ) {
         self.environment = environment

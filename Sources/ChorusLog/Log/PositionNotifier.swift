@@ -1,7 +1,8 @@
 import Synchronization
 
-/// Publishes the last committed position and wakes those waiting for the log to pass a position.
-final class HeadNotifier: Sendable {
+/// Publishes a position that only moves forward (the log's head, a projection's checkpoint) and wakes those waiting
+/// for it to pass a position.
+public final class PositionNotifier: Sendable {
     private struct Waiter {
         let after: LogPosition
         let continuation: CheckedContinuation<LogPosition, any Error>
@@ -16,14 +17,14 @@ final class HeadNotifier: Sendable {
 
     private let state: Mutex<State>
 
-    init(head: LogPosition) {
+    public init(head: LogPosition) {
         state = Mutex(State(head: head))
     }
 
-    var head: LogPosition { state.withLock { $0.head } }
+    public var head: LogPosition { state.withLock { $0.head } }
 
-    /// Called by the writer after each commit.
-    func publish(_ head: LogPosition) {
+    /// Moves the position forward and wakes those waiting for it.
+    public func publish(_ head: LogPosition) {
         let ready = state.withLock { state -> [Waiter] in
             state.head = head
             guard !state.waiters.isEmpty else { return [] }
@@ -39,7 +40,7 @@ final class HeadNotifier: Sendable {
     }
 
     /// Ends every wait with ``EventLogError/closed``.
-    func close() {
+    public func close() {
         let waiters = state.withLock { state in
             state.isClosed = true
             defer { state.waiters = [:] }
@@ -49,7 +50,7 @@ final class HeadNotifier: Sendable {
     }
 
     /// Returns the head once it is past `position`; throws `CancellationError` or ``EventLogError/closed``.
-    func waitForHead(after position: LogPosition) async throws -> LogPosition {
+    public func waitForHead(after position: LogPosition) async throws -> LogPosition {
         let id = state.withLock { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID

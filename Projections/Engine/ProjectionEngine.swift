@@ -1,0 +1,178 @@
+import ChorusDomain
+import ChorusLog
+import Foundation
+import Logging
+import Synchronization
+
+/// Builds every read model from the event log, in one LMDB environment of its own.
+///
+/// It reads the log in batches and applies each batch to every read model in one write transaction that also stores
+/// the checkpoint: each event is applied exactly once, a restart resumes from the checkpoint, and any read
+/// transaction sees every read model at one position.
+public final class ProjectionEngine: Sendable {
+    /// The read models, in the order they are applied to each event.
+    static let modelTypes: [any ReadModel.Type] = [
+        Profiles.self, Posts.self, Comments.self, HomeTimeline.self, FollowingFeeds.self,
+    ]
+
+    /// Every table of the read models' store.
+    public static var tableNames: [String] { ["checkpoint"] + modelTypes.flatMap { $0.tables } }
+
+    private static let checkpointKey = Array("position".utf8)
+
+    public let log: EventLog
+    public let store: KeyValueStore
+    private let models: [any ReadModel]
+    private let tables: ProjectionTables
+    private let applied: PositionNotifier
+    private let batchSize: Int
+    private let durable: Bool
+    /// Serialises applying: `run` and `catchUp` may race.
+    private let applying = Mutex<Throughput>(Throughput())
+
+    /// Opens (creating if needed) the read models in `directory` over `log`.
+    /// - Parameter durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
+    public init(
+        log: EventLog, directory: String, batchSize: Int = 1024, durable: Bool = true,
+        logger: Logger = Logger(label: "chorus.projections")
+    ) throws {
+        self.log = log
+        self.batchSize = batchSize
+        self.durable = durable
+        let store = try KeyValueStore(directory: directory, tables: Self.tableNames, logger: logger)
+        let tables = ProjectionTables(store: store)
+        self.store = store
+        self.tables = tables
+        models = Self.modelTypes.map { $0.init(store: store) }
+        let checkpoint = try store.read { try Self.checkpoint(in: $0, tables.checkpoint) }
+        guard checkpoint <= log.head else { throw ProjectionError.aheadOfLog(checkpoint: checkpoint, head: log.head) }
+        applied = PositionNotifier(head: checkpoint)
+    }
+
+    /// The last log position applied to every read model.
+    public var position: LogPosition { applied.head }
+
+    /// How far the read models are behind the log.
+    public var lag: UInt64 { log.head.rawValue - min(log.head.rawValue, position.rawValue) }
+
+    /// Events applied per second of applying, since the engine opened.
+    public var eventsPerSecond: Double { applying.withLock { $0.eventsPerSecond } }
+
+    /// Applies what the log holds now (through `last`, if given), batch by batch; returns how many events.
+    @discardableResult
+    public func catchUp(through last: LogPosition? = nil) throws -> Int {
+        var total = 0
+        while true {
+            let applied = try applyNextBatch(through: last)
+            guard applied > 0 else { return total }
+            total += applied
+        }
+    }
+
+    /// Catches up, then follows the live log until the task is cancelled or the log closes.
+    public func run() async throws {
+        while !Task.isCancelled {
+            guard try applyNextBatch(through: nil) == 0 else { continue }
+            do {
+                _ = try await log.waitForHead(after: position)
+            } catch is CancellationError {
+                return
+            } catch let error as EventLogError where error.code == .closed {
+                return
+            }
+        }
+    }
+
+    /// Returns once the read models have applied `target`; throws ``ProjectionError/notCaughtUp(wanted:applied:)``
+    /// after `timeout`.
+    public func waitUntilApplied(_ target: LogPosition, timeout: Duration) async throws {
+        guard position < target else { return }
+        let applied = self.applied
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                _ = try await applied.waitForHead(after: LogPosition(target.rawValue - 1))
+                return true
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return false
+            }
+            let reached = try await group.next() ?? false
+            group.cancelAll()
+            guard reached else { throw ProjectionError.notCaughtUp(wanted: target, applied: applied.head) }
+        }
+    }
+
+    /// Runs `body` on the read models at one position, and returns its answer with that position.
+    public func snapshot<Answer: Sendable>(_ body: (ReadView) throws -> Answer) throws -> Snapshot<Answer> {
+        try store.read { transaction in
+            let position = try Self.checkpoint(in: transaction, tables.checkpoint)
+            let view = ReadView(transaction: transaction, tables: tables, position: position)
+            return Snapshot(answer: try body(view), position: position)
+        }
+    }
+
+    /// Stops waiters and closes the store.
+    public func close() {
+        applied.close()
+        store.close()
+    }
+
+    /// Builds the read models of `log` from position 1 through `last` (time travel) or the head, into `directory`,
+    /// which must not hold read models yet; returns the position built to.
+    public static func rebuild(
+        log: EventLog, into directory: String, through last: LogPosition? = nil,
+        logger: Logger = Logger(label: "chorus.projections")
+    ) throws -> LogPosition {
+        let engine = try ProjectionEngine(log: log, directory: directory, batchSize: 16_384, durable: false, logger: logger)
+        defer { engine.close() }
+        guard engine.position == .start else {
+            throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")
+        }
+        try engine.catchUp(through: last)
+        try engine.store.sync()
+        return engine.position
+    }
+
+    private func applyNextBatch(through last: LogPosition?) throws -> Int {
+        try applying.withLock { throughput in
+            let from = position
+            let limit = last.map { Int(min(UInt64(batchSize), $0.rawValue - min($0.rawValue, from.rawValue))) } ?? batchSize
+            guard limit > 0 else { return 0 }
+            let started = ContinuousClock.now
+            let recorded = try log.read(from: from.next, limit: limit)
+            guard let newest = recorded.last else { return 0 }
+            let events = try recorded.map { (EventEnvelope(position: $0.position, recordedAt: $0.recordedAt), try DomainEvent(decoding: $0)) }
+            try store.write(durable: durable) { transaction in
+                for (envelope, event) in events {
+                    for model in models { try model.apply(event, at: envelope, in: transaction) }
+                }
+                try transaction.put(PositionValue.encode(newest.position), for: Self.checkpointKey, in: tables.checkpoint)
+            }
+            applied.publish(newest.position)
+            throughput.record(events: recorded.count, in: ContinuousClock.now - started)
+            return recorded.count
+        }
+    }
+
+    private static func checkpoint(in transaction: StoreTransaction, _ table: StoreTable) throws -> LogPosition {
+        try transaction.withValue(for: checkpointKey, in: table) { $0.map(PositionValue.decode) } ?? .start
+    }
+}
+
+/// Events applied and time spent applying them.
+struct Throughput {
+    private var events = 0
+    private var time = Duration.zero
+
+    mutating func record(events: Int, in duration: Duration) {
+        self.events += events
+        time += duration
+    }
+
+    var eventsPerSecond: Double {
+        let (seconds, attoseconds) = time.components
+        let total = Double(seconds) + Double(attoseconds) / 1e18
+        return total > 0 ? Double(events) / total : 0
+    }
+}

@@ -1,0 +1,23 @@
+import ChorusLog
+
+/// A failure of the projection engine.
+public enum ProjectionError: Error, Sendable, CustomStringConvertible {
+    /// The read models did not reach the position in time (API.md's `not_caught_up`).
+    case notCaughtUp(wanted: LogPosition, applied: LogPosition)
+    /// The read models say they are past the end of the log: they were built from another log, or the log lost
+    /// its end; rebuild them.
+    case aheadOfLog(checkpoint: LogPosition, head: LogPosition)
+    /// The read models contradict themselves; rebuild them.
+    case inconsistent(String)
+
+    public var description: String {
+        switch self {
+        case .notCaughtUp(let wanted, let applied):
+            "the read models have applied position \(applied), not yet \(wanted)"
+        case .aheadOfLog(let checkpoint, let head):
+            "the read models are at position \(checkpoint) but the log ends at \(head); rebuild them"
+        case .inconsistent(let message):
+            "the read models are inconsistent (\(message)); rebuild them"
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import ChorusDomain
+import ChorusLog
+
+/// Keys of read-model tables: parts joined by NUL (ids never contain it), positions as 8 bytes big-endian so that
+/// byte order is log order.
+struct ProjectionKey {
+    private(set) var bytes: [UInt8] = []
+
+    init() { bytes.reserveCapacity(64) }
+
+    init(_ id: some ChorusIdentifier) {
+        self.init()
+        append(id)
+    }
+
+    static func position(_ position: LogPosition) -> [UInt8] {
+        var key = ProjectionKey()
+        key.append(position)
+        return key.bytes
+    }
+
+    mutating func append(_ id: some ChorusIdentifier) {
+        if !bytes.isEmpty { bytes.append(0) }
+        bytes.append(contentsOf: id.rawValue.utf8)
+    }
+
+    mutating func append(_ position: LogPosition) {
+        if !bytes.isEmpty { bytes.append(0) }
+        withUnsafeBytes(of: position.rawValue.bigEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    /// The key with a trailing separator: every longer key of the same owner starts with it.
+    func prefix() -> [UInt8] { bytes + [0] }
+
+    /// Reads the position stored as 8 big-endian bytes at `offset`.
+    static func position(in bytes: UnsafeRawBufferPointer, at offset: Int) -> LogPosition {
+        LogPosition(UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
+    }
+
+    static func string(_ bytes: UnsafeRawBufferPointer, from offset: Int, count: Int) -> String {
+        String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]), as: UTF8.self)
+    }
+}
+
+/// A position stored as a value.
+enum PositionValue {
+    static func encode(_ position: LogPosition) -> [UInt8] { ProjectionKey.position(position) }
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> LogPosition { ProjectionKey.position(in: bytes, at: 0) }
+}

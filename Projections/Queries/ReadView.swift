@@ -1,0 +1,168 @@
+import ChorusDomain
+import ChorusLog
+
+/// The read models at one position: every answer from one view reflects that position, and every user embedded in
+/// it is that user's profile as of that position (read models keep user ids only, and join the profile here).
+public struct ReadView {
+    let transaction: StoreTransaction
+    let tables: ProjectionTables
+    /// The log position the whole view reflects.
+    public let position: LogPosition
+
+    // MARK: Users
+
+    public func userSummary(_ user: UserID) throws -> UserSummary? {
+        try profileRecord(user).map { summary(user, $0) }
+    }
+
+    /// `viewer` decides `isFollowed`, `isMe` and whether the e-mail is shown.
+    public func profile(_ user: UserID, viewer: UserID?) throws -> Profile? {
+        guard let record = try profileRecord(user) else { return nil }
+        let isMe = viewer == user
+        return Profile(
+            summary: summary(user, record), bio: record.bio, followers: record.followers, following: record.following,
+            posts: record.posts, isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe,
+            email: isMe ? record.email : nil)
+    }
+
+    /// Whether `follower` follows `followee`.
+    public func follows(_ follower: UserID, _ followee: UserID) throws -> Bool {
+        var edge = ProjectionKey(follower)
+        edge.append(followee)
+        return try transaction.withValue(for: edge.bytes, in: tables.followEdges) { $0 != nil }
+    }
+
+    /// The followers tab, newest first; nil for an unknown user.
+    public func followers(of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
+        try userTab(tables.followers, of: user, page: page)
+    }
+
+    /// The following tab, newest first; nil for an unknown user.
+    public func following(of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
+        try userTab(tables.following, of: user, page: page)
+    }
+
+    // MARK: Posts
+
+    public func post(_ post: PostID, viewer: UserID?) throws -> Post? {
+        try self.post(post, viewer: viewer, withRepost: true)
+    }
+
+    /// Every post, newest first.
+    public func homeFeed(viewer: UserID?, page: PageRequest) throws -> Page<Post> {
+        try transaction.page(tables.home, prefix: [], order: .newestFirst, request: page) { _, value in
+            try post(PostID(unchecked: String(decoding: value, as: UTF8.self)), viewer: viewer)
+        }
+    }
+
+    /// Posts of the users `user` follows, and `user`'s own, newest first.
+    public func followingFeed(of user: UserID, page: PageRequest) throws -> Page<Post> {
+        try postPage(tables.feeds, owner: user, viewer: user, page: page)
+    }
+
+    /// The posts tab; nil for an unknown user.
+    public func posts(by user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post>? {
+        guard try profileRecord(user) != nil else { return nil }
+        return try postPage(tables.userPosts, owner: user, viewer: viewer, page: page)
+    }
+
+    /// The likes tab: posts `user` liked, most recently liked first; nil for an unknown user.
+    public func likedPosts(by user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post>? {
+        guard try profileRecord(user) != nil else { return nil }
+        return try postPage(tables.userLikes, owner: user, viewer: viewer, page: page)
+    }
+
+    /// Comments of a post, oldest first unless asked otherwise; nil for an unknown post.
+    public func comments(on post: PostID, order: SortOrder = .oldestFirst, page: PageRequest) throws -> Page<Comment>? {
+        guard try postRecord(post) != nil else { return nil }
+        return try transaction.page(tables.comments, prefix: ProjectionKey(post).prefix(), order: order, request: page) {
+            _, value in
+            let record = try CommentRecord(decoding: Array(value))
+            return Comment(
+                id: record.id, postID: post, author: try requireSummary(record.author), text: record.text,
+                createdAt: record.createdAt)
+        }
+    }
+
+    // MARK: Joins
+
+    private func profileRecord(_ user: UserID) throws -> ProfileRecord? {
+        try transaction.value(for: ProjectionKey(user).bytes, in: tables.profiles).map(ProfileRecord.init(decoding:))
+    }
+
+    private func postRecord(_ post: PostID) throws -> PostRecord? {
+        try transaction.value(for: ProjectionKey(post).bytes, in: tables.posts).map(PostRecord.init(decoding:))
+    }
+
+    private func summary(_ user: UserID, _ record: ProfileRecord) -> UserSummary {
+        UserSummary(id: user, name: record.name, major: record.major, profileImage: record.profileImage)
+    }
+
+    /// Users named by the read models exist: the log registered them before anything could name them.
+    private func requireSummary(_ user: UserID) throws -> UserSummary {
+        guard let summary = try userSummary(user) else { throw ProjectionError.inconsistent("no profile for \(user)") }
+        return summary
+    }
+
+    private func post(_ id: PostID, viewer: UserID?, withRepost: Bool) throws -> Post? {
+        guard let record = try postRecord(id) else { return nil }
+        var hasLiked = false
+        if let viewer {
+            var like = ProjectionKey(id)
+            like.append(viewer)
+            hasLiked = try transaction.withValue(for: like.bytes, in: tables.postLikes) { $0 != nil }
+        }
+        let repost = try withRepost ? record.repostOf.flatMap { try post($0, viewer: viewer, withRepost: false) } : nil
+        return Post(
+            id: id, author: try requireSummary(record.author), caption: record.caption, text: record.text,
+            image: record.image, repost: repost.map(Post.Repost.of), createdAt: record.createdAt, likes: record.likes,
+            comments: record.comments, hasLiked: hasLiked)
+    }
+
+    private func postPage(_ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post> {
+        try transaction.page(table, prefix: ProjectionKey(owner).prefix(), order: .newestFirst, request: page) {
+            _, value in
+            try post(PostID(unchecked: String(decoding: value, as: UTF8.self)), viewer: viewer)
+        }
+    }
+
+    private func userTab(_ table: StoreTable, of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
+        guard try profileRecord(user) != nil else { return nil }
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.page(table, prefix: prefix, order: .newestFirst, request: page) { key, _ in
+            let start = prefix.count + 9
+            return try requireSummary(UserID(unchecked: ProjectionKey.string(key, from: start, count: key.count - start)))
+        }
+    }
+}
+
+/// The read models' tables, looked up once.
+struct ProjectionTables: Sendable {
+    let checkpoint: StoreTable
+    let profiles: StoreTable
+    let followEdges: StoreTable
+    let followers: StoreTable
+    let following: StoreTable
+    let posts: StoreTable
+    let postLikes: StoreTable
+    let userPosts: StoreTable
+    let userLikes: StoreTable
+    let comments: StoreTable
+    let home: StoreTable
+    let feeds: StoreTable
+
+    init(store: KeyValueStore) {
+        checkpoint = store.table("checkpoint")
+        profiles = store.table("profiles")
+        followEdges = store.table("follow-edges")
+        followers = store.table("followers")
+        following = store.table("following")
+        posts = store.table("posts")
+        postLikes = store.table("post-likes")
+        userPosts = store.table("user-posts")
+        userLikes = store.table("user-likes")
+        comments = store.table("comments")
+        home = store.table("home")
+        feeds = store.table("feeds")
+    }
+}

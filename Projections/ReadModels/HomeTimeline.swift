@@ -1,0 +1,20 @@
+import ChorusDomain
+import ChorusLog
+
+/// Every post, in log order.
+///
+/// - `home`: position → post
+struct HomeTimeline: ReadModel {
+    static let tables = ["home"]
+
+    let home: StoreTable
+
+    init(store: KeyValueStore) {
+        home = store.table("home")
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        guard case .postCreated(let event) = event else { return }
+        try transaction.put(Array(event.post.rawValue.utf8), for: ProjectionKey.position(envelope.position), in: home)
+    }
+}

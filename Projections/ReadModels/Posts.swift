@@ -1,0 +1,124 @@
+import ChorusDomain
+import ChorusLog
+
+/// Posts with their like and comment counts, who liked them, and the posts and likes tabs of profiles.
+///
+/// - `posts`: post → ``PostRecord``
+/// - `post-likes`: post, user → position of the like
+/// - `user-posts`: author, position → post (the posts tab, newest first)
+/// - `user-likes`: user, position of the like → post (the likes tab)
+struct Posts: ReadModel {
+    static let tables = ["posts", "post-likes", "user-posts", "user-likes"]
+
+    let posts: StoreTable
+    let likes: StoreTable
+    let userPosts: StoreTable
+    let userLikes: StoreTable
+
+    init(store: KeyValueStore) {
+        posts = store.table("posts")
+        likes = store.table("post-likes")
+        userPosts = store.table("user-posts")
+        userLikes = store.table("user-likes")
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .postCreated(let event):
+            let record = PostRecord(
+                author: event.author, caption: event.caption, text: event.text, image: event.image,
+                repostOf: event.repostOf, createdAt: envelope.recordedAt, position: envelope.position, likes: 0,
+                comments: 0)
+            try transaction.put(record.encoded(), for: ProjectionKey(event.post).bytes, in: posts)
+            var tab = ProjectionKey(event.author)
+            tab.append(envelope.position)
+            try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userPosts)
+        case .liked(let event):
+            var like = ProjectionKey(event.post)
+            like.append(event.user)
+            try transaction.put(PositionValue.encode(envelope.position), for: like.bytes, in: likes)
+            var tab = ProjectionKey(event.user)
+            tab.append(envelope.position)
+            try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userLikes)
+            try update(event.post, in: transaction) { $0.likes += 1 }
+        case .unliked(let event):
+            var like = ProjectionKey(event.post)
+            like.append(event.user)
+            guard let since = try transaction.withValue(for: like.bytes, in: likes, { $0.map(PositionValue.decode) })
+            else { return }
+            try transaction.delete(like.bytes, in: likes)
+            var tab = ProjectionKey(event.user)
+            tab.append(since)
+            try transaction.delete(tab.bytes, in: userLikes)
+            try update(event.post, in: transaction) { $0.likes -= 1 }
+        case .commentAdded(let event):
+            try update(event.post, in: transaction) { $0.comments += 1 }
+        case .userRegistered, .profileEdited, .followed, .unfollowed, .messageSent:
+            break
+        }
+    }
+
+    private func update(_ post: PostID, in transaction: StoreTransaction, _ change: (inout PostRecord) -> Void) throws {
+        let key = ProjectionKey(post).bytes
+        guard let stored = try transaction.value(for: key, in: posts) else { return }
+        var record = try PostRecord(decoding: stored)
+        change(&record)
+        try transaction.put(record.encoded(), for: key, in: posts)
+    }
+}
+
+/// A post as stored: its author by id only, so that whoever shows it joins the author's profile as of then.
+struct PostRecord: Hashable {
+    var author: UserID
+    var caption: String
+    var text: String
+    var image: MediaID?
+    var repostOf: PostID?
+    var createdAt: EventTime
+    var position: LogPosition
+    var likes: UInt64
+    var comments: UInt64
+
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        writer.write(author)
+        writer.write(caption)
+        writer.write(text)
+        writer.write(image)
+        writer.write(repostOf)
+        writer.write(createdAt.millisecondsSince1970)
+        writer.write(position.rawValue)
+        writer.write(likes)
+        writer.write(comments)
+        return writer.bytes
+    }
+
+    init(
+        author: UserID, caption: String, text: String, image: MediaID?, repostOf: PostID?, createdAt: EventTime,
+        position: LogPosition, likes: UInt64, comments: UInt64
+    ) {
+        self.author = author
+        self.caption = caption
+        self.text = text
+        self.image = image
+        self.repostOf = repostOf
+        self.createdAt = createdAt
+        self.position = position
+        self.likes = likes
+        self.comments = comments
+    }
+
+    init(decoding bytes: [UInt8]) throws {
+        var reader = PayloadReader(bytes)
+        author = try reader.read(UserID.self)
+        caption = try reader.readString()
+        text = try reader.readString()
+        image = try reader.readOptional(MediaID.self)
+        repostOf = try reader.readOptional(PostID.self)
+        createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
+        position = LogPosition(try reader.readUInt64())
+        likes = try reader.readUInt64()
+        comments = try reader.readUInt64()
+        try reader.finish()
+    }
+}

@@ -1,0 +1,136 @@
+import ChorusDomain
+import ChorusLog
+
+/// Profiles with their counters, the follow edges, and the followers and following tabs.
+///
+/// - `profiles`: user → ``ProfileRecord``
+/// - `follow-edges`: follower, followee → position of the follow
+/// - `followers`: followee, position, follower → empty (the followers tab, newest first)
+/// - `following`: follower, position, followee → empty (the following tab)
+struct Profiles: ReadModel {
+    static let tables = ["profiles", "follow-edges", "followers", "following"]
+
+    let profiles: StoreTable
+    let edges: StoreTable
+    let followers: StoreTable
+    let following: StoreTable
+
+    init(store: KeyValueStore) {
+        profiles = store.table("profiles")
+        edges = store.table("follow-edges")
+        followers = store.table("followers")
+        following = store.table("following")
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .userRegistered(let event):
+            let record = ProfileRecord(
+                name: event.name, major: event.major, bio: event.bio, profileImage: nil, email: event.email,
+                followers: 0, following: 0, posts: 0)
+            try transaction.put(record.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
+        case .profileEdited(let event):
+            try update(event.user, in: transaction) { record in
+                if let name = event.name { record.name = name }
+                if let major = event.major { record.major = major }
+                if let bio = event.bio { record.bio = bio }
+                switch event.profileImage {
+                case nil: break
+                case .remove?: record.profileImage = nil
+                case .set(let media)?: record.profileImage = media
+                }
+            }
+        case .followed(let event):
+            var edge = ProjectionKey(event.follower)
+            edge.append(event.followee)
+            try transaction.put(PositionValue.encode(envelope.position), for: edge.bytes, in: edges)
+            try transaction.put([], for: tabKey(event.followee, envelope.position, event.follower), in: followers)
+            try transaction.put([], for: tabKey(event.follower, envelope.position, event.followee), in: following)
+            try update(event.follower, in: transaction) { $0.following += 1 }
+            try update(event.followee, in: transaction) { $0.followers += 1 }
+        case .unfollowed(let event):
+            var edge = ProjectionKey(event.follower)
+            edge.append(event.followee)
+            guard let since = try transaction.withValue(for: edge.bytes, in: edges, { $0.map(PositionValue.decode) })
+            else { return }
+            try transaction.delete(edge.bytes, in: edges)
+            try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
+            try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
+            try update(event.follower, in: transaction) { $0.following -= 1 }
+            try update(event.followee, in: transaction) { $0.followers -= 1 }
+        case .postCreated(let event):
+            try update(event.author, in: transaction) { $0.posts += 1 }
+        case .liked, .unliked, .commentAdded, .messageSent:
+            break
+        }
+    }
+
+    private func tabKey(_ owner: UserID, _ position: LogPosition, _ other: UserID) -> [UInt8] {
+        var key = ProjectionKey(owner)
+        key.append(position)
+        key.append(other)
+        return key.bytes
+    }
+
+    private func update(_ user: UserID, in transaction: StoreTransaction, _ change: (inout ProfileRecord) -> Void)
+        throws
+    {
+        let key = ProjectionKey(user).bytes
+        guard let stored = try transaction.value(for: key, in: profiles) else { return }
+        var record = try ProfileRecord(decoding: stored)
+        change(&record)
+        try transaction.put(record.encoded(), for: key, in: profiles)
+    }
+}
+
+/// A profile as stored: everything but who looks at it.
+struct ProfileRecord: Hashable {
+    var name: String
+    var major: String
+    var bio: String
+    var profileImage: MediaID?
+    var email: String
+    var followers: UInt64
+    var following: UInt64
+    var posts: UInt64
+
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        writer.write(name)
+        writer.write(major)
+        writer.write(bio)
+        writer.write(profileImage)
+        writer.write(email)
+        writer.write(followers)
+        writer.write(following)
+        writer.write(posts)
+        return writer.bytes
+    }
+
+    init(
+        name: String, major: String, bio: String, profileImage: MediaID?, email: String, followers: UInt64,
+        following: UInt64, posts: UInt64
+    ) {
+        self.name = name
+        self.major = major
+        self.bio = bio
+        self.profileImage = profileImage
+        self.email = email
+        self.followers = followers
+        self.following = following
+        self.posts = posts
+    }
+
+    init(decoding bytes: [UInt8]) throws {
+        var reader = PayloadReader(bytes)
+        name = try reader.readString()
+        major = try reader.readString()
+        bio = try reader.readString()
+        profileImage = try reader.readOptional(MediaID.self)
+        email = try reader.readString()
+        followers = try reader.readUInt64()
+        following = try reader.readUInt64()
+        posts = try reader.readUInt64()
+        try reader.finish()
+    }
+}

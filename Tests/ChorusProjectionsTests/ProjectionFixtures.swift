@@ -1,0 +1,57 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Foundation
+import Synchronization
+
+final class TestMedia: MediaCatalog {
+    private let stored = Mutex<Set<MediaID>>([])
+
+    func add() -> MediaID {
+        let media = MediaID.make()
+        stored.withLock { _ = $0.insert(media) }
+        return media
+    }
+
+    func contains(_ media: MediaID) -> Bool { stored.withLock { $0.contains(media) } }
+}
+
+/// A log, an executor and a projection engine in a fresh temporary directory.
+struct ProjectionHarness {
+    let directory: String
+    let log: EventLog
+    let chorus: CommandExecutor
+    let media: TestMedia
+    let engine: ProjectionEngine
+
+    /// The answer of `body` on the read models once they have applied everything in the log.
+    func read<Answer: Sendable>(_ body: (ReadView) throws -> Answer) throws -> Answer {
+        try engine.catchUp()
+        return try engine.snapshot(body).answer
+    }
+
+    func register(_ name: String) async throws -> UserID {
+        let result = try await chorus.execute(
+            .registerUser(email: "\(name.lowercased())-\(UUID().uuidString.prefix(6))@example.com", password: "secret1", name: name))
+        return UserID(result.createdID!)!
+    }
+
+    func post(_ author: UserID, _ text: String) async throws -> PostID {
+        PostID(try await chorus.execute(.createPost(author: author, text: text)).createdID!)!
+    }
+}
+
+func withProjections<R>(batchSize: Int = 1024, _ body: (ProjectionHarness) async throws -> R) async throws -> R {
+    let directory = FileManager.default.temporaryDirectory
+        .appendingPathComponent("chorus-projections-test-\(UUID().uuidString.lowercased())").path
+    defer { try? FileManager.default.removeItem(atPath: directory) }
+    var configuration = EventLogConfiguration()
+    configuration.stateTables = DecisionState.tableNames
+    let log = try EventLog(directory: directory + "/log", configuration: configuration)
+    defer { log.close() }
+    let media = TestMedia()
+    let chorus = CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4))
+    let engine = try ProjectionEngine(log: log, directory: directory + "/projections", batchSize: batchSize)
+    defer { engine.close() }
+    return try await body(ProjectionHarness(directory: directory, log: log, chorus: chorus, media: media, engine: engine))
+}
