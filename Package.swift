@@ -51,6 +51,12 @@ let package = Package(
             ],
             path: "Projections"
         ),
+        // A seeded synthetic social workload: `chorus demo`, benchmarks and tests.
+        .target(
+            name: "ChorusDemo",
+            dependencies: ["ChorusLog", "ChorusDomain"],
+            path: "Sources/ChorusDemo"
+        ),
         // The `chorus` command for operators.
         .executableTarget(
             name: "chorus",
@@ -79,7 +85,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusProjectionsTests",
-            dependencies: ["ChorusProjections", "ChorusDomain", "ChorusLog"],
+            dependencies: ["ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusDemo"],
             path: "Tests/ChorusProjectionsTests"
         ),
         // The `chorus` command, run as a process.

@@ -32,7 +32,9 @@ struct ProjectionHarness {
 
     func register(_ name: String) async throws -> UserID {
         let result = try await chorus.execute(
-            .registerUser(email: "\(name.lowercased())-\(UUID().uuidString.prefix(6))@example.com", password: "secret1", name: name))
+            .registerUser(
+                email: "\(name.lowercased().filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString.prefix(6))@example.com",
+                password: "secret1", name: name))
         return UserID(result.createdID!)!
     }
 

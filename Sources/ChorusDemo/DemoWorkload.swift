@@ -1,0 +1,143 @@
+import ChorusDomain
+import ChorusLog
+
+/// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
+/// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
+/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, unfollows.
+///
+/// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
+/// content depends only on the seed, while positions within a wave depend on how the group commits fell.
+public struct DemoWorkload: Sendable {
+    public let seed: UInt64
+    /// About how many events to append.
+    public let events: Int
+    /// Commands executed concurrently in one wave.
+    public var waveSize = 256
+
+    public init(seed: UInt64, events: Int) {
+        self.seed = seed
+        self.events = events
+    }
+
+    /// What a run appended.
+    public struct Summary: Sendable {
+        public var users = 0
+        public var posts = 0
+        public var events = 0
+    }
+
+    /// Runs the workload; `progress` is called after each wave with the events appended so far.
+    public func run(
+        on executor: CommandExecutor, durability: WriteDurability = .nonDurableBulkImport,
+        progress: (Int) -> Void = { _ in }
+    ) async throws -> Summary {
+        var generator = SeededGenerator(seed: seed)
+        var summary = Summary()
+        let userCount = max(8, events / 40)
+        var users: [UserID] = []
+        var posts: [PostID] = []
+
+        func runWave(_ commands: [Command]) async throws {
+            let results = try await withThrowingTaskGroup(of: (Int, CommandResult?).self) { group in
+                for (index, command) in commands.enumerated() {
+                    group.addTask {
+                        do {
+                            return (index, try await executor.execute(command, durability: durability))
+                        } catch is DomainError {
+                            return (index, nil)  // a refusal the generator could not foresee, e.g. a race in the wave
+                        }
+                    }
+                }
+                var results = [CommandResult?](repeating: nil, count: commands.count)
+                for try await (index, result) in group { results[index] = result }
+                return results
+            }
+            for (command, result) in zip(commands, results) {
+                guard let result, result.appended else { continue }
+                summary.events += 1
+                switch command {
+                case .registerUser:
+                    users.append(UserID(result.createdID!)!)
+                    summary.users += 1
+                case .createPost:
+                    posts.append(PostID(result.createdID!)!)
+                    summary.posts += 1
+                default:
+                    break
+                }
+            }
+            progress(summary.events)
+        }
+
+        // Everyone signs up first.
+        var registrations: [Command] = []
+        for index in 0..<userCount {
+            registrations.append(
+                .registerUser(
+                    email: "user\(index)@demo.chorus", password: "password", name: DemoNames.name(using: &generator),
+                    major: DemoNames.majors.randomElement(using: &generator)))
+            if registrations.count == waveSize {
+                try await runWave(registrations)
+                registrations = []
+            }
+        }
+        try await runWave(registrations)
+
+        // Then a heavy-tailed graph: each user follows a few, favouring the first accounts.
+        var follows: [Command] = []
+        for follower in users.indices {
+            for _ in 0..<Int.random(in: 2...8, using: &generator) {
+                let followee = generator.skewedIndex(below: users.count)
+                guard followee != follower else { continue }
+                follows.append(.follow(follower: users[follower], followee: users[followee]))
+            }
+        }
+        for start in stride(from: 0, to: follows.count, by: waveSize) {
+            guard summary.events < events else { break }
+            try await runWave(Array(follows[start..<min(start + waveSize, follows.count)]))
+        }
+
+        // Then everyday life, until about `events` are appended.
+        while summary.events < events {
+            var wave: [Command] = []
+            for _ in 0..<min(waveSize, max(1, events - summary.events)) {
+                wave.append(nextCommand(users: users, posts: posts, using: &generator))
+            }
+            try await runWave(wave)
+        }
+        return summary
+    }
+
+    private func nextCommand(users: [UserID], posts: [PostID], using generator: inout SeededGenerator) -> Command {
+        let user = users[generator.skewedIndex(below: users.count, skew: 1.5)]
+        let other = users[generator.skewedIndex(below: users.count)]
+        let roll = Int.random(in: 0..<100, using: &generator)
+        guard roll >= 24, !posts.isEmpty else {
+            return .createPost(
+                author: user, caption: nil,
+                text: DemoNames.sentence(words: Int.random(in: 2...12, using: &generator), using: &generator))
+        }
+        // Recent posts draw the attention.
+        let post = posts[posts.count - 1 - generator.skewedIndex(below: posts.count)]
+        switch roll {
+        case 24..<29:
+            return .createPost(author: user, repostOf: post)
+        case 29..<52:
+            return .like(user: user, post: post)
+        case 52..<55:
+            return .unlike(user: user, post: post)
+        case 55..<70:
+            return .addComment(author: user, post: post, text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator))
+        case 70..<84 where user != other:
+            return .sendMessage(from: user, to: other, text: DemoNames.sentence(words: Int.random(in: 1...10, using: &generator), using: &generator))
+        case 84..<91 where user != other:
+            return .follow(follower: user, followee: other)
+        case 91..<94 where user != other:
+            return .unfollow(follower: user, followee: other)
+        default:
+            return .editProfile(
+                user: user, name: Bool.random(using: &generator) ? DemoNames.name(using: &generator) : nil,
+                bio: DemoNames.sentence(words: Int.random(in: 0...6, using: &generator), using: &generator))
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import ChorusDemo
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Testing
+
+/// The classic bug of apps built on denormalised documents: a changed profile image shows up late, or mixed with the
+/// old one. Here, at every position of a random history, every user embedded anywhere in an answer must be exactly
+/// that user's profile at that position, as folded from the log itself.
+@Suite("Embedded profiles")
+struct EmbeddedProfileTests {
+    @Test("at every position every embedded user equals that user's profile there", arguments: [1, 2, 3] as [UInt64])
+    func embeddedUsersMatchTheLog(seed: UInt64) async throws {
+        try await withProjections(batchSize: 1) { app in
+            var generator = SeededGenerator(seed: seed)
+            var users: [UserID] = []
+            for index in 0..<5 { users.append(try await app.register("User \(index)")) }
+            let images = (0..<3).map { _ in app.media.add() }
+            var posts: [PostID] = []
+            for _ in 0..<160 {
+                let user = users.randomElement(using: &generator)!
+                let other = users.randomElement(using: &generator)!
+                let post = posts.randomElement(using: &generator)
+                let command: Command =
+                    switch Int.random(in: 0..<10, using: &generator) {
+                    case 0, 1:
+                        .editProfile(
+                            user: user, name: "Name \(Int.random(in: 0..<100, using: &generator))",
+                            major: Bool.random(using: &generator) ? "Major \(Int.random(in: 0..<9, using: &generator))" : nil,
+                            profileImage: Bool.random(using: &generator)
+                                ? .set(images.randomElement(using: &generator)!) : .remove)
+                    case 2, 3: .createPost(author: user, text: "post", repostOf: Bool.random(using: &generator) ? post : nil)
+                    case 4 where post != nil: .addComment(author: user, post: post!, text: "comment")
+                    case 5 where post != nil: .like(user: user, post: post!)
+                    case 6 where user != other: .follow(follower: user, followee: other)
+                    case 7 where user != other: .unfollow(follower: user, followee: other)
+                    case 8 where user != other: .sendMessage(from: user, to: other, text: "hi")
+                    default: .createPost(author: user, text: "another")
+                    }
+                let result = try await app.chorus.execute(command)
+                if case .createPost = command, let id = result.createdID { posts.append(PostID(id)!) }
+            }
+
+            var expected: [UserID: UserSummaryFold] = [:]
+            var checked = 0
+            for event in try app.log.read(from: 1, limit: 10_000) {
+                UserSummaryFold.apply(try DomainEvent(decoding: event), to: &expected)
+                try app.engine.catchUp(through: event.position)
+                let snapshot = try app.engine.snapshot { view in try embeddedUsers(in: view, users: users) }
+                #expect(snapshot.position == event.position)
+                for summary in snapshot.answer {
+                    let folded = expected[summary.id]
+                    #expect(
+                        folded?.name == summary.name && folded?.major == summary.major
+                            && folded?.profileImage == summary.profileImage,
+                        "position \(event.position): \(summary) where the log says \(String(describing: folded))")
+                    checked += 1
+                }
+            }
+            #expect(checked > 1_000, "the history embedded users often enough to test something")
+        }
+    }
+
+    /// Every user summary any answer embeds: feeds, posts and their reposts, comments, followers and following.
+    private func embeddedUsers(in view: ReadView, users: [UserID]) throws -> [UserSummary] {
+        var found: [UserSummary] = []
+        func add(_ post: Post) {
+            found.append(post.author)
+            if let original = post.repostOf { found.append(original.author) }
+        }
+        let home = try view.homeFeed(viewer: nil, page: PageRequest(limit: 100))
+        home.items.forEach(add)
+        for post in home.items {
+            try view.comments(on: post.id, page: PageRequest(limit: 100))?.items.forEach { found.append($0.author) }
+        }
+        for user in users {
+            try view.followingFeed(of: user, page: PageRequest(limit: 100)).items.forEach(add)
+            found += try view.followers(of: user, page: PageRequest(limit: 100))?.items ?? []
+            found += try view.following(of: user, page: PageRequest(limit: 100))?.items ?? []
+            if let profile = try view.profile(user, viewer: nil) { found.append(profile.summary) }
+        }
+        return found
+    }
+}
+
+/// A user's summary folded straight from the events, independently of the read models.
+struct UserSummaryFold: Equatable {
+    var name: String
+    var major: String
+    var profileImage: MediaID?
+
+    static func apply(_ event: DomainEvent, to users: inout [UserID: UserSummaryFold]) {
+        switch event {
+        case .userRegistered(let event):
+            users[event.user] = UserSummaryFold(name: event.name, major: event.major, profileImage: nil)
+        case .profileEdited(let event):
+            if let name = event.name { users[event.user]?.name = name }
+            if let major = event.major { users[event.user]?.major = major }
+            switch event.profileImage {
+            case nil: break
+            case .remove?: users[event.user]?.profileImage = nil
+            case .set(let media)?: users[event.user]?.profileImage = media
+            }
+        default:
+            break
+        }
+    }
+}

@@ -1,0 +1,26 @@
+import ChorusLog
+import ChorusProjections
+
+/// Every entry of every read-model table, in key order, as stored.
+func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
+    try store.read { transaction in
+        var tables: [String: [[UInt8]]] = [:]
+        for name in ProjectionEngine.tableNames {
+            var entries: [[UInt8]] = []
+            try transaction.scan(store.table(name)) { key, value in
+                entries.append(Array(key) + [0xFF, 0xFE] + Array(value))
+                return true
+            }
+            tables[name] = entries
+        }
+        return tables
+    }
+}
+
+func dumpReadModels(atDirectory directory: String) throws -> [String: [[UInt8]]] {
+    var configuration = KeyValueStoreConfiguration()
+    configuration.readOnly = true
+    let store = try KeyValueStore(directory: directory, tables: ProjectionEngine.tableNames, configuration: configuration)
+    defer { store.close() }
+    return try dumpReadModels(store)
+}
