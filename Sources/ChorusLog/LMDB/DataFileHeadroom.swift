@@ -26,9 +26,9 @@ final class DataFileHeadroom: @unchecked Sendable {
     /// How much prepared space to keep for a file of which LMDB uses `used` bytes.
     static func target(used: Int) -> Int { min(max(used / 4, 1 << 20), 64 << 20) }
 
-    private let environment: OpaquePointer
     private let descriptor: Int32
-    private let pageSize: Int
+    /// The bytes LMDB uses, read safely: the meta pages it is read from live in the map, which a resize moves.
+    private let usedBytes: @Sendable () throws -> Int
     private let logger: Logger
     /// Held by every write transaction, and by the extension while it writes.
     private let fileLock = NSLock()
@@ -36,14 +36,9 @@ final class DataFileHeadroom: @unchecked Sendable {
     private let isStopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(environment: OpaquePointer, logger: Logger) throws(LMDBError) {
-        var descriptor: Int32 = -1
-        try LMDBError.check(mdb_env_get_fd(environment, &descriptor), "mdb_env_get_fd")
-        var stat = MDB_stat()
-        try LMDBError.check(mdb_env_stat(environment, &stat), "mdb_env_stat")
-        self.environment = environment
+    init(descriptor: Int32, usedBytes: @escaping @Sendable () throws -> Int, logger: Logger) {
         self.descriptor = descriptor
-        self.pageSize = Int(stat.ms_psize)
+        self.usedBytes = usedBytes
         self.logger = logger
         let thread = Thread { [self] in
             setCurrentThreadName("chorus-log-headroom")
@@ -101,12 +96,10 @@ final class DataFileHeadroom: @unchecked Sendable {
     }
 
     /// Bytes LMDB uses, and bytes of file past its last used page.
-    private func space() throws(LMDBError) -> (used: Int, prepared: Int) {
-        var info = MDB_envinfo()
-        try LMDBError.check(mdb_env_info(environment, &info), "mdb_env_info")
+    private func space() throws -> (used: Int, prepared: Int) {
+        let used = try usedBytes()
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw LMDBError(errno, "fstat(log data file)") }
-        let used = (info.me_last_pgno + 1) * pageSize
         return (used, Int(status.st_size) - used)
     }
 

@@ -36,8 +36,8 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let growths = Atomic<Int>(0)
     /// Set under the exclusive side of `resizeLock`, read under either side.
     private var isClosed = false
-    /// Prepares file space ahead of LMDB's writes; nil when read-only.
-    private let headroom: DataFileHeadroom?
+    /// Prepares file space ahead of LMDB's writes; nil when read-only. Set once, at the end of `init`.
+    private var headroom: DataFileHeadroom?
 
     init(path: String, configuration: Configuration, databaseNames: [String], logger: Logger) throws {
         self.path = path
@@ -99,15 +99,30 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
         self.databases = opened
         self.mainDatabase = LMDBDatabase(name: "main", handle: main)
-        if configuration.readOnly || !configuration.preparesFileSpace {
-            headroom = nil
-        } else {
+        if !configuration.readOnly, configuration.preparesFileSpace {
+            var descriptor: Int32 = -1
+            var stat = MDB_stat()
             do {
-                headroom = try DataFileHeadroom(environment: environment, logger: logger)
+                try LMDBError.check(mdb_env_get_fd(environment, &descriptor), "mdb_env_get_fd")
+                try LMDBError.check(mdb_env_stat(environment, &stat), "mdb_env_stat")
             } catch {
                 mdb_env_close(environment)
                 throw error
             }
+            let pageSize = Int(stat.ms_psize)
+            // The headroom thread ends (close, deinit) before the environment does.
+            headroom = DataFileHeadroom(
+                descriptor: descriptor, usedBytes: { [unowned self] in try self.usedPages() * pageSize }, logger: logger)
+        }
+    }
+
+    /// Pages LMDB uses, read under the resize lock: the meta pages it comes from are in the map.
+    private func usedPages() throws(LMDBError) -> Int {
+        try resizeLock.withSharedLock { () throws(LMDBError) -> Int in
+            guard !isClosed else { throw LMDBError.environmentClosed(path) }
+            var info = MDB_envinfo()
+            try LMDBError.check(mdb_env_info(handle, &info), "mdb_env_info")
+            return info.me_last_pgno + 1
         }
     }
 
