@@ -62,6 +62,9 @@ let package = Package(
             name: "chorus",
             dependencies: [
                 "ChorusLog",
+                "ChorusDomain",
+                "ChorusProjections",
+                "ChorusDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

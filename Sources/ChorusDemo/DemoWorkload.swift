@@ -37,30 +37,16 @@ public struct DemoWorkload: Sendable {
         var users: [UserID] = []
         var posts: [PostID] = []
 
-        func runWave(_ commands: [Command]) async throws {
-            let results = try await withThrowingTaskGroup(of: (Int, CommandResult?).self) { group in
-                for (index, command) in commands.enumerated() {
-                    group.addTask {
-                        do {
-                            return (index, try await executor.execute(command, durability: durability))
-                        } catch is DomainError {
-                            return (index, nil)  // a refusal the generator could not foresee, e.g. a race in the wave
-                        }
-                    }
-                }
-                var results = [CommandResult?](repeating: nil, count: commands.count)
-                for try await (index, result) in group { results[index] = result }
-                return results
-            }
+        func record(_ commands: [Command], _ results: [CommandResult?]) {
             for (command, result) in zip(commands, results) {
                 guard let result, result.appended else { continue }
                 summary.events += 1
                 switch command {
                 case .registerUser:
-                    users.append(UserID(result.createdID!)!)
+                    users.append(UserID(unchecked: result.createdID ?? ""))
                     summary.users += 1
                 case .createPost:
-                    posts.append(PostID(result.createdID!)!)
+                    posts.append(PostID(unchecked: result.createdID ?? ""))
                     summary.posts += 1
                 default:
                     break
@@ -77,11 +63,11 @@ public struct DemoWorkload: Sendable {
                     email: "user\(index)@demo.chorus", password: "password", name: DemoNames.name(using: &generator),
                     major: DemoNames.majors.randomElement(using: &generator)))
             if registrations.count == waveSize {
-                try await runWave(registrations)
+                record(registrations, try await execute(registrations, on: executor, durability: durability))
                 registrations = []
             }
         }
-        try await runWave(registrations)
+        record(registrations, try await execute(registrations, on: executor, durability: durability))
 
         // Then a heavy-tailed graph: each user follows a few, favouring the first accounts.
         var follows: [Command] = []
@@ -94,7 +80,8 @@ public struct DemoWorkload: Sendable {
         }
         for start in stride(from: 0, to: follows.count, by: waveSize) {
             guard summary.events < events else { break }
-            try await runWave(Array(follows[start..<min(start + waveSize, follows.count)]))
+            let wave = Array(follows[start..<min(start + waveSize, follows.count)])
+            record(wave, try await execute(wave, on: executor, durability: durability))
         }
 
         // Then everyday life, until about `events` are appended.
@@ -103,9 +90,29 @@ public struct DemoWorkload: Sendable {
             for _ in 0..<min(waveSize, max(1, events - summary.events)) {
                 wave.append(nextCommand(users: users, posts: posts, using: &generator))
             }
-            try await runWave(wave)
+            record(wave, try await execute(wave, on: executor, durability: durability))
         }
         return summary
+    }
+
+    /// Executes one wave concurrently; the results come back in the order of `commands` (nil for a refusal the
+    /// generator could not foresee, such as two commands of one wave racing).
+    private func execute(
+        _ commands: [Command], on executor: CommandExecutor, durability: WriteDurability
+    ) async throws -> [CommandResult?] {
+        let tasks = commands.map { command in
+            Task {
+                do {
+                    return try await executor.execute(command, durability: durability) as CommandResult?
+                } catch is DomainError {
+                    return nil
+                }
+            }
+        }
+        var results: [CommandResult?] = []
+        results.reserveCapacity(tasks.count)
+        for task in tasks { results.append(try await task.value) }
+        return results
     }
 
     private func nextCommand(users: [UserID], posts: [PostID], using generator: inout SeededGenerator) -> Command {

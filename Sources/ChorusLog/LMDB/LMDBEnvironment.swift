@@ -21,6 +21,10 @@ final class LMDBEnvironment: @unchecked Sendable {
         var readOnly: Bool
         /// Keeps zero-filled space ready past the last page (see ``DataFileHeadroom``): for latency-bound commits.
         var preparesFileSpace: Bool
+        /// `MDB_WRITEMAP`: write transactions change pages in the map itself, with no dirty-page copies to search.
+        /// Much faster for large transactions, and their memory is the file's; but a stray write through a pointer
+        /// into the map corrupts the database, so only for stores that can be rebuilt.
+        var writeMap: Bool = false
     }
 
     let path: String
@@ -54,7 +58,9 @@ final class LMDBEnvironment: @unchecked Sendable {
             try LMDBError.check(mdb_env_set_maxdbs(environment, MDB_dbi(databaseNames.count)), "mdb_env_set_maxdbs")
             try LMDBError.check(mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
             try LMDBError.check(mdb_env_set_mapsize(environment, configuration.initialMapSize), "mdb_env_set_mapsize")
-            let flags = UInt32(MDB_NOTLS) | (configuration.readOnly ? UInt32(MDB_RDONLY) : 0)
+            let flags =
+                UInt32(MDB_NOTLS) | (configuration.readOnly ? UInt32(MDB_RDONLY) : 0)
+                | (configuration.writeMap && !configuration.readOnly ? UInt32(MDB_WRITEMAP) : 0)
             try LMDBError.check(mdb_env_open(environment, path, flags, 0o644), "mdb_env_open(\(path))")
         } catch {
             mdb_env_close(environment)

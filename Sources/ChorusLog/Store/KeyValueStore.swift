@@ -9,6 +9,9 @@ public struct KeyValueStoreConfiguration: Sendable {
     public var maximumMapSize: Int = 1 << 40
     public var maximumReaders: UInt32 = 1024
     public var readOnly = false
+    /// Faster large transactions, at the price of LMDB's protection against stray writes through pointers into the
+    /// map (`MDB_WRITEMAP`): for stores that can be rebuilt from the log, such as the read models.
+    public var writesInPlace = false
 
     public init() {}
 }
@@ -31,7 +34,7 @@ public final class KeyValueStore: Sendable {
             configuration: .init(
                 initialMapSize: configuration.initialMapSize, maximumMapGrowthStep: configuration.maximumMapGrowthStep,
                 maximumMapSize: configuration.maximumMapSize, maximumReaders: configuration.maximumReaders,
-                readOnly: configuration.readOnly, preparesFileSpace: false),
+                readOnly: configuration.readOnly, preparesFileSpace: false, writeMap: configuration.writesInPlace),
             databaseNames: tables, logger: logger)
     }
 

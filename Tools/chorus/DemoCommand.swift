@@ -1,0 +1,96 @@
+import ArgumentParser
+import ChorusDemo
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Foundation
+
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Fill a data directory with a synthetic social network, then build its read models.",
+        discussion: """
+            Users with Korean and Latin names, a heavy-tailed follower graph, posts, reposts, likes, comments, \
+            messages and profile edits, written through the real command path (bulk import). The same seed gives \
+            the same content. Every demo user's password is "password".
+            """
+    )
+
+    @Option(help: "The data directory (its log must be empty).")
+    var data = "./chorus-data"
+
+    @Option(help: "About how many events to write.")
+    var events = 100_000
+
+    @Option(help: "The seed of the workload.")
+    var seed: UInt64 = 1
+
+    mutating func run() async throws {
+        guard events > 0 else { throw ValidationError("--events must be positive") }
+        let layout = DataDirectory(data)
+        let log = try layout.openLog()
+        defer { log.close() }
+        guard log.head == .start else {
+            throw ValidationError("\(layout.log) already holds \(log.head) events; give `chorus demo` an empty data directory")
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        var reporter = ProgressLines(total: events, unit: "events")
+        let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+        let summary = try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
+        try log.syncToDisk()
+        let written = clock.now - started
+        printProgress("building the read models")
+        let built = try ProjectionEngine.rebuild(log: log, into: layout.projections)
+        print(
+            "wrote \(summary.events) events (\(summary.users) users, \(summary.posts) posts) to \(layout.log) in "
+                + "\(String(format: "%.1f", written.seconds)) s; read models built through position \(built) in "
+                + "\(layout.projections)")
+    }
+}
+
+/// Where a data directory keeps its parts.
+struct DataDirectory {
+    let root: String
+
+    init(_ root: String) { self.root = root }
+
+    var log: String { root + "/log" }
+    var projections: String { root + "/projections" }
+
+    /// The log, with the domain's decision state in it.
+    func openLog(readOnly: Bool = false) throws -> EventLog {
+        var configuration = EventLogConfiguration()
+        configuration.stateTables = DecisionState.tableNames
+        configuration.readOnly = readOnly
+        return try EventLog(directory: log, configuration: configuration)
+    }
+}
+
+/// Progress as plain lines on standard error, at most every two seconds.
+struct ProgressLines {
+    let total: Int
+    let unit: String
+    private let clock = ContinuousClock()
+    private let started: ContinuousClock.Instant
+    private var lastLine: ContinuousClock.Instant
+
+    init(total: Int, unit: String) {
+        self.total = total
+        self.unit = unit
+        started = clock.now
+        lastLine = clock.now
+    }
+
+    mutating func update(_ done: Int) {
+        let now = clock.now
+        guard now - lastLine >= .seconds(2) || done >= total else { return }
+        lastLine = now
+        let elapsed = (now - started).seconds
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        let remaining = rate > 0 ? Double(max(0, total - done)) / rate : 0
+        printProgress(
+            "\(done)/\(total) \(unit) (\(Int(Double(done) * 100 / Double(max(total, 1))))%), "
+                + "\(Int(rate)) \(unit)/s, about \(Int(remaining)) s left")
+    }
+}
