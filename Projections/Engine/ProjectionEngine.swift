@@ -12,7 +12,8 @@ import Synchronization
 public final class ProjectionEngine: Sendable {
     /// The read models, in the order they are applied to each event.
     static let modelTypes: [any ReadModel.Type] = [
-        Profiles.self, Posts.self, Comments.self, HomeTimeline.self, FollowingFeeds.self,
+        Profiles.self, Posts.self, Comments.self, HomeTimeline.self, FollowingFeeds.self, Notifications.self,
+        Conversations.self,
     ]
 
     /// Every table of the read models' store.

@@ -84,6 +84,63 @@ public struct ReadView {
         }
     }
 
+    // MARK: Notifications and messages
+
+    /// Likes, follows and comments by others on `user`'s things, newest first; `actorIsFollowed` is `user`'s view.
+    public func notifications(of user: UserID, page: PageRequest) throws -> Page<Notification> {
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.page(tables.notifications, prefix: prefix, order: .newestFirst, request: page) {
+            key, value in
+            let position = ProjectionKey.position(in: key, at: prefix.count)
+            let record = try NotificationRecord(decoding: Array(value))
+            let actor = try requireSummary(record.actor)
+            let post = try record.post.map { id in Notification.PostPart(id: id, image: try postRecord(id)?.image) }
+            var comment: Comment?
+            if let post = record.post, let part = record.comment {
+                comment = Comment(id: part.id, postID: post, author: actor, text: part.text, createdAt: record.createdAt)
+            }
+            let kind: Notification.Kind =
+                switch record.kind {
+                case .like: .like
+                case .follow: .follow
+                case .comment: .comment
+                }
+            return Notification(
+                id: PageCursor(position: position).description, kind: kind, actor: actor,
+                actorIsFollowed: try follows(user, record.actor), post: post, comment: comment,
+                createdAt: record.createdAt)
+        }
+    }
+
+    /// The recent-messages list: one row per partner, latest activity first.
+    public func conversations(of user: UserID, page: PageRequest) throws -> Page<Conversation> {
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.page(tables.recent, prefix: prefix, order: .newestFirst, request: page) { key, value in
+            let partner = UserID(unchecked: String(decoding: value, as: UTF8.self))
+            var messageKey = Conversations.pairPrefix(user, partner)
+            messageKey.append(ProjectionKey.position(in: key, at: prefix.count))
+            guard let stored = try transaction.value(for: messageKey.bytes, in: tables.messages) else {
+                throw ProjectionError.inconsistent("no message behind the conversation of \(user) with \(partner)")
+            }
+            return Conversation(partner: try requireSummary(partner), lastMessage: try message(MessageRecord(decoding: stored)))
+        }
+    }
+
+    /// The messages between `user` and `partner`, newest first unless asked otherwise.
+    public func messages(between user: UserID, and partner: UserID, order: SortOrder = .newestFirst, page: PageRequest)
+        throws -> Page<Message>
+    {
+        try transaction.page(
+            tables.messages, prefix: Conversations.pairPrefix(user, partner).prefix(), order: order, request: page
+        ) { _, value in try message(MessageRecord(decoding: Array(value))) }
+    }
+
+    private func message(_ record: MessageRecord) throws -> Message {
+        Message(
+            id: record.id, from: try requireSummary(record.from), to: try requireSummary(record.to), text: record.text,
+            createdAt: record.createdAt)
+    }
+
     // MARK: Joins
 
     private func profileRecord(_ user: UserID) throws -> ProfileRecord? {
@@ -150,6 +207,9 @@ struct ProjectionTables: Sendable {
     let comments: StoreTable
     let home: StoreTable
     let feeds: StoreTable
+    let notifications: StoreTable
+    let messages: StoreTable
+    let recent: StoreTable
 
     init(store: KeyValueStore) {
         checkpoint = store.table("checkpoint")
@@ -164,5 +224,8 @@ struct ProjectionTables: Sendable {
         comments = store.table("comments")
         home = store.table("home")
         feeds = store.table("feeds")
+        notifications = store.table("notifications")
+        messages = store.table("messages")
+        recent = store.table("recent")
     }
 }

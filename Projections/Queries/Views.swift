@@ -53,6 +53,42 @@ public struct Comment: Sendable, Hashable {
     public let createdAt: EventTime
 }
 
+public struct Notification: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case like, follow, comment
+    }
+
+    /// The post a like or comment was on.
+    public struct PostPart: Sendable, Hashable {
+        public let id: PostID
+        public let image: MediaID?
+    }
+
+    /// Opaque and stable.
+    public let id: String
+    public let kind: Kind
+    public let actor: UserSummary
+    /// Whether the notified user follows the actor.
+    public let actorIsFollowed: Bool
+    public let post: PostPart?
+    public let comment: Comment?
+    public let createdAt: EventTime
+}
+
+public struct Message: Sendable, Hashable {
+    public let id: MessageID
+    public let from: UserSummary
+    public let to: UserSummary
+    public let text: String
+    public let createdAt: EventTime
+}
+
+/// A row of the recent-messages list.
+public struct Conversation: Sendable, Hashable {
+    public let partner: UserSummary
+    public let lastMessage: Message
+}
+
 /// One keyset page: items, and the cursor of the next page when there is one.
 public struct Page<Item: Sendable & Hashable>: Sendable, Hashable {
     public let items: [Item]

@@ -61,7 +61,8 @@ struct EmbeddedProfileTests {
         }
     }
 
-    /// Every user summary any answer embeds: feeds, posts and their reposts, comments, followers and following.
+    /// Every user summary any answer embeds: feeds, posts and their reposts, comments, followers and following,
+    /// notifications, conversations and messages.
     private func embeddedUsers(in view: ReadView, users: [UserID]) throws -> [UserSummary] {
         var found: [UserSummary] = []
         func add(_ post: Post) {
@@ -78,6 +79,18 @@ struct EmbeddedProfileTests {
             found += try view.followers(of: user, page: PageRequest(limit: 100))?.items ?? []
             found += try view.following(of: user, page: PageRequest(limit: 100))?.items ?? []
             if let profile = try view.profile(user, viewer: nil) { found.append(profile.summary) }
+            for notification in try view.notifications(of: user, page: PageRequest(limit: 100)).items {
+                found.append(notification.actor)
+                if let comment = notification.comment { found.append(comment.author) }
+            }
+            for conversation in try view.conversations(of: user, page: PageRequest(limit: 100)).items {
+                found += [conversation.partner, conversation.lastMessage.from, conversation.lastMessage.to]
+            }
+            for other in users where other != user {
+                for message in try view.messages(between: user, and: other, page: PageRequest(limit: 100)).items {
+                    found += [message.from, message.to]
+                }
+            }
         }
         return found
     }

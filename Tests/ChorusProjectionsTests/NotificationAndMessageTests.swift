@@ -1,0 +1,65 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Testing
+
+@Suite("Notifications and conversations")
+struct NotificationAndMessageTests {
+    @Test("likes, follows and comments by others notify; one's own acts never do; unlike and unfollow take them back")
+    func notifications() async throws {
+        try await withProjections { app in
+            let ana = try await app.register("Ana")
+            let bo = try await app.register("Bo")
+            let image = app.media.add()
+            let post = PostID(try await app.chorus.execute(.createPost(author: ana, caption: "c", image: image)).createdID!)!
+            _ = try await app.chorus.execute(.like(user: ana, post: post))  // her own: no notification
+            _ = try await app.chorus.execute(.addComment(author: ana, post: post, text: "mine"))
+            _ = try await app.chorus.execute(.like(user: bo, post: post))
+            _ = try await app.chorus.execute(.addComment(author: bo, post: post, text: "nice"))
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: ana))
+
+            let page = try app.read { try $0.notifications(of: ana, page: PageRequest()) }
+            #expect(page.items.map(\.kind) == [.follow, .comment, .like])
+            #expect(page.items.allSatisfy { $0.actor.id == bo })
+            #expect(page.items.allSatisfy { !$0.actorIsFollowed })
+            let comment = try #require(page.items.first { $0.kind == .comment })
+            #expect(comment.comment?.text == "nice" && comment.post?.id == post && comment.post?.image == image)
+            #expect(Set(page.items.map(\.id)).count == 3)
+
+            _ = try await app.chorus.execute(.follow(follower: ana, followee: bo))
+            #expect(try app.read { try $0.notifications(of: ana, page: PageRequest()).items.allSatisfy(\.actorIsFollowed) })
+            #expect(try app.read { try $0.notifications(of: bo, page: PageRequest()).items.map(\.kind) } == [.follow])
+
+            _ = try await app.chorus.execute(.unlike(user: bo, post: post))
+            _ = try await app.chorus.execute(.unfollow(follower: bo, followee: ana))
+            #expect(try app.read { try $0.notifications(of: ana, page: PageRequest()).items.map(\.kind) } == [.comment])
+        }
+    }
+
+    @Test("the recent-messages list has one row per partner, latest first; a conversation reads both ways")
+    func conversations() async throws {
+        try await withProjections { app in
+            let ana = try await app.register("Ana")
+            let bo = try await app.register("Bo")
+            let cy = try await app.register("Cy")
+            _ = try await app.chorus.execute(.sendMessage(from: ana, to: bo, text: "hi Bo"))
+            _ = try await app.chorus.execute(.sendMessage(from: cy, to: ana, text: "hi Ana"))
+            _ = try await app.chorus.execute(.sendMessage(from: bo, to: ana, text: "hey"))
+
+            let list = try app.read { try $0.conversations(of: ana, page: PageRequest()) }
+            #expect(list.items.map(\.partner.id) == [bo, cy])
+            #expect(list.items.map(\.lastMessage.text) == ["hey", "hi Ana"])
+            #expect(try app.read { try $0.conversations(of: bo, page: PageRequest()).items.map(\.partner.id) } == [ana])
+
+            let (newest, oldest) = try app.read { view in
+                (
+                    try view.messages(between: ana, and: bo, page: PageRequest()).items.map(\.text),
+                    try view.messages(between: bo, and: ana, order: .oldestFirst, page: PageRequest()).items.map(\.text)
+                )
+            }
+            #expect(newest == ["hey", "hi Bo"])
+            #expect(oldest == ["hi Bo", "hey"])
+            #expect(try app.read { try $0.messages(between: bo, and: cy, page: PageRequest()).items } == [])
+        }
+    }
+}
