@@ -13,7 +13,7 @@ public final class ProjectionEngine: Sendable {
     /// The read models, in the order they are applied to each event.
     static let modelTypes: [any ReadModel.Type] = [
         Profiles.self, Posts.self, Comments.self, HomeTimeline.self, FollowingFeeds.self, Notifications.self,
-        Conversations.self,
+        Conversations.self, UserSearch.self,
     ]
 
     /// Every table of the read models' store.

@@ -9,6 +9,8 @@ public enum ProjectionError: Error, Sendable, CustomStringConvertible {
     case aheadOfLog(checkpoint: LogPosition, head: LogPosition)
     /// The read models contradict themselves; rebuild them.
     case inconsistent(String)
+    /// A page cursor that does not belong to the list it was given for (API.md's `bad_request`).
+    case badCursor
 
     public var description: String {
         switch self {
@@ -18,6 +20,8 @@ public enum ProjectionError: Error, Sendable, CustomStringConvertible {
             "the read models are at position \(checkpoint) but the log ends at \(head); rebuild them"
         case .inconsistent(let message):
             "the read models are inconsistent (\(message)); rebuild them"
+        case .badCursor:
+            "the cursor does not belong to this list"
         }
     }
 }

@@ -7,25 +7,45 @@ public enum SortOrder: Sendable {
     case oldestFirst
 }
 
-/// Where a page starts: opaque to clients, a log position inside. A page never repeats or skips an item because of
-/// writes between two requests, since it continues strictly past the last item's position.
+/// Where a page starts: opaque to clients, URL-safe base64 inside. Most lists continue strictly past the last item's
+/// log position, so a page never repeats or skips an item because of writes between two requests; search continues
+/// past the last item's rank, name and id.
 public struct PageCursor: Sendable, Hashable, CustomStringConvertible {
-    let position: LogPosition
+    static let maximumSize = 512
 
-    /// Reads a cursor from a client; nil when it is not one of ours.
+    let bytes: [UInt8]
+
+    /// Reads a cursor from a client; nil when it cannot be one of ours.
     public init?(_ text: String) {
+        guard !text.isEmpty, text.utf8.count <= Self.maximumSize * 2,
+            text.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+        else { return nil }
         var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64.append("=") }
-        guard text.count == 11, let data = Data(base64Encoded: base64), data.count == 8 else { return nil }
-        position = LogPosition(data.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) })
+        guard let data = Data(base64Encoded: base64), !data.isEmpty, data.count <= Self.maximumSize else { return nil }
+        bytes = Array(data)
     }
 
-    init(position: LogPosition) { self.position = position }
+    init(bytes: [UInt8]) { self.bytes = bytes }
+
+    init(position: LogPosition) { self.init(bytes: ProjectionKey.position(position)) }
+
+    /// The position of a position cursor.
+    var position: LogPosition? {
+        guard bytes.count == 8 else { return nil }
+        return bytes.withUnsafeBytes { LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) }
+    }
 
     public var description: String {
-        withUnsafeBytes(of: position.rawValue.bigEndian) { Data($0) }.base64EncodedString()
+        Data(bytes).base64EncodedString()
             .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIIAlphanumeric: Bool {
+        (48...57).contains(self) || (65...90).contains(self) || (97...122).contains(self)
     }
 }
 
@@ -52,18 +72,25 @@ extension StoreTransaction {
         var items: [Item] = []
         var lastPosition: LogPosition?
         var hasMore = false
+        let after: LogPosition?
+        if let cursor = request.cursor {
+            guard let position = cursor.position else { throw ProjectionError.badCursor }
+            after = position
+        } else {
+            after = nil
+        }
         let start: [UInt8]
-        switch (order, request.cursor) {
+        switch (order, after) {
         case (.newestFirst, nil): start = prefix + [0xFF]
-        case (.newestFirst, let cursor?): start = prefix + ProjectionKey.position(cursor.position)
+        case (.newestFirst, let after?): start = prefix + ProjectionKey.position(after)
         case (.oldestFirst, nil): start = prefix
-        case (.oldestFirst, let cursor?): start = prefix + ProjectionKey.position(cursor.position.next)
+        case (.oldestFirst, let after?): start = prefix + ProjectionKey.position(after.next)
         }
         try scan(table, from: start, direction: order == .newestFirst ? .backward : .forward) { key, value in
             guard key.starts(with: prefix), key.count >= prefix.count + 8 else { return false }
             let position = ProjectionKey.position(in: key, at: prefix.count)
-            if let cursor = request.cursor {
-                let past = order == .newestFirst ? position < cursor.position : position > cursor.position
+            if let after {
+                let past = order == .newestFirst ? position < after : position > after
                 guard past else { return true }
             }
             guard items.count < request.limit else {

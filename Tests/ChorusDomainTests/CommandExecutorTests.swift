@@ -17,6 +17,9 @@ struct CommandExecutorTests {
             #expect(await domainErrorCode {
                 _ = try await chorus.execute(.registerUser(email: "a@example.com", password: "secret1", name: String(repeating: "가", count: 51)))
             } == .invalidField)
+            #expect(await domainErrorCode {
+                _ = try await chorus.execute(.registerUser(email: "a@example.com", password: "secret1", name: "A\u{0}B"))
+            } == .invalidField)
             #expect(chorus.log.head == .start, "refused commands append nothing")
 
             // "김민수" written with decomposed jamo becomes the composed syllables.

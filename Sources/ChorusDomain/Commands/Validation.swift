@@ -52,6 +52,9 @@ enum Validate {
         guard name.count <= FieldLimits.name else {
             throw DomainError(.invalidField, "name must be at most \(FieldLimits.name) characters")
         }
+        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw DomainError(.invalidField, "name must not contain control characters")
+        }
         return name
     }
 

@@ -1,0 +1,104 @@
+import ChorusDomain
+import ChorusLog
+
+/// What user search looks at, per user: the name and major as searched (NFC, case-folded), and the name's initial
+/// consonants (choseong), so that `ㄱㅁㅅ` finds `김민수`.
+///
+/// - `user-search`: user → ``SearchEntry``
+///
+/// A query scans every entry (see ``ReadView/searchUsers(_:caller:page:)``): fine for the thousands of users of a
+/// campus or a demo; an n-gram index is the step for millions.
+struct UserSearch: ReadModel {
+    static let tables = ["user-search"]
+
+    let entries: StoreTable
+
+    init(store: KeyValueStore) {
+        entries = store.table("user-search")
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .userRegistered(let event):
+            try transaction.put(
+                SearchEntry(name: event.name, major: event.major).encoded(), for: ProjectionKey(event.user).bytes,
+                in: entries)
+        case .profileEdited(let event) where event.name != nil || event.major != nil:
+            let key = ProjectionKey(event.user).bytes
+            guard let stored = try transaction.value(for: key, in: entries) else { return }
+            let entry = try SearchEntry(decoding: stored)
+            let edited = SearchEntry(name: event.name ?? entry.name, major: event.major ?? entry.major)
+            try transaction.put(edited.encoded(), for: key, in: entries)
+        default:
+            break
+        }
+    }
+}
+
+/// A user as search sees them.
+struct SearchEntry: Hashable {
+    /// As the profile shows it: kept to rebuild the folded forms after an edit of the other field.
+    let name: String
+    let major: String
+    let foldedName: String
+    let foldedMajor: String
+    let choseong: String
+
+    init(name: String, major: String) {
+        self.name = name
+        self.major = major
+        foldedName = SearchText.fold(name)
+        foldedMajor = SearchText.fold(major)
+        choseong = SearchText.choseong(foldedName)
+    }
+
+    /// Stored with the folded forms, so that a query does not fold every user again.
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        for field in [name, major, foldedName, foldedMajor, choseong] { writer.write(field) }
+        return writer.bytes
+    }
+
+    init(decoding bytes: [UInt8]) throws {
+        var reader = PayloadReader(bytes)
+        name = try reader.readString()
+        major = try reader.readString()
+        foldedName = try reader.readString()
+        foldedMajor = try reader.readString()
+        choseong = try reader.readString()
+        try reader.finish()
+    }
+
+    /// How well the entry matches a folded query: 0 exact, 1 prefix, 2 elsewhere; nil for no match. A query of
+    /// initial consonants only is matched against the name's initials.
+    func rank(for query: String, byInitials: Bool) -> UInt8? {
+        let fields = byInitials ? [choseong] : [foldedName, foldedMajor]
+        if fields.contains(query) { return 0 }
+        if fields.contains(where: { $0.hasPrefix(query) }) { return 1 }
+        if fields.contains(where: { $0.contains(query) }) { return 2 }
+        return nil
+    }
+}
+
+/// How search compares text.
+enum SearchText {
+    /// NFC, trimmed, lowercase.
+    static func fold(_ text: String) -> String { normalized(text).lowercased() }
+
+    private static let initials: [Character] = Array("ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ")
+    private static let initialSet = Set(initials)
+
+    /// Each Hangul syllable replaced by its initial consonant; other characters kept.
+    static func choseong(_ text: String) -> String {
+        String(
+            text.unicodeScalars.map { scalar -> Character in
+                guard (0xAC00...0xD7A3).contains(scalar.value) else { return Character(scalar) }
+                return initials[Int((scalar.value - 0xAC00) / 588)]
+            })
+    }
+
+    /// Whether `query` is made only of Hangul initial consonants (compatibility jamo).
+    static func isChoseongOnly(_ query: String) -> Bool {
+        !query.isEmpty && query.allSatisfy(initialSet.contains)
+    }
+}
