@@ -76,19 +76,25 @@ let package = Package(
             dependencies: ["ChorusLog"],
             path: "Tests/LogCrashWriter"
         ),
+        // Helpers every test target shares.
+        .target(
+            name: "ChorusTestSupport",
+            dependencies: ["ChorusDomain"],
+            path: "Tests/ChorusTestSupport"
+        ),
         .testTarget(
             name: "ChorusLogTests",
-            dependencies: ["ChorusLog", "LogCrashWriter"],
+            dependencies: ["ChorusLog", "LogCrashWriter", "ChorusTestSupport"],
             path: "Tests/ChorusLogTests"
         ),
         .testTarget(
             name: "ChorusDomainTests",
-            dependencies: ["ChorusDomain", "ChorusLog"],
+            dependencies: ["ChorusDomain", "ChorusLog", "ChorusTestSupport"],
             path: "Tests/ChorusDomainTests"
         ),
         .testTarget(
             name: "ChorusProjectionsTests",
-            dependencies: ["ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusDemo"],
+            dependencies: ["ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusDemo", "ChorusTestSupport"],
             path: "Tests/ChorusProjectionsTests"
         ),
         // The `chorus` command, run as a process.

@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusTestSupport
 import Testing
 
 @Suite("Commands and decisions")

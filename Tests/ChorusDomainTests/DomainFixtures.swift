@@ -1,32 +1,18 @@
 import ChorusDomain
 import ChorusLog
+import ChorusTestSupport
 import Foundation
-import Synchronization
-
-/// Media the tests say exist.
-final class TestMediaCatalog: MediaCatalog {
-    private let stored = Mutex<Set<MediaID>>([])
-
-    func add() -> MediaID {
-        let media = MediaID.make()
-        stored.withLock { _ = $0.insert(media) }
-        return media
-    }
-
-    func contains(_ media: MediaID) -> Bool { stored.withLock { $0.contains(media) } }
-}
 
 /// A fresh log and executor in a temporary directory; bcrypt at its lowest cost so tests stay fast.
 func withExecutor<R>(_ body: (CommandExecutor, TestMediaCatalog) async throws -> R) async throws -> R {
-    let path = FileManager.default.temporaryDirectory
-        .appendingPathComponent("chorus-domain-test-\(UUID().uuidString.lowercased())").path
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    var configuration = EventLogConfiguration()
-    configuration.stateTables = DecisionState.tableNames
-    let log = try EventLog(directory: path, configuration: configuration)
-    defer { log.close() }
-    let media = TestMediaCatalog()
-    return try await body(CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
+    try await withTemporaryDirectory { path in
+        var configuration = EventLogConfiguration()
+        configuration.stateTables = DecisionState.tableNames
+        let log = try EventLog(directory: path, configuration: configuration)
+        defer { log.close() }
+        let media = TestMediaCatalog()
+        return try await body(CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
+    }
 }
 
 extension CommandExecutor {

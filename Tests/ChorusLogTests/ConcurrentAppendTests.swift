@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusTestSupport
 import Testing
 
 @Suite("Concurrent appends")

@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusTestSupport
 import Testing
 
 /// Stream reads, stream versions and command retries must not depend on whether the writer has written its indexes

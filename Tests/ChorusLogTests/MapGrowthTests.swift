@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusTestSupport
 import Foundation
 import Logging
 import Testing

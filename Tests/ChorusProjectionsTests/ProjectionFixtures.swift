@@ -1,27 +1,15 @@
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import ChorusTestSupport
 import Foundation
-import Synchronization
-
-final class TestMedia: MediaCatalog {
-    private let stored = Mutex<Set<MediaID>>([])
-
-    func add() -> MediaID {
-        let media = MediaID.make()
-        stored.withLock { _ = $0.insert(media) }
-        return media
-    }
-
-    func contains(_ media: MediaID) -> Bool { stored.withLock { $0.contains(media) } }
-}
 
 /// A log, an executor and a projection engine in a fresh temporary directory.
 struct ProjectionHarness {
     let directory: String
     let log: EventLog
     let chorus: CommandExecutor
-    let media: TestMedia
+    let media: TestMediaCatalog
     let engine: ProjectionEngine
 
     /// The answer of `body` on the read models once they have applied everything in the log.
@@ -44,16 +32,16 @@ struct ProjectionHarness {
 }
 
 func withProjections<R>(batchSize: Int = 1024, _ body: (ProjectionHarness) async throws -> R) async throws -> R {
-    let directory = FileManager.default.temporaryDirectory
-        .appendingPathComponent("chorus-projections-test-\(UUID().uuidString.lowercased())").path
-    defer { try? FileManager.default.removeItem(atPath: directory) }
-    var configuration = EventLogConfiguration()
-    configuration.stateTables = DecisionState.tableNames
-    let log = try EventLog(directory: directory + "/log", configuration: configuration)
-    defer { log.close() }
-    let media = TestMedia()
-    let chorus = CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4))
-    let engine = try ProjectionEngine(log: log, directory: directory + "/projections", batchSize: batchSize)
-    defer { engine.close() }
-    return try await body(ProjectionHarness(directory: directory, log: log, chorus: chorus, media: media, engine: engine))
+    try await withTemporaryDirectory { directory in
+        var configuration = EventLogConfiguration()
+        configuration.stateTables = DecisionState.tableNames
+        let log = try EventLog(directory: directory + "/log", configuration: configuration)
+        defer { log.close() }
+        let media = TestMediaCatalog()
+        let chorus = CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4))
+        let engine = try ProjectionEngine(log: log, directory: directory + "/projections", batchSize: batchSize)
+        defer { engine.close() }
+        return try await body(
+            ProjectionHarness(directory: directory, log: log, chorus: chorus, media: media, engine: engine))
+    }
 }

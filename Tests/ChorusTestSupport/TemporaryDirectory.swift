@@ -1,7 +1,7 @@
 import Foundation
 
 /// Runs `body` with a fresh, empty directory that is removed afterwards.
-func withTemporaryDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
+public func withTemporaryDirectory<R>(_ body: (String) async throws -> R) async throws -> R {
     let path = FileManager.default.temporaryDirectory
         .appendingPathComponent("chorus-test-\(UUID().uuidString.lowercased())").path
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
