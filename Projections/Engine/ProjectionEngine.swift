@@ -17,7 +17,7 @@ public final class ProjectionEngine: Sendable {
     ]
 
     /// Every table of the read models' store.
-    public static var tableNames: [String] { ["checkpoint"] + modelTypes.flatMap { $0.tables } }
+    public static var tableNames: [String] { [TableName.checkpoint] + modelTypes.flatMap { $0.tables } }
 
     private static let checkpointKey = Array("position".utf8)
 

@@ -242,22 +242,22 @@ struct ProjectionTables: Sendable {
     let userSearch: StoreTable
 
     init(store: KeyValueStore) {
-        checkpoint = store.table("checkpoint")
-        profiles = store.table("profiles")
-        followEdges = store.table("follow-edges")
-        followers = store.table("followers")
-        following = store.table("following")
-        posts = store.table("posts")
-        postLikes = store.table("post-likes")
-        userPosts = store.table("user-posts")
-        userLikes = store.table("user-likes")
-        comments = store.table("comments")
-        home = store.table("home")
-        feeds = store.table("feeds")
-        notifications = store.table("notifications")
-        messages = store.table("messages")
-        recent = store.table("recent")
-        userSearch = store.table("user-search")
+        checkpoint = store.table(TableName.checkpoint)
+        profiles = store.table(TableName.profiles)
+        followEdges = store.table(TableName.followEdges)
+        followers = store.table(TableName.followers)
+        following = store.table(TableName.following)
+        posts = store.table(TableName.posts)
+        postLikes = store.table(TableName.postLikes)
+        userPosts = store.table(TableName.userPosts)
+        userLikes = store.table(TableName.userLikes)
+        comments = store.table(TableName.comments)
+        home = store.table(TableName.home)
+        feeds = store.table(TableName.feeds)
+        notifications = store.table(TableName.notifications)
+        messages = store.table(TableName.messages)
+        recent = store.table(TableName.recent)
+        userSearch = store.table(TableName.userSearch)
     }
 }
 

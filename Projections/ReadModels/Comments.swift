@@ -5,12 +5,12 @@ import ChorusLog
 ///
 /// - `comments`: post, position → ``CommentRecord``
 struct Comments: ReadModel {
-    static let tables = ["comments"]
+    static let tables = [TableName.comments]
 
     let comments: StoreTable
 
     init(store: KeyValueStore) {
-        comments = store.table("comments")
+        comments = store.table(TableName.comments)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

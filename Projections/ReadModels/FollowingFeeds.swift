@@ -9,16 +9,16 @@ import ChorusLog
 ///
 /// Reads ``Profiles``' `followers` and ``Posts``' `user-posts`, which the events handled here do not change.
 struct FollowingFeeds: ReadModel {
-    static let tables = ["feeds"]
+    static let tables = [TableName.feeds]
 
     let feeds: StoreTable
     let followers: StoreTable
     let userPosts: StoreTable
 
     init(store: KeyValueStore) {
-        feeds = store.table("feeds")
-        followers = store.table("followers")
-        userPosts = store.table("user-posts")
+        feeds = store.table(TableName.feeds)
+        followers = store.table(TableName.followers)
+        userPosts = store.table(TableName.userPosts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

@@ -5,12 +5,12 @@ import ChorusLog
 ///
 /// - `home`: position → post
 struct HomeTimeline: ReadModel {
-    static let tables = ["home"]
+    static let tables = [TableName.home]
 
     let home: StoreTable
 
     init(store: KeyValueStore) {
-        home = store.table("home")
+        home = store.table(TableName.home)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

@@ -7,16 +7,16 @@ import ChorusLog
 /// - `notifications`: recipient, position → ``NotificationRecord``
 /// - `notification-refs`: kind, actor, target → recipient and position (to take a notification back)
 struct Notifications: ReadModel {
-    static let tables = ["notifications", "notification-refs"]
+    static let tables = [TableName.notifications, TableName.notificationReferences]
 
     let notifications: StoreTable
     let references: StoreTable
     let posts: StoreTable
 
     init(store: KeyValueStore) {
-        notifications = store.table("notifications")
-        references = store.table("notification-refs")
-        posts = store.table("posts")
+        notifications = store.table(TableName.notifications)
+        references = store.table(TableName.notificationReferences)
+        posts = store.table(TableName.posts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

@@ -8,7 +8,7 @@ import ChorusLog
 /// - `user-posts`: author, position → post (the posts tab, newest first)
 /// - `user-likes`: user, position of the like → post (the likes tab)
 struct Posts: ReadModel {
-    static let tables = ["posts", "post-likes", "user-posts", "user-likes"]
+    static let tables = [TableName.posts, TableName.postLikes, TableName.userPosts, TableName.userLikes]
 
     let posts: StoreTable
     let likes: StoreTable
@@ -16,10 +16,10 @@ struct Posts: ReadModel {
     let userLikes: StoreTable
 
     init(store: KeyValueStore) {
-        posts = store.table("posts")
-        likes = store.table("post-likes")
-        userPosts = store.table("user-posts")
-        userLikes = store.table("user-likes")
+        posts = store.table(TableName.posts)
+        likes = store.table(TableName.postLikes)
+        userPosts = store.table(TableName.userPosts)
+        userLikes = store.table(TableName.userLikes)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

@@ -8,7 +8,7 @@ import ChorusLog
 /// - `followers`: followee, position, follower → empty (the followers tab, newest first)
 /// - `following`: follower, position, followee → empty (the following tab)
 struct Profiles: ReadModel {
-    static let tables = ["profiles", "follow-edges", "followers", "following"]
+    static let tables = [TableName.profiles, TableName.followEdges, TableName.followers, TableName.following]
 
     let profiles: StoreTable
     let edges: StoreTable
@@ -16,10 +16,10 @@ struct Profiles: ReadModel {
     let following: StoreTable
 
     init(store: KeyValueStore) {
-        profiles = store.table("profiles")
-        edges = store.table("follow-edges")
-        followers = store.table("followers")
-        following = store.table("following")
+        profiles = store.table(TableName.profiles)
+        edges = store.table(TableName.followEdges)
+        followers = store.table(TableName.followers)
+        following = store.table(TableName.following)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
