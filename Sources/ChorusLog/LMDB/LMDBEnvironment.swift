@@ -40,6 +40,9 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let growths = Atomic<Int>(0)
     /// Set under the exclusive side of `resizeLock`, read under either side.
     private var isClosed = false
+    /// Held for each whole write, so that the environment-wide `MDB_NOSYNC` a non-durable write sets for its own
+    /// commit can never reach another one. (LMDB serialises write transactions too, but releases them at commit.)
+    private let writeSerializer = NSLock()
     /// Prepares file space ahead of LMDB's writes; nil when read-only. Set once, at the end of `init`.
     private var headroom: DataFileHeadroom?
 
@@ -188,8 +191,13 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// When the map is full the transaction is aborted, the map grows, and `body` runs again from the start, so
     /// `body` must keep all of its effects inside the transaction until this returns.
     func write<R>(durable: Bool = true, _ body: (LMDBWriteTransaction) throws -> R) throws -> R {
-        // Bulk import alone skips the fsync; LMDB honours MDB_NOSYNC per transaction.
-        let flags: UInt32 = durable ? 0 : UInt32(MDB_NOSYNC)
+        writeSerializer.lock()
+        defer { writeSerializer.unlock() }
+        // Skipping the fsync takes the environment-wide flag: measured with LMDB 0.9.24, a transaction begun with
+        // MDB_NOSYNC still paid a full sync at commit (12.7 ms against 0.15 ms for 2,500 puts).
+        if !durable { mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 1) }
+        defer { if !durable { mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 0) } }
+        let flags: UInt32 = 0
         while true {
             let attempt: TransactionAttempt<R> = try withFileLock { try resizeLock.withSharedLock {
                 guard !isClosed else { throw LMDBError.environmentClosed(path) }
