@@ -41,7 +41,7 @@ struct DemoCommand: AsyncParsableCommand {
         try log.syncToDisk()
         let written = clock.now - started
         printProgress("building the read models")
-        let built = try ProjectionEngine.rebuild(log: log, into: layout.projections)
+        let built = try ProjectionGenerations(dataDirectory: layout.root).rebuildAndSwap(log: log)
         print(
             "wrote \(summary.events) events (\(summary.users) users, \(summary.posts) posts) to \(layout.log) in "
                 + "\(String(format: "%.1f", written.seconds)) s; read models built through position \(built) in "

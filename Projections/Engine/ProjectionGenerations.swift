@@ -1,0 +1,53 @@
+import ChorusLog
+import Foundation
+import Logging
+
+/// Where a data directory keeps its read models: `projections` is a symbolic link to the current generation,
+/// `projections.<id>`, so that a rebuilt generation replaces the old one with a single atomic rename of the link.
+/// Whoever opens `projections` gets either the old read models or the new ones, never a mix, never nothing.
+public struct ProjectionGenerations: Sendable {
+    public let dataDirectory: String
+
+    public init(dataDirectory: String) { self.dataDirectory = dataDirectory }
+
+    /// The path read models are opened at.
+    public var current: String { dataDirectory + "/projections" }
+
+    /// Rebuilds the read models of `log` (through `last`, or the head) as a new generation beside the current one,
+    /// swaps it in atomically, then removes the previous generation. Returns the position built to.
+    @discardableResult
+    public func rebuildAndSwap(
+        log: EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections")
+    ) throws -> LogPosition {
+        let files = FileManager.default
+        try adoptPlainDirectory()
+        let name = "projections.\(UUID().uuidString.lowercased())"
+        let position = try ProjectionEngine.rebuild(log: log, into: dataDirectory + "/" + name, through: last, logger: logger)
+        let previous = try? files.destinationOfSymbolicLink(atPath: current)
+        // A new link beside the old one, renamed over it: rename(2) replaces the old link atomically.
+        let link = dataDirectory + "/projections.link-\(UUID().uuidString.lowercased())"
+        try files.createSymbolicLink(atPath: link, withDestinationPath: name)
+        guard rename(link, current) == 0 else {
+            let code = errno
+            try? files.removeItem(atPath: link)
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: current, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
+        }
+        if let previous, previous != name {
+            // Anyone who still has the old store open keeps its files until they close them.
+            try? files.removeItem(atPath: dataDirectory + "/" + previous)
+        }
+        return position
+    }
+
+    /// A data directory from before generations has `projections` as a plain directory: make it the first generation.
+    private func adoptPlainDirectory() throws {
+        let files = FileManager.default
+        var isDirectory: ObjCBool = false
+        guard (try? files.destinationOfSymbolicLink(atPath: current)) == nil,
+            files.fileExists(atPath: current, isDirectory: &isDirectory), isDirectory.boolValue
+        else { return }
+        let name = "projections.\(UUID().uuidString.lowercased())"
+        try files.moveItem(atPath: current, toPath: dataDirectory + "/" + name)
+        try files.createSymbolicLink(atPath: current, withDestinationPath: name)
+    }
+}
