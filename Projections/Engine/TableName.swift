@@ -3,10 +3,12 @@
 enum TableName {
     static let checkpoint = "checkpoint"
     static let profiles = "profiles"
+    static let profileCounters = "profile-counters"
     static let followEdges = "follow-edges"
     static let followers = "followers"
     static let following = "following"
     static let posts = "posts"
+    static let postCounters = "post-counters"
     static let postLikes = "post-likes"
     static let userPosts = "user-posts"
     static let userLikes = "user-likes"

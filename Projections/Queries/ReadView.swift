@@ -19,9 +19,12 @@ public struct ReadView {
     public func profile(_ user: UserID, viewer: UserID?) throws -> Profile? {
         guard let record = try profileRecord(user) else { return nil }
         let isMe = viewer == user
+        let counters = try transaction.counters(
+            ProjectionKey(user).bytes, count: Profiles.counterCount, in: tables.profileCounters)
         return Profile(
-            summary: summary(user, record), bio: record.bio, followers: record.followers, following: record.following,
-            posts: record.posts, isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe,
+            summary: summary(user, record), bio: record.bio, followers: counters[Profiles.followersCounter],
+            following: counters[Profiles.followingCounter], posts: counters[Profiles.postsCounter],
+            isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe,
             email: isMe ? record.email : nil)
     }
 
@@ -199,10 +202,11 @@ public struct ReadView {
             hasLiked = try transaction.withValue(for: like.bytes, in: tables.postLikes) { $0 != nil }
         }
         let repost = try withRepost ? record.repostOf.flatMap { try post($0, viewer: viewer, withRepost: false) } : nil
+        let counters = try transaction.counters(ProjectionKey(id).bytes, count: Posts.counterCount, in: tables.postCounters)
         return Post(
             id: id, author: try requireSummary(record.author), caption: record.caption, text: record.text,
-            image: record.image, repost: repost.map(Post.Repost.of), createdAt: record.createdAt, likes: record.likes,
-            comments: record.comments, hasLiked: hasLiked)
+            image: record.image, repost: repost.map(Post.Repost.of), createdAt: record.createdAt,
+            likes: counters[Posts.likesCounter], comments: counters[Posts.commentsCounter], hasLiked: hasLiked)
     }
 
     private func postPage(_ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post> {
@@ -226,10 +230,12 @@ public struct ReadView {
 struct ProjectionTables: Sendable {
     let checkpoint: StoreTable
     let profiles: StoreTable
+    let profileCounters: StoreTable
     let followEdges: StoreTable
     let followers: StoreTable
     let following: StoreTable
     let posts: StoreTable
+    let postCounters: StoreTable
     let postLikes: StoreTable
     let userPosts: StoreTable
     let userLikes: StoreTable
@@ -244,10 +250,12 @@ struct ProjectionTables: Sendable {
     init(store: KeyValueStore) {
         checkpoint = store.table(TableName.checkpoint)
         profiles = store.table(TableName.profiles)
+        profileCounters = store.table(TableName.profileCounters)
         followEdges = store.table(TableName.followEdges)
         followers = store.table(TableName.followers)
         following = store.table(TableName.following)
         posts = store.table(TableName.posts)
+        postCounters = store.table(TableName.postCounters)
         postLikes = store.table(TableName.postLikes)
         userPosts = store.table(TableName.userPosts)
         userLikes = store.table(TableName.userLikes)

@@ -4,19 +4,24 @@ import ChorusLog
 /// Posts with their like and comment counts, who liked them, and the posts and likes tabs of profiles.
 ///
 /// - `posts`: post → ``PostRecord``
+/// - `post-counters`: post → likes, comments (``Counters``)
 /// - `post-likes`: post, user → position of the like
 /// - `user-posts`: author, position → post (the posts tab, newest first)
 /// - `user-likes`: user, position of the like → post (the likes tab)
 struct Posts: ReadModel {
-    static let tables = [TableName.posts, TableName.postLikes, TableName.userPosts, TableName.userLikes]
+    static let tables = [TableName.posts, TableName.postCounters, TableName.postLikes, TableName.userPosts, TableName.userLikes]
+    /// The order of a post's counters.
+    static let likesCounter = 0, commentsCounter = 1, counterCount = 2
 
     let posts: StoreTable
+    let counters: StoreTable
     let likes: StoreTable
     let userPosts: StoreTable
     let userLikes: StoreTable
 
     init(store: KeyValueStore) {
         posts = store.table(TableName.posts)
+        counters = store.table(TableName.postCounters)
         likes = store.table(TableName.postLikes)
         userPosts = store.table(TableName.userPosts)
         userLikes = store.table(TableName.userLikes)
@@ -27,8 +32,7 @@ struct Posts: ReadModel {
         case .postCreated(let event):
             let record = PostRecord(
                 author: event.author, caption: event.caption, text: event.text, image: event.image,
-                repostOf: event.repostOf, createdAt: envelope.recordedAt, position: envelope.position, likes: 0,
-                comments: 0)
+                repostOf: event.repostOf, createdAt: envelope.recordedAt, position: envelope.position)
             try transaction.put(record.encoded(), for: ProjectionKey(event.post).bytes, in: posts)
             var tab = ProjectionKey(event.author)
             tab.append(envelope.position)
@@ -40,7 +44,7 @@ struct Posts: ReadModel {
             var tab = ProjectionKey(event.user)
             tab.append(envelope.position)
             try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userLikes)
-            try update(event.post, in: transaction) { $0.likes += 1 }
+            try count(event.post, Self.likesCounter, by: 1, in: transaction)
         case .unliked(let event):
             var like = ProjectionKey(event.post)
             like.append(event.user)
@@ -50,24 +54,23 @@ struct Posts: ReadModel {
             var tab = ProjectionKey(event.user)
             tab.append(since)
             try transaction.delete(tab.bytes, in: userLikes)
-            try update(event.post, in: transaction) { $0.likes -= 1 }
+            try count(event.post, Self.likesCounter, by: -1, in: transaction)
         case .commentAdded(let event):
-            try update(event.post, in: transaction) { $0.comments += 1 }
+            try count(event.post, Self.commentsCounter, by: 1, in: transaction)
         case .userRegistered, .profileEdited, .followed, .unfollowed, .messageSent:
             break
         }
     }
 
-    private func update(_ post: PostID, in transaction: StoreTransaction, _ change: (inout PostRecord) -> Void) throws {
-        let key = ProjectionKey(post).bytes
-        guard let stored = try transaction.value(for: key, in: posts) else { return }
-        var record = try PostRecord(decoding: stored)
-        change(&record)
-        try transaction.put(record.encoded(), for: key, in: posts)
+    private func count(_ post: PostID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
+        try transaction.updateCounters(ProjectionKey(post).bytes, count: Self.counterCount, in: counters) {
+            $0[counter] = UInt64(bitPattern: Int64(bitPattern: $0[counter]) + change)
+        }
     }
 }
 
-/// A post as stored: its author by id only, so that whoever shows it joins the author's profile as of then.
+/// A post as stored: its author by id only, so that whoever shows it joins the author's profile as of then; its
+/// counters apart.
 struct PostRecord: Hashable {
     var author: UserID
     var caption: String
@@ -76,8 +79,6 @@ struct PostRecord: Hashable {
     var repostOf: PostID?
     var createdAt: EventTime
     var position: LogPosition
-    var likes: UInt64
-    var comments: UInt64
 
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
@@ -88,14 +89,12 @@ struct PostRecord: Hashable {
         writer.write(repostOf)
         writer.write(createdAt.millisecondsSince1970)
         writer.write(position.rawValue)
-        writer.write(likes)
-        writer.write(comments)
         return writer.bytes
     }
 
     init(
         author: UserID, caption: String, text: String, image: MediaID?, repostOf: PostID?, createdAt: EventTime,
-        position: LogPosition, likes: UInt64, comments: UInt64
+        position: LogPosition
     ) {
         self.author = author
         self.caption = caption
@@ -104,8 +103,6 @@ struct PostRecord: Hashable {
         self.repostOf = repostOf
         self.createdAt = createdAt
         self.position = position
-        self.likes = likes
-        self.comments = comments
     }
 
     init(decoding bytes: [UInt8]) throws {
@@ -117,8 +114,6 @@ struct PostRecord: Hashable {
         repostOf = try reader.readOptional(PostID.self)
         createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
         position = LogPosition(try reader.readUInt64())
-        likes = try reader.readUInt64()
-        comments = try reader.readUInt64()
         try reader.finish()
     }
 }

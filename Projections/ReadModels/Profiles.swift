@@ -4,19 +4,26 @@ import ChorusLog
 /// Profiles with their counters, the follow edges, and the followers and following tabs.
 ///
 /// - `profiles`: user → ``ProfileRecord``
+/// - `profile-counters`: user → followers, following, posts (``Counters``)
 /// - `follow-edges`: follower, followee → position of the follow
 /// - `followers`: followee, position, follower → empty (the followers tab, newest first)
 /// - `following`: follower, position, followee → empty (the following tab)
 struct Profiles: ReadModel {
-    static let tables = [TableName.profiles, TableName.followEdges, TableName.followers, TableName.following]
+    static let tables = [
+        TableName.profiles, TableName.profileCounters, TableName.followEdges, TableName.followers, TableName.following,
+    ]
+    /// The order of a profile's counters.
+    static let followersCounter = 0, followingCounter = 1, postsCounter = 2, counterCount = 3
 
     let profiles: StoreTable
+    let counters: StoreTable
     let edges: StoreTable
     let followers: StoreTable
     let following: StoreTable
 
     init(store: KeyValueStore) {
         profiles = store.table(TableName.profiles)
+        counters = store.table(TableName.profileCounters)
         edges = store.table(TableName.followEdges)
         followers = store.table(TableName.followers)
         following = store.table(TableName.following)
@@ -26,8 +33,7 @@ struct Profiles: ReadModel {
         switch event {
         case .userRegistered(let event):
             let record = ProfileRecord(
-                name: event.name, major: event.major, bio: event.bio, profileImage: nil, email: event.email,
-                followers: 0, following: 0, posts: 0)
+                name: event.name, major: event.major, bio: event.bio, profileImage: nil, email: event.email)
             try transaction.put(record.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
         case .profileEdited(let event):
             try update(event.user, in: transaction) { record in
@@ -46,8 +52,8 @@ struct Profiles: ReadModel {
             try transaction.put(PositionValue.encode(envelope.position), for: edge.bytes, in: edges)
             try transaction.put([], for: tabKey(event.followee, envelope.position, event.follower), in: followers)
             try transaction.put([], for: tabKey(event.follower, envelope.position, event.followee), in: following)
-            try update(event.follower, in: transaction) { $0.following += 1 }
-            try update(event.followee, in: transaction) { $0.followers += 1 }
+            try count(event.follower, Self.followingCounter, by: 1, in: transaction)
+            try count(event.followee, Self.followersCounter, by: 1, in: transaction)
         case .unfollowed(let event):
             var edge = ProjectionKey(event.follower)
             edge.append(event.followee)
@@ -56,10 +62,10 @@ struct Profiles: ReadModel {
             try transaction.delete(edge.bytes, in: edges)
             try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
-            try update(event.follower, in: transaction) { $0.following -= 1 }
-            try update(event.followee, in: transaction) { $0.followers -= 1 }
+            try count(event.follower, Self.followingCounter, by: -1, in: transaction)
+            try count(event.followee, Self.followersCounter, by: -1, in: transaction)
         case .postCreated(let event):
-            try update(event.author, in: transaction) { $0.posts += 1 }
+            try count(event.author, Self.postsCounter, by: 1, in: transaction)
         case .liked, .unliked, .commentAdded, .messageSent:
             break
         }
@@ -70,6 +76,12 @@ struct Profiles: ReadModel {
         key.append(position)
         key.append(other)
         return key.bytes
+    }
+
+    private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
+        try transaction.updateCounters(ProjectionKey(user).bytes, count: Self.counterCount, in: counters) {
+            $0[counter] = UInt64(bitPattern: Int64(bitPattern: $0[counter]) + change)
+        }
     }
 
     private func update(_ user: UserID, in transaction: StoreTransaction, _ change: (inout ProfileRecord) -> Void)
@@ -83,16 +95,13 @@ struct Profiles: ReadModel {
     }
 }
 
-/// A profile as stored: everything but who looks at it.
+/// A profile as stored: everything but its counters and who looks at it.
 struct ProfileRecord: Hashable {
     var name: String
     var major: String
     var bio: String
     var profileImage: MediaID?
     var email: String
-    var followers: UInt64
-    var following: UInt64
-    var posts: UInt64
 
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
@@ -101,24 +110,15 @@ struct ProfileRecord: Hashable {
         writer.write(bio)
         writer.write(profileImage)
         writer.write(email)
-        writer.write(followers)
-        writer.write(following)
-        writer.write(posts)
         return writer.bytes
     }
 
-    init(
-        name: String, major: String, bio: String, profileImage: MediaID?, email: String, followers: UInt64,
-        following: UInt64, posts: UInt64
-    ) {
+    init(name: String, major: String, bio: String, profileImage: MediaID?, email: String) {
         self.name = name
         self.major = major
         self.bio = bio
         self.profileImage = profileImage
         self.email = email
-        self.followers = followers
-        self.following = following
-        self.posts = posts
     }
 
     init(decoding bytes: [UInt8]) throws {
@@ -128,9 +128,6 @@ struct ProfileRecord: Hashable {
         bio = try reader.readString()
         profileImage = try reader.readOptional(MediaID.self)
         email = try reader.readString()
-        followers = try reader.readUInt64()
-        following = try reader.readUInt64()
-        posts = try reader.readUInt64()
         try reader.finish()
     }
 }
