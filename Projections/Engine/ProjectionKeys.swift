@@ -37,6 +37,12 @@ struct ProjectionKey {
         LogPosition(UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)))
     }
 
+    /// The user id that ends a tab key made of `prefix`, a position, and that user's id.
+    static func user(afterPositionIn key: UnsafeRawBufferPointer, prefixCount: Int) -> UserID {
+        let start = prefixCount + 9
+        return UserID(unchecked: string(key, from: start, count: key.count - start))
+    }
+
     static func string(_ bytes: UnsafeRawBufferPointer, from offset: Int, count: Int) -> String {
         String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count]), as: UTF8.self)
     }

@@ -220,8 +220,7 @@ public struct ReadView {
         guard try profileRecord(user) != nil else { return nil }
         let prefix = ProjectionKey(user).prefix()
         return try transaction.page(table, prefix: prefix, order: .newestFirst, request: page) { key, _ in
-            let start = prefix.count + 9
-            return try requireSummary(UserID(unchecked: ProjectionKey.string(key, from: start, count: key.count - start)))
+            try requireSummary(ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count))
         }
     }
 }

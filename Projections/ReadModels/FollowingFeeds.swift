@@ -31,8 +31,7 @@ struct FollowingFeeds: ReadModel {
             var readers: [UserID] = []
             try transaction.scan(followers, from: prefix) { key, _ in
                 guard key.starts(with: prefix) else { return false }
-                let start = prefix.count + 9
-                readers.append(UserID(unchecked: ProjectionKey.string(key, from: start, count: key.count - start)))
+                readers.append(ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count))
                 return true
             }
             for reader in readers { try transaction.put(post, for: feedKey(reader, envelope.position), in: feeds) }

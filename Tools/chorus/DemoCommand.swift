@@ -56,7 +56,7 @@ struct DataDirectory {
     init(_ root: String) { self.root = root }
 
     var log: String { root + "/log" }
-    var projections: String { root + "/projections" }
+    var projections: String { ProjectionGenerations(dataDirectory: root).current }
 
     /// The log, with the domain's decision state in it.
     func openLog(readOnly: Bool = false) throws -> EventLog {

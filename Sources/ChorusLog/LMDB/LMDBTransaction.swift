@@ -114,6 +114,12 @@ struct LMDBCursor {
         return (UnsafeRawBufferPointer(keyValue), UnsafeRawBufferPointer(dataValue))
     }
 
+    /// Positions at the last key less than or equal to `key`.
+    func seek(atMost key: UnsafeRawBufferPointer) throws(LMDBError) -> Entry? {
+        guard let atLeast = try seek(atLeast: key) else { return try last() }
+        return atLeast.key.elementsEqual(key) ? atLeast : try previous()
+    }
+
     private func move(_ operation: MDB_cursor_op) throws(LMDBError) -> Entry? {
         var keyValue = MDB_val()
         var dataValue = MDB_val()

@@ -14,8 +14,7 @@ struct EventCursor {
 
     /// The last event at or before `position`.
     func seek(atMost position: LogPosition) throws -> Entry? {
-        guard let atLeast = try seek(atLeast: position) else { return try last() }
-        return atLeast.position == position ? atLeast : try previous()
+        try event(LogSchema.withPositionKey(position) { try cursor.seek(atMost: $0) })
     }
 
     func last() throws -> Entry? { try event(cursor.last()) }

@@ -123,13 +123,6 @@ extension EventLog {
     private static func seek(
         _ cursor: LMDBCursor, to key: UnsafeRawBufferPointer, direction: ReadDirection
     ) throws -> LMDBCursor.Entry? {
-        let atLeast = try cursor.seek(atLeast: key)
-        switch direction {
-        case .forward:
-            return atLeast
-        case .backward:
-            guard let atLeast else { return try cursor.last() }
-            return atLeast.key.elementsEqual(key) ? atLeast : try cursor.previous()
-        }
+        try direction == .forward ? cursor.seek(atLeast: key) : cursor.seek(atMost: key)
     }
 }

@@ -68,16 +68,7 @@ public struct StoreTransaction {
             case .forward:
                 entry = try start.isEmpty ? cursor.first() : start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             case .backward:
-                if start.isEmpty {
-                    entry = try cursor.last()
-                } else {
-                    let atLeast = try start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-                    if let atLeast {
-                        entry = atLeast.key.elementsEqual(start) ? atLeast : try cursor.previous()
-                    } else {
-                        entry = try cursor.last()
-                    }
-                }
+                entry = try start.isEmpty ? cursor.last() : start.withUnsafeBytes { try cursor.seek(atMost: $0) }
             }
             while let current = entry, try body(current.key, current.value) {
                 entry = try direction == .forward ? cursor.next() : cursor.previous()
