@@ -17,7 +17,10 @@ public final class ProjectionEngine: Sendable {
     ]
 
     /// Every table of the read models' store.
-    public static var tableNames: [String] { [TableName.checkpoint] + modelTypes.flatMap { $0.tables } }
+    public static var tables: [StoreTableDefinition] { [Tables.checkpoint] + modelTypes.flatMap { $0.tables } }
+
+    /// The Following feeds' table, whose entry count is the number of feed entries.
+    public static var feedsTable: StoreTableDefinition { Tables.feeds }
 
     private static let checkpointKey = Array("position".utf8)
 
@@ -45,7 +48,7 @@ public final class ProjectionEngine: Sendable {
         var configuration = KeyValueStoreConfiguration()
         configuration.writesInPlace = true
         let store = try KeyValueStore(
-            directory: directory, tables: Self.tableNames, configuration: configuration, logger: logger)
+            directory: directory, tables: Self.tables, configuration: configuration, logger: logger)
         let tables = ProjectionTables(store: store)
         self.store = store
         self.tables = tables

@@ -8,7 +8,7 @@ import ChorusLog
 /// models' tables; the engine applies the models to each event in a fixed order (``ProjectionEngine/modelTypes``).
 public protocol ReadModel: Sendable {
     /// The tables this model owns.
-    static var tables: [String] { get }
+    static var tables: [StoreTableDefinition] { get }
 
     init(store: KeyValueStore)
 

@@ -1,3 +1,4 @@
+import ChorusDomain
 import ChorusLog
 import Foundation
 
@@ -17,13 +18,10 @@ public struct PageCursor: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads a cursor from a client; nil when it cannot be one of ours.
     public init?(_ text: String) {
-        guard !text.isEmpty, text.utf8.count <= Self.maximumSize * 2,
-            text.utf8.allSatisfy({ $0.isASCIIAlphanumeric || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") })
+        guard !text.isEmpty, text.utf8.count <= Self.maximumSize * 2, let bytes = Base64URL.decode(text),
+            !bytes.isEmpty, bytes.count <= Self.maximumSize
         else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64.append("=") }
-        guard let data = Data(base64Encoded: base64), !data.isEmpty, data.count <= Self.maximumSize else { return nil }
-        bytes = Array(data)
+        self.bytes = bytes
     }
 
     init(bytes: [UInt8]) { self.bytes = bytes }
@@ -36,17 +34,7 @@ public struct PageCursor: Sendable, Hashable, CustomStringConvertible {
         return bytes.withUnsafeBytes { LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) }
     }
 
-    public var description: String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-}
-
-extension UInt8 {
-    fileprivate var isASCIIAlphanumeric: Bool {
-        (48...57).contains(self) || (65...90).contains(self) || (97...122).contains(self)
-    }
+    public var description: String { Base64URL.encode(bytes) }
 }
 
 /// How many items, from where.
@@ -102,6 +90,48 @@ extension StoreTransaction {
                 lastPosition = position
             }
             return true
+        }
+        return Page(items: items, nextCursor: hasMore ? lastPosition.map(PageCursor.init(position:)) : nil)
+    }
+}
+
+extension StoreTransaction {
+    /// A keyset page, newest first, of the sorted set of positions that `owner` has in `table`; `item` turns a
+    /// position into an item (nil skips it).
+    func positionSetPage<Item>(
+        _ table: StoreTable, owner: some ChorusIdentifier, request: PageRequest,
+        _ item: (LogPosition) throws -> Item?
+    ) throws -> Page<Item> {
+        var items: [Item] = []
+        var lastPosition: LogPosition?
+        var hasMore = false
+        var start: [UInt8]?
+        if let cursor = request.cursor {
+            guard let after = cursor.position else { throw ProjectionError.badCursor }
+            guard after.rawValue > 1 else { return Page(items: [], nextCursor: nil) }
+            start = ProjectionKey.position(LogPosition(after.rawValue - 1))
+        }
+        var key = owner.rawValue
+        try key.withUTF8 { key in
+            func visit(_ element: UnsafeRawBufferPointer) throws -> Bool {
+                guard items.count < request.limit else {
+                    hasMore = true
+                    return false
+                }
+                let position = ProjectionKey.position(in: element, at: 0)
+                if let found = try item(position) {
+                    items.append(found)
+                    lastPosition = position
+                }
+                return true
+            }
+            if let start {
+                try start.withUnsafeBytes { start in
+                    try scanSet(UnsafeRawBufferPointer(key), in: table, from: start, direction: .backward, visit)
+                }
+            } else {
+                try scanSet(UnsafeRawBufferPointer(key), in: table, direction: .backward, visit)
+            }
         }
         return Page(items: items, nextCursor: hasMore ? lastPosition.map(PageCursor.init(position:)) : nil)
     }

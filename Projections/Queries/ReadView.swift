@@ -89,7 +89,13 @@ public struct ReadView {
 
     /// Posts of the users `user` follows, and `user`'s own, newest first.
     public func followingFeed(of user: UserID, page: PageRequest) throws -> Page<Post> {
-        try postPage(tables.feeds, owner: user, viewer: user, page: page)
+        try transaction.positionSetPage(tables.feeds, owner: user, request: page) { position in
+            let key = ProjectionKey.position(position)
+            guard let post = try transaction.value(for: key, in: tables.home) else {
+                throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
+            }
+            return try self.post(PostID(unchecked: String(decoding: post, as: UTF8.self)), viewer: user)
+        }
     }
 
     /// The posts tab; nil for an unknown user.
@@ -247,24 +253,24 @@ struct ProjectionTables: Sendable {
     let userSearch: StoreTable
 
     init(store: KeyValueStore) {
-        checkpoint = store.table(TableName.checkpoint)
-        profiles = store.table(TableName.profiles)
-        profileCounters = store.table(TableName.profileCounters)
-        followEdges = store.table(TableName.followEdges)
-        followers = store.table(TableName.followers)
-        following = store.table(TableName.following)
-        posts = store.table(TableName.posts)
-        postCounters = store.table(TableName.postCounters)
-        postLikes = store.table(TableName.postLikes)
-        userPosts = store.table(TableName.userPosts)
-        userLikes = store.table(TableName.userLikes)
-        comments = store.table(TableName.comments)
-        home = store.table(TableName.home)
-        feeds = store.table(TableName.feeds)
-        notifications = store.table(TableName.notifications)
-        messages = store.table(TableName.messages)
-        recent = store.table(TableName.recent)
-        userSearch = store.table(TableName.userSearch)
+        checkpoint = store.table(Tables.checkpoint)
+        profiles = store.table(Tables.profiles)
+        profileCounters = store.table(Tables.profileCounters)
+        followEdges = store.table(Tables.followEdges)
+        followers = store.table(Tables.followers)
+        following = store.table(Tables.following)
+        posts = store.table(Tables.posts)
+        postCounters = store.table(Tables.postCounters)
+        postLikes = store.table(Tables.postLikes)
+        userPosts = store.table(Tables.userPosts)
+        userLikes = store.table(Tables.userLikes)
+        comments = store.table(Tables.comments)
+        home = store.table(Tables.home)
+        feeds = store.table(Tables.feeds)
+        notifications = store.table(Tables.notifications)
+        messages = store.table(Tables.messages)
+        recent = store.table(Tables.recent)
+        userSearch = store.table(Tables.userSearch)
     }
 }
 

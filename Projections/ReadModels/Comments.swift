@@ -5,12 +5,12 @@ import ChorusLog
 ///
 /// - `comments`: post, position → ``CommentRecord``
 struct Comments: ReadModel {
-    static let tables = [TableName.comments]
+    static let tables = [Tables.comments]
 
     let comments: StoreTable
 
     init(store: KeyValueStore) {
-        comments = store.table(TableName.comments)
+        comments = store.table(Tables.comments)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

@@ -7,16 +7,16 @@ import ChorusLog
 /// - `recent`: user, position of the latest message with a partner → partner
 /// - `recent-index`: user, partner → that position (to move the row when a newer message comes)
 struct Conversations: ReadModel {
-    static let tables = [TableName.messages, TableName.recent, TableName.recentIndex]
+    static let tables = [Tables.messages, Tables.recent, Tables.recentIndex]
 
     let messages: StoreTable
     let recent: StoreTable
     let recentIndex: StoreTable
 
     init(store: KeyValueStore) {
-        messages = store.table(TableName.messages)
-        recent = store.table(TableName.recent)
-        recentIndex = store.table(TableName.recentIndex)
+        messages = store.table(Tables.messages)
+        recent = store.table(Tables.recent)
+        recentIndex = store.table(Tables.recentIndex)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

@@ -2,67 +2,89 @@ import ChorusDomain
 import ChorusLog
 
 /// Each user's Following feed, materialised on write: a post goes into its author's feed and each follower's;
-/// a follow back-fills the followee's posts; an unfollow takes them out. Entries are keyed by the post's own
-/// position, so a back-filled post lands where it belongs in time.
+/// a follow back-fills the followee's posts; an unfollow takes them out. A feed is the sorted set of its posts'
+/// positions (8 bytes each, with no per-entry overhead), so a back-filled post lands where it belongs in time;
+/// ``HomeTimeline`` maps a position to its post.
 ///
-/// - `feeds`: user, position of the post → post
+/// - `feeds`: user → { position of a post }
 ///
 /// Reads ``Profiles``' `followers` and ``Posts``' `user-posts`, which the events handled here do not change.
 struct FollowingFeeds: ReadModel {
-    static let tables = [TableName.feeds]
+    static let tables = [Tables.feeds]
 
     let feeds: StoreTable
     let followers: StoreTable
     let userPosts: StoreTable
 
     init(store: KeyValueStore) {
-        feeds = store.table(TableName.feeds)
-        followers = store.table(TableName.followers)
-        userPosts = store.table(TableName.userPosts)
+        feeds = store.table(Tables.feeds)
+        followers = store.table(Tables.followers)
+        userPosts = store.table(Tables.userPosts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
         switch event {
         case .postCreated(let event):
-            let post = Array(event.post.rawValue.utf8)
-            try transaction.put(post, for: feedKey(event.author, envelope.position), in: feeds)
+            // A popular author has thousands of followers: their ids are gathered into one buffer, not one
+            // allocation each.
+            var readers = Array(event.author.rawValue.utf8)
+            var ends = [readers.count]
             // followers: followee, position, follower — the follower id is what follows the position.
             let prefix = ProjectionKey(event.author).prefix()
-            var readers: [UserID] = []
             try transaction.scan(followers, from: prefix) { key, _ in
                 guard key.starts(with: prefix) else { return false }
-                readers.append(ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count))
+                readers.append(contentsOf: key[(prefix.count + 9)...])
+                ends.append(readers.count)
                 return true
             }
-            for reader in readers { try transaction.put(post, for: feedKey(reader, envelope.position), in: feeds) }
+            // The newest position of the log is the newest of every feed: each insertion is an append.
+            try withUnsafeBytes(of: envelope.position.rawValue.bigEndian) { position in
+                try readers.withUnsafeBytes { readers in
+                    var start = 0
+                    for end in ends {
+                        let reader = UnsafeRawBufferPointer(rebasing: readers[start..<end])
+                        guard try transaction.insert(position, intoSet: reader, in: feeds, append: true) else {
+                            throw ProjectionError.inconsistent("a feed holds a position past \(envelope.position)")
+                        }
+                        start = end
+                    }
+                }
+            }
         case .followed(let event):
-            for (position, post) in try posts(of: event.followee, in: transaction) {
-                try transaction.put(post, for: feedKey(event.follower, position), in: feeds)
+            var follower = event.follower.rawValue
+            try follower.withUTF8 { follower in
+                try forEachPost(of: event.followee, in: transaction) { position in
+                    try transaction.insert(position, intoSet: UnsafeRawBufferPointer(follower), in: feeds)
+                }
             }
         case .unfollowed(let event):
-            for (position, _) in try posts(of: event.followee, in: transaction) {
-                try transaction.delete(feedKey(event.follower, position), in: feeds)
+            var follower = event.follower.rawValue
+            try follower.withUTF8 { follower in
+                try forEachPost(of: event.followee, in: transaction) { position in
+                    try transaction.remove(position, fromSet: UnsafeRawBufferPointer(follower), in: feeds)
+                }
             }
-        case .userRegistered, .profileEdited, .liked, .unliked, .commentAdded, .messageSent:
+        case .userRegistered, .profileEdited, .liked, .unliked, .commentAdded, .messageSent, .sessionStarted,
+            .sessionEnded:
             break
         }
     }
 
-    private func feedKey(_ user: UserID, _ position: LogPosition) -> [UInt8] {
-        var key = ProjectionKey(user)
-        key.append(position)
-        return key.bytes
-    }
-
-    /// The author's posts with their positions, from the posts tab.
-    private func posts(of author: UserID, in transaction: StoreTransaction) throws -> [(LogPosition, [UInt8])] {
+    /// Calls `body` with the position of each of the author's posts (8 bytes, big-endian), from the posts tab.
+    private func forEachPost(
+        of author: UserID, in transaction: StoreTransaction, _ body: (UnsafeRawBufferPointer) throws -> Void
+    ) throws {
         let prefix = ProjectionKey(author).prefix()
-        var found: [(LogPosition, [UInt8])] = []
-        try transaction.scan(userPosts, from: prefix) { key, value in
+        var positions: [UInt8] = []
+        try transaction.scan(userPosts, from: prefix) { key, _ in
             guard key.starts(with: prefix) else { return false }
-            found.append((ProjectionKey.position(in: key, at: prefix.count), Array(value)))
+            positions.append(contentsOf: key[prefix.count..<(prefix.count + 8)])
             return true
         }
-        return found
+        try positions.withUnsafeBytes { positions in
+            for start in stride(from: 0, to: positions.count, by: 8) {
+                try body(UnsafeRawBufferPointer(rebasing: positions[start..<(start + 8)]))
+            }
+        }
     }
 }

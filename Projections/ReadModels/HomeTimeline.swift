@@ -5,12 +5,12 @@ import ChorusLog
 ///
 /// - `home`: position → post
 struct HomeTimeline: ReadModel {
-    static let tables = [TableName.home]
+    static let tables = [Tables.home]
 
     let home: StoreTable
 
     init(store: KeyValueStore) {
-        home = store.table(TableName.home)
+        home = store.table(Tables.home)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

@@ -7,16 +7,16 @@ import ChorusLog
 /// - `notifications`: recipient, position → ``NotificationRecord``
 /// - `notification-refs`: kind, actor, target → recipient and position (to take a notification back)
 struct Notifications: ReadModel {
-    static let tables = [TableName.notifications, TableName.notificationReferences]
+    static let tables = [Tables.notifications, Tables.notificationReferences]
 
     let notifications: StoreTable
     let references: StoreTable
     let posts: StoreTable
 
     init(store: KeyValueStore) {
-        notifications = store.table(TableName.notifications)
-        references = store.table(TableName.notificationReferences)
-        posts = store.table(TableName.posts)
+        notifications = store.table(Tables.notifications)
+        references = store.table(Tables.notificationReferences)
+        posts = store.table(Tables.posts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -42,7 +42,7 @@ struct Notifications: ReadModel {
             try add(
                 NotificationRecord(kind: .comment, actor: event.author, post: event.post, comment: comment, createdAt: envelope.recordedAt),
                 for: author, at: envelope.position, reference: nil, in: transaction)
-        case .userRegistered, .profileEdited, .postCreated, .messageSent:
+        case .userRegistered, .profileEdited, .postCreated, .messageSent, .sessionStarted, .sessionEnded:
             break
         }
     }

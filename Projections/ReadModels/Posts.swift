@@ -9,7 +9,7 @@ import ChorusLog
 /// - `user-posts`: author, position → post (the posts tab, newest first)
 /// - `user-likes`: user, position of the like → post (the likes tab)
 struct Posts: ReadModel {
-    static let tables = [TableName.posts, TableName.postCounters, TableName.postLikes, TableName.userPosts, TableName.userLikes]
+    static let tables = [Tables.posts, Tables.postCounters, Tables.postLikes, Tables.userPosts, Tables.userLikes]
     /// The order of a post's counters.
     static let likesCounter = 0, commentsCounter = 1, counterCount = 2
 
@@ -20,11 +20,11 @@ struct Posts: ReadModel {
     let userLikes: StoreTable
 
     init(store: KeyValueStore) {
-        posts = store.table(TableName.posts)
-        counters = store.table(TableName.postCounters)
-        likes = store.table(TableName.postLikes)
-        userPosts = store.table(TableName.userPosts)
-        userLikes = store.table(TableName.userLikes)
+        posts = store.table(Tables.posts)
+        counters = store.table(Tables.postCounters)
+        likes = store.table(Tables.postLikes)
+        userPosts = store.table(Tables.userPosts)
+        userLikes = store.table(Tables.userLikes)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -57,7 +57,7 @@ struct Posts: ReadModel {
             try count(event.post, Self.likesCounter, by: -1, in: transaction)
         case .commentAdded(let event):
             try count(event.post, Self.commentsCounter, by: 1, in: transaction)
-        case .userRegistered, .profileEdited, .followed, .unfollowed, .messageSent:
+        case .userRegistered, .profileEdited, .followed, .unfollowed, .messageSent, .sessionStarted, .sessionEnded:
             break
         }
     }

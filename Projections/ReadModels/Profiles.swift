@@ -10,7 +10,7 @@ import ChorusLog
 /// - `following`: follower, position, followee → empty (the following tab)
 struct Profiles: ReadModel {
     static let tables = [
-        TableName.profiles, TableName.profileCounters, TableName.followEdges, TableName.followers, TableName.following,
+        Tables.profiles, Tables.profileCounters, Tables.followEdges, Tables.followers, Tables.following,
     ]
     /// The order of a profile's counters.
     static let followersCounter = 0, followingCounter = 1, postsCounter = 2, counterCount = 3
@@ -22,11 +22,11 @@ struct Profiles: ReadModel {
     let following: StoreTable
 
     init(store: KeyValueStore) {
-        profiles = store.table(TableName.profiles)
-        counters = store.table(TableName.profileCounters)
-        edges = store.table(TableName.followEdges)
-        followers = store.table(TableName.followers)
-        following = store.table(TableName.following)
+        profiles = store.table(Tables.profiles)
+        counters = store.table(Tables.profileCounters)
+        edges = store.table(Tables.followEdges)
+        followers = store.table(Tables.followers)
+        following = store.table(Tables.following)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -66,7 +66,7 @@ struct Profiles: ReadModel {
             try count(event.followee, Self.followersCounter, by: -1, in: transaction)
         case .postCreated(let event):
             try count(event.author, Self.postsCounter, by: 1, in: transaction)
-        case .liked, .unliked, .commentAdded, .messageSent:
+        case .liked, .unliked, .commentAdded, .messageSent, .sessionStarted, .sessionEnded:
             break
         }
     }

@@ -9,12 +9,12 @@ import ChorusLog
 /// A query scans every entry (see ``ReadView/searchUsers(_:caller:page:)``): fine for the thousands of users of a
 /// campus or a demo; an n-gram index is the step for millions.
 struct UserSearch: ReadModel {
-    static let tables = [TableName.userSearch]
+    static let tables = [Tables.userSearch]
 
     let entries: StoreTable
 
     init(store: KeyValueStore) {
-        entries = store.table(TableName.userSearch)
+        entries = store.table(Tables.userSearch)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {

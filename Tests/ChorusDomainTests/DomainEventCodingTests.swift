@@ -21,6 +21,8 @@ struct DomainEventCodingTests {
         .followed(Followed(follower: other, followee: user)),
         .unfollowed(Unfollowed(follower: other, followee: user)),
         .messageSent(MessageSent(message: .make(), from: user, to: other, text: "안녕")),
+        .sessionStarted(SessionStarted(session: .make(), user: user, expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_123))),
+        .sessionEnded(SessionEnded(session: .make(), user: user)),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

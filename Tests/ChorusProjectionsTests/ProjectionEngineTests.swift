@@ -21,7 +21,7 @@ struct ProjectionEngineTests {
             #expect(position == app.log.head)
             let liveTables = try dumpReadModels(app.engine.store)
             let rebuiltTables = try dumpReadModels(atDirectory: rebuilt)
-            for name in ProjectionEngine.tableNames {
+            for name in ProjectionEngine.tables.map(\.name) {
                 #expect(liveTables[name] == rebuiltTables[name], "table \(name) differs")
             }
             #expect((liveTables["feeds"]?.count ?? 0) > summary.posts, "feeds fanned out")

@@ -40,9 +40,22 @@ struct ReadModelTests {
             #expect(try app.read { try $0.followingFeed(of: ana, page: PageRequest()).items.map(\.id) } == [new, old2, own, old1])
             #expect(try app.read { try $0.followingFeed(of: bo, page: PageRequest()).items.map(\.id) } == [new, old2, old1])
 
+            // Pages of one: a post that lands between two requests neither repeats nor shifts the pages after it.
+            var paged: [PostID] = []
+            var cursor: PageCursor?
+            var between: PostID?
+            repeat {
+                let page = try app.read { try $0.followingFeed(of: ana, page: PageRequest(limit: 1, cursor: cursor)) }
+                paged += page.items.map(\.id)
+                cursor = page.nextCursor
+                if paged.count == 1 { between = try await app.post(bo, "between two pages") }
+            } while cursor != nil
+            #expect(paged == [new, old2, own, old1])
+
             _ = try await app.chorus.execute(.unfollow(follower: ana, followee: bo))
             #expect(try app.read { try $0.followingFeed(of: ana, page: PageRequest()).items.map(\.id) } == [own])
-            #expect(try app.read { try $0.homeFeed(viewer: ana, page: PageRequest()).items.map(\.id) } == [new, old2, own, old1])
+            let home = try app.read { try $0.homeFeed(viewer: ana, page: PageRequest()).items.map(\.id) }
+            #expect(home == [try #require(between), new, old2, own, old1])
         }
     }
 

@@ -5,13 +5,13 @@ import ChorusProjections
 func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
     try store.read { transaction in
         var tables: [String: [[UInt8]]] = [:]
-        for name in ProjectionEngine.tableNames {
+        for table in ProjectionEngine.tables {
             var entries: [[UInt8]] = []
-            try transaction.scan(store.table(name)) { key, value in
+            try transaction.scan(store.table(table)) { key, value in
                 entries.append(Array(key) + [0xFF, 0xFE] + Array(value))
                 return true
             }
-            tables[name] = entries
+            tables[table.name] = entries
         }
         return tables
     }
@@ -20,7 +20,7 @@ func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
 func dumpReadModels(atDirectory directory: String) throws -> [String: [[UInt8]]] {
     var configuration = KeyValueStoreConfiguration()
     configuration.readOnly = true
-    let store = try KeyValueStore(directory: directory, tables: ProjectionEngine.tableNames, configuration: configuration)
+    let store = try KeyValueStore(directory: directory, tables: ProjectionEngine.tables, configuration: configuration)
     defer { store.close() }
     return try dumpReadModels(store)
 }

@@ -3,7 +3,12 @@ import ChorusLog
 /// What a user asks Chorus to do. Text is validated and normalised by ``CommandExecutor`` (NFC, trimmed, API.md's
 /// limits) before anything is decided.
 public enum Command: Sendable, Hashable {
+    /// Signs up, and signs the new user in: the result carries the session.
     case registerUser(email: String, password: String, name: String, major: String? = nil, bio: String? = nil)
+    /// Checks the password, then starts a session (``DomainError/Code/invalidCredentials`` otherwise).
+    case logIn(email: String, password: String)
+    /// Ends one of the user's sessions; ending one that has ended changes nothing.
+    case logOut(user: UserID, session: SessionID)
     case editProfile(
         user: UserID, name: String? = nil, major: String? = nil, bio: String? = nil,
         profileImage: ProfileImageChange? = nil)
@@ -26,11 +31,14 @@ public struct CommandResult: Sendable, Hashable {
     public let appended: Bool
     /// The id of the user, post, comment or message it created.
     public let createdID: String?
+    /// The session a registration or login started: ``SessionTokens`` turns its id into the bearer token.
+    public let session: SessionStarted?
 
-    public init(position: LogPosition, appended: Bool, createdID: String?) {
+    public init(position: LogPosition, appended: Bool, createdID: String?, session: SessionStarted? = nil) {
         self.position = position
         self.appended = appended
         self.createdID = createdID
+        self.session = session
     }
 }
 

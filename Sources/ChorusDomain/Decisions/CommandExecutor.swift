@@ -27,14 +27,31 @@ public final class CommandExecutor: Sendable {
     public func execute(
         _ command: Command, idempotencyKey: String? = nil, durability: WriteDurability = .durable
     ) async throws -> CommandResult {
-        let prepared = try command.prepare(media: media, hasher: hasher)
+        var prepared = try command.prepare(media: media, hasher: hasher)
+        switch (command, prepared.decision) {
+        case (_, .logIn(let email, let password, let session, let expiresAt)):
+            // bcrypt runs here, never in the writer; the writer checks again that the user exists.
+            let user = try authenticate(email: email, password: password)
+            prepared.decision = .startSession(SessionStarted(session: session, user: user, expiresAt: expiresAt))
+        case (.registerUser(_, let password, _, _, _), .register):
+            // A replayed registration hands out a session, so it must know the password; bcrypt runs here too.
+            if let idempotencyKey, let first = try firstRegistration(prepared, password: password, key: idempotencyKey) {
+                return first
+            }
+        default:
+            break
+        }
         let state = self.state
-        return try await log.perform(durability) { batch in
+        return try await log.perform(durability) { [prepared] batch in
             if let idempotencyKey,
                 let first = try state.idempotentResult(actor: prepared.actor, key: idempotencyKey, in: batch.state)
             {
                 guard first.fingerprint == prepared.fingerprint else {
                     throw DomainError(.idempotencyConflict, "idempotency key \(idempotencyKey) was used for another request")
+                }
+                if case .register = prepared.decision {
+                    // It committed after the check above: its password was not checked against this one.
+                    throw DomainError(.idempotencyConflict, "a request with idempotency key \(idempotencyKey) was in flight")
                 }
                 return first.result
             }
@@ -46,6 +63,31 @@ public final class CommandExecutor: Sendable {
             }
             return result
         }
+    }
+
+    /// The user of a session that has neither ended nor expired at `now`; nil otherwise.
+    public func user(ofSession session: SessionID, at now: EventTime = .now) throws -> UserID? {
+        let state = self.state
+        return try log.readState { transaction in
+            guard let found = try state.session(session, in: transaction), now < found.expiresAt else { return nil }
+            return found.user
+        }
+    }
+
+    /// The first result of a registration under `key`, if there is one and `password` is the one it registered.
+    private func firstRegistration(_ prepared: PreparedCommand, password: String, key: String) throws -> CommandResult? {
+        let state = self.state
+        let first = try log.readState { transaction -> (fingerprint: UInt64, result: CommandResult, hash: String?)? in
+            guard let first = try state.idempotentResult(actor: prepared.actor, key: key, in: transaction) else {
+                return nil
+            }
+            let hash = try first.result.session.flatMap { try state.passwordHash(of: $0.user, in: transaction) }
+            return (first.fingerprint, first.result, hash)
+        }
+        guard let first else { return nil }
+        guard first.fingerprint == prepared.fingerprint, let hash = first.hash, hasher.verify(password, against: hash)
+        else { throw DomainError(.idempotencyConflict, "idempotency key \(key) was used for another request") }
+        return first.result
     }
 
     /// The user with this e-mail and password; ``DomainError/Code/invalidCredentials`` otherwise.
@@ -70,11 +112,16 @@ public final class CommandExecutor: Sendable {
     ) throws -> CommandResult {
         let transaction = batch.state
         let unchanged = CommandResult(position: batch.head, appended: false, createdID: nil)
-        func record(_ event: DomainEvent, created: String? = nil) throws -> CommandResult {
+        /// Appends `events`, which share one stream.
+        func record(_ events: DomainEvent..., created: String? = nil, session: SessionStarted? = nil) throws
+            -> CommandResult
+        {
             let outcome = try batch.append(
-                AppendRequest(stream: event.stream, events: [event.encoded()], actor: command.actor))
-            try state.apply(event, in: transaction)
-            return CommandResult(position: outcome.lastPosition, appended: true, createdID: created)
+                AppendRequest(stream: events[0].stream, events: events.map { $0.encoded() }, actor: command.actor))
+            for event in events { try state.apply(event, in: transaction) }
+            return CommandResult(
+                position: outcome.lastPosition, appended: true, createdID: created,
+                session: session)
         }
         func requireUser(_ user: UserID) throws {
             guard try state.exists(user, in: transaction) else { throw DomainError(.unknownUser, "no user \(user)") }
@@ -84,11 +131,20 @@ public final class CommandExecutor: Sendable {
         }
 
         switch command.decision {
-        case .register(let event):
+        case .register(let event, let session):
             guard try state.user(withEmailKey: Validate.emailKey(event.email), in: transaction) == nil else {
                 throw DomainError(.emailTaken, "\(event.email) is already registered")
             }
-            return try record(.userRegistered(event), created: event.user.rawValue)
+            return try record(
+                .userRegistered(event), .sessionStarted(session), created: event.user.rawValue, session: session)
+        case .logIn:
+            preconditionFailure("execute turns a login into startSession once the password is checked")
+        case .startSession(let session):
+            try requireUser(session.user)
+            return try record(.sessionStarted(session), session: session)
+        case .logOut(let user, let session):
+            guard try state.session(session, in: transaction)?.user == user else { return unchanged }
+            return try record(.sessionEnded(SessionEnded(session: session, user: user)))
         case .editProfile(let event):
             try requireUser(event.user)
             return try record(.profileEdited(event))

@@ -11,9 +11,10 @@ import ChorusLog
 /// - `follows`: follower, followee → empty
 /// - `likes`: user, post → empty
 /// - `idempotency`: actor, key → request fingerprint (u64) and the encoded ``CommandResult``
+/// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
 public struct DecisionState: Sendable {
     /// The state tables the event log must be opened with (``ChorusLog/EventLogConfiguration/stateTables``).
-    public static let tableNames = ["emails", "users", "posts", "follows", "likes", "idempotency"]
+    public static let tableNames = ["emails", "users", "posts", "follows", "likes", "idempotency", "sessions"]
 
     let emails: StoreTable
     let users: StoreTable
@@ -21,6 +22,7 @@ public struct DecisionState: Sendable {
     let follows: StoreTable
     let likes: StoreTable
     let idempotency: StoreTable
+    let sessions: StoreTable
 
     public init(log: EventLog) {
         emails = log.stateTable("emails")
@@ -29,6 +31,7 @@ public struct DecisionState: Sendable {
         follows = log.stateTable("follows")
         likes = log.stateTable("likes")
         idempotency = log.stateTable("idempotency")
+        sessions = log.stateTable("sessions")
     }
 
     static func key(_ parts: String...) -> [UInt8] {
@@ -59,6 +62,17 @@ public struct DecisionState: Sendable {
         try state.withValue(for: Self.key(user.rawValue, post.rawValue), in: likes) { $0 != nil }
     }
 
+    /// The session's user and expiry, unless it ended.
+    func session(_ session: SessionID, in state: StoreTransaction) throws -> (user: UserID, expiresAt: EventTime)? {
+        try state.withValue(for: Self.key(session.rawValue), in: sessions) { stored in
+            guard let stored, stored.count > 9, let separator = stored.firstIndex(of: 0), stored.count - separator == 9
+            else { return nil }
+            let user = UserID(unchecked: String(decoding: stored[..<separator], as: UTF8.self))
+            let milliseconds = Int64(bigEndian: stored.loadUnaligned(fromByteOffset: separator + 1, as: Int64.self))
+            return (user, EventTime(millisecondsSince1970: milliseconds))
+        }
+    }
+
     /// Records what `event` changes in the state; called after the event is appended, in the same transaction.
     func apply(_ event: DomainEvent, in state: StoreTransaction) throws {
         switch event {
@@ -75,6 +89,12 @@ public struct DecisionState: Sendable {
             try state.put([], for: Self.key(event.user.rawValue, event.post.rawValue), in: likes)
         case .unliked(let event):
             try state.delete(Self.key(event.user.rawValue, event.post.rawValue), in: likes)
+        case .sessionStarted(let event):
+            var value = Array(event.user.rawValue.utf8) + [0]
+            withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian) { value.append(contentsOf: $0) }
+            try state.put(value, for: Self.key(event.session.rawValue), in: sessions)
+        case .sessionEnded(let event):
+            try state.delete(Self.key(event.session.rawValue), in: sessions)
         case .profileEdited, .commentAdded, .messageSent:
             break
         }
@@ -90,7 +110,13 @@ public struct DecisionState: Sendable {
         let position = LogPosition(UInt64(bitPattern: try reader.readInt64()))
         let appended = try reader.readByte() == 1
         let created = try reader.readOptionalString()
-        return (fingerprint, CommandResult(position: position, appended: appended, createdID: created))
+        var session: SessionStarted?
+        if try reader.readByte() == 1 {
+            session = SessionStarted(
+                session: try reader.read(SessionID.self), user: try reader.read(UserID.self),
+                expiresAt: EventTime(millisecondsSince1970: try reader.readInt64()))
+        }
+        return (fingerprint, CommandResult(position: position, appended: appended, createdID: created, session: session))
     }
 
     func recordIdempotentResult(
@@ -101,6 +127,14 @@ public struct DecisionState: Sendable {
         writer.write(Int64(bitPattern: result.position.rawValue))
         writer.write(UInt8(result.appended ? 1 : 0))
         writer.write(result.createdID)
+        if let session = result.session {
+            writer.write(UInt8(1))
+            writer.write(session.session)
+            writer.write(session.user)
+            writer.write(session.expiresAt.millisecondsSince1970)
+        } else {
+            writer.write(UInt8(0))
+        }
         try state.put(writer.bytes, for: Self.key(actor, key), in: idempotency)
     }
 }

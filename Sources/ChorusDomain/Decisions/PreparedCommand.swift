@@ -4,7 +4,11 @@ import ChorusLog
 /// password hashed, media looked up. What is left is decided inside the log writer's transaction.
 struct PreparedCommand: Sendable {
     enum Decision: Sendable {
-        case register(UserRegistered)
+        case register(UserRegistered, SessionStarted)
+        /// Becomes `startSession` once the executor has checked the password, outside the writer.
+        case logIn(email: String, password: String, session: SessionID, expiresAt: EventTime)
+        case startSession(SessionStarted)
+        case logOut(UserID, SessionID)
         case editProfile(ProfileEdited)
         case createPost(PostCreated)
         case like(UserID, PostID)
@@ -15,16 +19,21 @@ struct PreparedCommand: Sendable {
         case sendMessage(MessageSent)
     }
 
-    /// Who asks: a user id, or for a registration the e-mail it claims.
+    /// Who asks: a user id, or for a registration or login the e-mail it claims.
     let actor: String
-    let decision: Decision
+    var decision: Decision
     /// Identifies the request for idempotency keys: FNV-1a 64 of its normalised fields.
     let fingerprint: UInt64
 }
 
 extension Command {
-    /// Validates and normalises the command, makes the ids it creates, and hashes the password.
-    func prepare(media: any MediaCatalog, hasher: PasswordHasher) throws(DomainError) -> PreparedCommand {
+    /// Validates and normalises the command, makes the ids it creates, and hashes the password. Passwords are left
+    /// out of the request fingerprint: it is stored, and a fast hash of a password must never be.
+    func prepare(
+        media: any MediaCatalog, hasher: PasswordHasher, now: EventTime = .now
+    ) throws(DomainError) -> PreparedCommand {
+        let sessionEnd = EventTime(
+            millisecondsSince1970: now.millisecondsSince1970 + SessionStarted.lifetime.components.seconds * 1000)
         var canonical = PayloadWriter()
         let actor: String
         let decision: PreparedCommand.Decision
@@ -37,11 +46,21 @@ extension Command {
                 major: try Validate.profileField(major, field: "major", limit: FieldLimits.major),
                 bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio))
             canonical.write(UInt8(1))
-            for field in [user.email, password, user.name, user.major, user.bio] { canonical.write(field) }
+            for field in [user.email, user.name, user.major, user.bio] { canonical.write(field) }
             actor = Validate.emailKey(email)
             var hashed = user
             hashed.passwordHash = hasher.hash(password)
-            decision = .register(hashed)
+            decision = .register(hashed, SessionStarted(session: .make(), user: user.user, expiresAt: sessionEnd))
+        case .logIn(let email, let password):
+            let email = normalized(email)
+            canonical.write(UInt8(10))
+            canonical.write(email)
+            actor = Validate.emailKey(email)
+            decision = .logIn(email: email, password: password, session: .make(), expiresAt: sessionEnd)
+        case .logOut(let user, let session):
+            canonical.write(UInt8(11))
+            canonical.write(session)
+            (actor, decision) = (user.rawValue, .logOut(user, session))
         case .editProfile(let user, let name, let major, let bio, let profileImage):
             if case .set(let image)? = profileImage, !media.contains(image) {
                 throw DomainError(.unknownMedia, "no media \(image)")

@@ -16,6 +16,8 @@ extension DomainEvent {
         case .followed: "Followed"
         case .unfollowed: "Unfollowed"
         case .messageSent: "MessageSent"
+        case .sessionStarted: "SessionStarted"
+        case .sessionEnded: "SessionEnded"
         }
     }
 
@@ -74,6 +76,13 @@ extension DomainEvent {
             writer.write(event.from)
             writer.write(event.to)
             writer.write(event.text)
+        case .sessionStarted(let event):
+            writer.write(event.session)
+            writer.write(event.user)
+            writer.write(Int64(event.expiresAt.millisecondsSince1970))
+        case .sessionEnded(let event):
+            writer.write(event.session)
+            writer.write(event.user)
         }
         return NewEvent(type: typeName, schemaVersion: Self.currentSchemaVersion, payload: writer.bytes)
     }
@@ -131,6 +140,14 @@ extension DomainEvent {
                     MessageSent(
                         message: try reader.read(MessageID.self), from: try reader.read(UserID.self),
                         to: try reader.read(UserID.self), text: try reader.readString()))
+            case "SessionStarted":
+                self = .sessionStarted(
+                    SessionStarted(
+                        session: try reader.read(SessionID.self), user: try reader.read(UserID.self),
+                        expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
+            case "SessionEnded":
+                self = .sessionEnded(
+                    SessionEnded(session: try reader.read(SessionID.self), user: try reader.read(UserID.self)))
             default:
                 throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
             }

@@ -12,6 +12,8 @@ public enum DomainEvent: Sendable, Hashable {
     case followed(Followed)
     case unfollowed(Unfollowed)
     case messageSent(MessageSent)
+    case sessionStarted(SessionStarted)
+    case sessionEnded(SessionEnded)
 }
 
 public struct UserRegistered: Sendable, Hashable {
@@ -134,6 +136,30 @@ public struct MessageSent: Sendable, Hashable {
     }
 }
 
+/// A user signed in (or registered): the session lasts until it expires or the user signs out.
+public struct SessionStarted: Sendable, Hashable {
+    public static let lifetime: Duration = .seconds(30 * 24 * 3600)
+
+    public var session: SessionID
+    public var user: UserID
+    public var expiresAt: EventTime
+    public init(session: SessionID, user: UserID, expiresAt: EventTime) {
+        self.session = session
+        self.user = user
+        self.expiresAt = expiresAt
+    }
+}
+
+/// A user signed out of one session.
+public struct SessionEnded: Sendable, Hashable {
+    public var session: SessionID
+    public var user: UserID
+    public init(session: SessionID, user: UserID) {
+        self.session = session
+        self.user = user
+    }
+}
+
 extension DomainEvent {
     /// The aggregate the event belongs to: `user-…`, `post-…`, or `conversation-…` (the two user ids, sorted).
     public var stream: StreamID {
@@ -148,6 +174,8 @@ extension DomainEvent {
             case .unliked(let event): "post-\(event.post)"
             case .commentAdded(let event): "post-\(event.post)"
             case .messageSent(let event): "conversation-\(min(event.from, event.to))-\(max(event.from, event.to))"
+            case .sessionStarted(let event): "user-\(event.user)"
+            case .sessionEnded(let event): "user-\(event.user)"
             }
         // Ids are 26 characters of base32: every name here is a valid stream id.
         return StreamID(stringLiteral: name)

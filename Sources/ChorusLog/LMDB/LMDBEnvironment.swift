@@ -46,7 +46,13 @@ final class LMDBEnvironment: @unchecked Sendable {
     /// Prepares file space ahead of LMDB's writes; nil when read-only. Set once, at the end of `init`.
     private var headroom: DataFileHeadroom?
 
-    init(path: String, configuration: Configuration, databaseNames: [String], logger: Logger) throws {
+    /// One named database to open, with its `mdb_dbi_open` flags (such as `MDB_DUPSORT`) besides `MDB_CREATE`.
+    struct DatabaseDefinition {
+        var name: String
+        var flags: UInt32 = 0
+    }
+
+    init(path: String, configuration: Configuration, databases definitions: [DatabaseDefinition], logger: Logger) throws {
         self.path = path
         self.configuration = configuration
         self.logger = logger
@@ -58,7 +64,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         try LMDBError.check(mdb_env_create(&environment), "mdb_env_create(\(path))")
         guard let environment else { throw LMDBError(MDB_PANIC, "mdb_env_create(\(path)) returned no handle") }
         do {
-            try LMDBError.check(mdb_env_set_maxdbs(environment, MDB_dbi(databaseNames.count)), "mdb_env_set_maxdbs")
+            try LMDBError.check(mdb_env_set_maxdbs(environment, MDB_dbi(definitions.count)), "mdb_env_set_maxdbs")
             try LMDBError.check(mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
             try LMDBError.check(mdb_env_set_mapsize(environment, configuration.initialMapSize), "mdb_env_set_mapsize")
             let flags =
@@ -93,10 +99,12 @@ final class LMDBEnvironment: @unchecked Sendable {
             try LMDBError.check(
                 mdb_txn_begin(environment, nil, transactionFlags, &transaction), "mdb_txn_begin(open databases)")
             try LMDBError.check(mdb_dbi_open(transaction, nil, 0, &main), "mdb_dbi_open(main)")
-            for name in databaseNames {
+            for definition in definitions {
                 var dbi: MDB_dbi = 0
-                try LMDBError.check(mdb_dbi_open(transaction, name, databaseFlags, &dbi), "mdb_dbi_open(\(name))")
-                opened[name] = LMDBDatabase(name: name, handle: dbi)
+                try LMDBError.check(
+                    mdb_dbi_open(transaction, definition.name, databaseFlags | definition.flags, &dbi),
+                    "mdb_dbi_open(\(definition.name))")
+                opened[definition.name] = LMDBDatabase(name: definition.name, handle: dbi)
             }
             let commitCode = mdb_txn_commit(transaction)
             transaction = nil

@@ -36,7 +36,7 @@ public final class EventLog: Sendable {
             }
             environment = try LMDBEnvironment(
                 path: directory, configuration: configuration.environment,
-                databaseNames: LogSchema.databaseNames + configuration.stateTables.map(Self.stateDatabaseName),
+                databases: (LogSchema.databaseNames + configuration.stateTables.map(Self.stateDatabaseName)).map { .init(name: $0) },
                 logger: logger)
             schema = LogSchema(environment)
             try schema.checkStorageFormat(environment)

@@ -23,9 +23,10 @@ public final class KeyValueStore: Sendable {
     public let directory: String
     private let environment: LMDBEnvironment
 
-    /// Opens (creating if needed, unless read-only) the store in `directory` with `tables`.
+    /// Opens (creating if needed, unless read-only) the store in `directory` with `tables`. A table must be opened
+    /// with the layout it was created with.
     public init(
-        directory: String, tables: [String], configuration: KeyValueStoreConfiguration = KeyValueStoreConfiguration(),
+        directory: String, tables: [StoreTableDefinition], configuration: KeyValueStoreConfiguration = KeyValueStoreConfiguration(),
         logger: Logger = Logger(label: "chorus.store")
     ) throws {
         self.directory = directory
@@ -35,7 +36,7 @@ public final class KeyValueStore: Sendable {
                 initialMapSize: configuration.initialMapSize, maximumMapGrowthStep: configuration.maximumMapGrowthStep,
                 maximumMapSize: configuration.maximumMapSize, maximumReaders: configuration.maximumReaders,
                 readOnly: configuration.readOnly, preparesFileSpace: false, writeMap: configuration.writesInPlace),
-            databaseNames: tables, logger: logger)
+            databases: tables.map(\.lmdbDefinition), logger: logger)
     }
 
     deinit {
@@ -46,6 +47,9 @@ public final class KeyValueStore: Sendable {
     public func table(_ name: String) -> StoreTable {
         StoreTable(database: environment.database(name))
     }
+
+    /// The table opened with `definition`.
+    public func table(_ definition: StoreTableDefinition) -> StoreTable { table(definition.name) }
 
     /// Runs `body` in a read-only transaction.
     public func read<R>(_ body: (StoreTransaction) throws -> R) throws -> R {

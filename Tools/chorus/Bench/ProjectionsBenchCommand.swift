@@ -104,9 +104,9 @@ struct RebuildWorkerCommand: ParsableCommand {
         let position = try ProjectionEngine.rebuild(log: log, into: layout.projections)
         let seconds = (clock.now - started).seconds
         let peak = sampler.stop()
-        let store = try KeyValueStore(directory: layout.projections, tables: ProjectionEngine.tableNames)
+        let store = try KeyValueStore(directory: layout.projections, tables: ProjectionEngine.tables)
         defer { store.close() }
-        let feedEntries = try store.read { try $0.count(store.table("feeds")) }
+        let feedEntries = try store.read { try $0.count(store.table(ProjectionEngine.feedsTable)) }
         let figures = RebuildFigures(
             events: position.rawValue, seconds: seconds, feedEntries: feedEntries, peakAnonymousMegabytes: peak)
         print(String(decoding: try JSONEncoder().encode(figures), as: UTF8.self))

@@ -1,0 +1,27 @@
+import ChorusLog
+
+/// The read models' tables, with their layouts, in one place: the models that own them, the models that read them,
+/// and the queries all look tables up by these.
+enum Tables {
+    static let checkpoint: StoreTableDefinition = "checkpoint"
+    static let profiles: StoreTableDefinition = "profiles"
+    static let profileCounters: StoreTableDefinition = "profile-counters"
+    static let followEdges: StoreTableDefinition = "follow-edges"
+    static let followers: StoreTableDefinition = "followers"
+    static let following: StoreTableDefinition = "following"
+    static let posts: StoreTableDefinition = "posts"
+    static let postCounters: StoreTableDefinition = "post-counters"
+    static let postLikes: StoreTableDefinition = "post-likes"
+    static let userPosts: StoreTableDefinition = "user-posts"
+    static let userLikes: StoreTableDefinition = "user-likes"
+    static let comments: StoreTableDefinition = "comments"
+    static let home: StoreTableDefinition = "home"
+    /// Per user, the positions of the posts in the user's Following feed.
+    static let feeds = StoreTableDefinition("feeds", layout: .sortedSets(elementSize: 8))
+    static let notifications: StoreTableDefinition = "notifications"
+    static let notificationReferences: StoreTableDefinition = "notification-refs"
+    static let messages: StoreTableDefinition = "messages"
+    static let recent: StoreTableDefinition = "recent"
+    static let recentIndex: StoreTableDefinition = "recent-index"
+    static let userSearch: StoreTableDefinition = "user-search"
+}

@@ -1,0 +1,43 @@
+import Crypto
+import Foundation
+
+/// Bearer tokens: a session id, a dot, and an HMAC-SHA256 of the id under the server's secret.
+///
+/// The log and the decision state hold session ids only, so neither a copy of the log nor `chorus replay` output
+/// gives anyone a token; and the token of a session can be made again from its id, which is how a retried
+/// registration or login (same idempotency key) answers with the same token. A token is valid while its MAC checks
+/// out (compared in constant time) and its session has neither ended nor expired (``CommandExecutor/user(ofSession:at:)``).
+public struct SessionTokens: Sendable {
+    /// Bytes of secret; fewer would weaken the MAC.
+    public static let secretSize = 32
+    /// Longer bearer values are refused before any work is done on them.
+    public static let maximumTokenLength = 128
+
+    private let key: SymmetricKey
+
+    public init(secret: [UInt8]) {
+        precondition(secret.count >= Self.secretSize, "a session secret has at least \(Self.secretSize) bytes")
+        key = SymmetricKey(data: secret)
+    }
+
+    /// A new random secret.
+    public static func makeSecret() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<secretSize).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+    }
+
+    public func token(for session: SessionID) -> String {
+        let mac = HMAC<SHA256>.authenticationCode(for: Array(session.rawValue.utf8), using: key)
+        return session.rawValue + "." + Base64URL.encode(mac)
+    }
+
+    /// The session a token was made for; nil unless the token is well formed and its MAC is ours.
+    public func session(fromToken token: String) -> SessionID? {
+        guard token.utf8.count <= Self.maximumTokenLength, let dot = token.firstIndex(of: ".") else { return nil }
+        guard let session = SessionID(String(token[..<dot])),
+            let mac = Base64URL.decode(token[token.index(after: dot)...]), mac.count == SHA256.byteCount,
+            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: Array(session.rawValue.utf8), using: key)
+        else { return nil }
+        return session
+    }
+}
