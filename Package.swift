@@ -9,12 +9,18 @@ let package = Package(
         .library(name: "ChorusLog", targets: ["ChorusLog"]),
         .library(name: "ChorusDomain", targets: ["ChorusDomain"]),
         .library(name: "ChorusProjections", targets: ["ChorusProjections"]),
+        .library(name: "ChorusAPI", targets: ["ChorusAPI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-auth", from: "2.5.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.0"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusLog imports it.
@@ -53,6 +59,24 @@ let package = Package(
             ],
             path: "Projections"
         ),
+        // The HTTP API of API.md: routes, auth, media, realtime streams, metrics; and the backend it serves.
+        .target(
+            name: "ChorusAPI",
+            dependencies: [
+                "ChorusLog",
+                "ChorusDomain",
+                "ChorusProjections",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/ChorusAPI",
+            resources: [.copy("Resources/openapi.yaml")]
+        ),
         // A seeded synthetic social workload: `chorus demo`, benchmarks and tests.
         .target(
             name: "ChorusDemo",
@@ -66,6 +90,7 @@ let package = Package(
                 "ChorusLog",
                 "ChorusDomain",
                 "ChorusProjections",
+                "ChorusAPI",
                 "ChorusDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -98,6 +123,15 @@ let package = Package(
             name: "ChorusProjectionsTests",
             dependencies: ["ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusDemo", "ChorusTestSupport"],
             path: "Tests/ChorusProjectionsTests"
+        ),
+        // Every route of API.md, in process and over a socket.
+        .testTarget(
+            name: "ChorusAPITests",
+            dependencies: [
+                "ChorusAPI", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            path: "Tests/ChorusAPITests"
         ),
         // The `chorus` command, run as a process.
         .testTarget(

@@ -20,7 +20,7 @@ public struct ProjectionGenerations: Sendable {
         log: EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections")
     ) throws -> LogPosition {
         let files = FileManager.default
-        try adoptPlainDirectory()
+        try prepareCurrent()
         let name = "projections.\(UUID().uuidString.lowercased())"
         let position = try ProjectionEngine.rebuild(log: log, into: dataDirectory + "/" + name, through: last, logger: logger)
         let previous = try? files.destinationOfSymbolicLink(atPath: current)
@@ -39,15 +39,19 @@ public struct ProjectionGenerations: Sendable {
         return position
     }
 
-    /// A data directory from before generations has `projections` as a plain directory: make it the first generation.
-    private func adoptPlainDirectory() throws {
+    /// Makes `projections` a link to a generation: to a new, empty one in a new data directory, or to the plain
+    /// directory that a data directory from before generations has there.
+    public func prepareCurrent() throws {
         let files = FileManager.default
-        var isDirectory: ObjCBool = false
-        guard (try? files.destinationOfSymbolicLink(atPath: current)) == nil,
-            files.fileExists(atPath: current, isDirectory: &isDirectory), isDirectory.boolValue
-        else { return }
+        guard (try? files.destinationOfSymbolicLink(atPath: current)) == nil else { return }
+        try files.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         let name = "projections.\(UUID().uuidString.lowercased())"
-        try files.moveItem(atPath: current, toPath: dataDirectory + "/" + name)
+        var isDirectory: ObjCBool = false
+        if files.fileExists(atPath: current, isDirectory: &isDirectory), isDirectory.boolValue {
+            try files.moveItem(atPath: current, toPath: dataDirectory + "/" + name)
+        } else {
+            try files.createDirectory(atPath: dataDirectory + "/" + name, withIntermediateDirectories: false)
+        }
         try files.createSymbolicLink(atPath: current, withDestinationPath: name)
     }
 }

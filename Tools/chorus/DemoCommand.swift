@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChorusAPI
 import ChorusDemo
 import ChorusDomain
 import ChorusLog
@@ -35,10 +36,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let clock = ContinuousClock()
         let started = clock.now
-        var reporter = ProgressLines(total: events, unit: "events")
-        let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
-        let summary = try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
-        try log.syncToDisk()
+        let summary = try await Self.writeDemo(into: log, events: events, seed: seed)
         let written = clock.now - started
         printProgress("building the read models")
         let built = try ProjectionGenerations(dataDirectory: layout.root).rebuildAndSwap(log: log)
@@ -49,21 +47,15 @@ struct DemoCommand: AsyncParsableCommand {
     }
 }
 
-/// Where a data directory keeps its parts.
-struct DataDirectory {
-    let root: String
-
-    init(_ root: String) { self.root = root }
-
-    var log: String { root + "/log" }
-    var projections: String { ProjectionGenerations(dataDirectory: root).current }
-
-    /// The log, with the domain's decision state in it.
-    func openLog(readOnly: Bool = false) throws -> EventLog {
-        var configuration = EventLogConfiguration()
-        configuration.stateTables = DecisionState.tableNames
-        configuration.readOnly = readOnly
-        return try EventLog(directory: log, configuration: configuration)
+extension DemoCommand {
+    /// Writes the demo workload into `log` through the command path, in bulk, with progress lines; syncs at the end.
+    /// Demo users' passwords are hashed at bcrypt's lowest cost, so that thousands of sign-ups take seconds.
+    static func writeDemo(into log: EventLog, events: Int, seed: UInt64) async throws -> DemoWorkload.Summary {
+        var reporter = ProgressLines(total: events, unit: "events")
+        let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+        let summary = try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
+        try log.syncToDisk()
+        return summary
     }
 }
 

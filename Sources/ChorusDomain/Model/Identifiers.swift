@@ -12,6 +12,9 @@ extension ChorusIdentifier {
     /// A new id, later than every id made before it in this process's clock.
     public static func make() -> Self { Self(unchecked: IdentifierCoding.make()) }
 
+    /// The id whose digits spell these 128 bits: for ids made from content, such as a digest of media bytes.
+    public init(bits high: UInt64, _ low: UInt64) { self.init(unchecked: IdentifierCoding.digits(high: high, low: low)) }
+
     /// Checks the form of an id from outside (a request path or body); nil when malformed.
     public init?(_ text: String) {
         guard IdentifierCoding.isWellFormed(text) else { return nil }
@@ -60,9 +63,15 @@ enum IdentifierCoding {
 
     static func make() -> String {
         let uuid = TimeOrderedUUID.make()
-        // 128 bits as 26 base32 digits: the first digit carries the top 3 bits.
-        var high = UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(as: UInt64.self) })
-        var low = UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) })
+        return digits(
+            high: UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(as: UInt64.self) }),
+            low: UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }))
+    }
+
+    /// 128 bits as 26 base32 digits: the first digit carries the top 3 bits.
+    static func digits(high: UInt64, low: UInt64) -> String {
+        var high = high
+        var low = low
         var digits = [UInt8](repeating: 0, count: length)
         for index in stride(from: length - 1, through: 0, by: -1) {
             digits[index] = alphabet[Int(low & 31)]

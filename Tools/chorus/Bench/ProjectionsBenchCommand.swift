@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChorusAPI
 import ChorusDemo
 import ChorusDomain
 import ChorusLog

@@ -1,0 +1,50 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Logging
+
+/// Everything behind the API, opened from one data directory: the log and its decisions, the read models, the media,
+/// the session secret, and the first responses to idempotent requests.
+public final class ChorusBackend: Sendable {
+    public let data: DataDirectory
+    public let log: EventLog
+    public let commands: CommandExecutor
+    public let projections: ProjectionEngine
+    public let media: MediaStore
+    public let tokens: SessionTokens
+    let responses: StoredResponses
+
+    /// Opens (creating if needed) the backend in `data`. The read models catch up once `projections.run()` runs.
+    public init(data: DataDirectory, passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger) throws {
+        self.data = data
+        let log = try data.openLog()
+        do {
+            let media = try MediaStore(directory: data.media)
+            self.media = media
+            commands = CommandExecutor(log: log, media: media, passwordHasher: passwordHasher)
+            tokens = SessionTokens(secret: try data.sessionSecretBytes())
+            try ProjectionGenerations(dataDirectory: data.root).prepareCurrent()
+            projections = try ProjectionEngine(log: log, directory: data.projections, logger: logger)
+            responses = try StoredResponses(directory: data.responses)
+        } catch {
+            log.close()
+            throw error
+        }
+        self.log = log
+    }
+
+    /// The user a bearer token speaks for: its MAC is ours and its session has neither ended nor expired.
+    public func user(forToken token: String) throws -> (user: UserID, session: SessionID)? {
+        guard let session = tokens.session(fromToken: token), let user = try commands.user(ofSession: session) else {
+            return nil
+        }
+        return (user, session)
+    }
+
+    /// Closes the read models, the stored responses and the log (after its writer has committed what it holds).
+    public func close() {
+        projections.close()
+        responses.close()
+        log.close()
+    }
+}

@@ -1,0 +1,50 @@
+import ChorusDomain
+import ChorusProjections
+import Hummingbird
+
+/// Direct messages and the recent-messages list. A conversation is readable only by its two users: the caller is
+/// always one of them.
+struct MessageRoutes {
+    let endpoints: Endpoints
+
+    struct NewMessage: Decodable {
+        let to: String
+        let text: String
+    }
+
+    func add(to group: RouterGroup<ChorusRequestContext>) {
+        let renderer = endpoints.renderer
+        group.post("messages") { request, context in
+            let caller = try context.requireCaller()
+            let (body, bytes) = try await JSONBody.decode(NewMessage.self, from: request)
+            guard let to = UserID(body.to) else { throw APIError(DomainError(.unknownUser, "no user \(body.to)")) }
+            let command = Command.sendMessage(from: caller.user, to: to, text: body.text)
+            return try await endpoints.write(
+                request, context: context, requestBody: bytes, status: .created, command: command
+            ) { view, result in
+                let recorded = try endpoints.event(at: result.position)
+                guard case .messageSent(let message) = recorded.event else {
+                    throw APIError.unavailable("no message at position \(result.position)")
+                }
+                return MessageJSON(
+                    id: message.message.rawValue,
+                    from: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
+                    to: renderer.user(try UserRoutes.require(view.userSummary(to), "user")), text: message.text,
+                    createdAt: Timestamp.format(recorded.time))
+            }
+        }
+        endpoints.getPage(group, "conversations", { view, caller, page in try view.conversations(of: caller.user, page: page) },
+            render: renderer.conversation)
+        group.get("conversations/:userId/messages") { request, context in
+            let caller = try context.requireCaller()
+            let partner = try Endpoints.pathID(context, "userId", as: UserID.self)
+            let page = try Endpoints.page(request)
+            let order = try Endpoints.order(request, default: .newestFirst)
+            return try await endpoints.read(request) { view in
+                _ = try UserRoutes.require(view.userSummary(partner), "user")
+                return renderer.page(
+                    try view.messages(between: caller.user, and: partner, order: order, page: page), renderer.message)
+            }
+        }
+    }
+}

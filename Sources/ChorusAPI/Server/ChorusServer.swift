@@ -1,0 +1,68 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// How `chorus serve` runs: flags, then environment, then these defaults.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Opens the admin routes; without it nothing does.
+    public var adminToken: String?
+    /// Where clients reach the server, for media URLs; `http://host:port` when not set.
+    public var publicBaseURL: String?
+    /// How long a read waits for `Chorus-Min-Position` (API.md: 5 s).
+    public var consistencyTimeout: Duration = .seconds(5)
+
+    public init() {}
+
+    var baseURL: String { publicBaseURL ?? "http://\(host):\(port)" }
+}
+
+/// The HTTP API of API.md over a ``ChorusBackend``, as a Hummingbird application whose service group also runs the
+/// projection engine: on SIGTERM the server stops taking connections and drains its requests, then the engine
+/// stops; the caller closes the backend (and with it the log) after `runService` returns.
+public enum ChorusServer {
+    public static func makeApplication(
+        backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger
+    ) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(backend: backend, configuration: configuration),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
+            services: [ProjectionService(engine: backend.projections)],
+            logger: logger)
+    }
+
+    public static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration) -> Router<ChorusRequestContext> {
+        let endpoints = Endpoints(
+            backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL),
+            consistencyTimeout: configuration.consistencyTimeout)
+        let router = Router(context: ChorusRequestContext.self)
+        // Middleware applies to the routes added after it, and to "no such route".
+        router.add(middleware: ErrorMiddleware())
+
+        OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken).add(to: router)
+        AuthRoutes(endpoints: endpoints).addOpen(to: router)
+        MediaRoutes(endpoints: endpoints).addOpen(to: router)
+
+        let signedIn = router.group("v1").add(middleware: AuthMiddleware(backend: backend))
+        AuthRoutes(endpoints: endpoints).addProtected(to: signedIn)
+        UserRoutes(endpoints: endpoints).add(to: signedIn)
+        PostRoutes(endpoints: endpoints).add(to: signedIn)
+        FeedRoutes(endpoints: endpoints).add(to: signedIn)
+        MessageRoutes(endpoints: endpoints).add(to: signedIn)
+        MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
+        return router
+    }
+}
+
+/// The projection engine as a service: catches up, follows the log, and stops on graceful shutdown.
+struct ProjectionService: Service {
+    let engine: ProjectionEngine
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown { try await engine.run() }
+    }
+}

@@ -1,0 +1,81 @@
+import ArgumentParser
+import ChorusAPI
+import ChorusDomain
+import ChorusLog
+import Foundation
+import Logging
+
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the HTTP API of a data directory (created if missing).",
+        discussion: """
+            Each setting comes from its flag, else its environment variable, else its default. The admin token comes \
+            from CHORUS_ADMIN_TOKEN only (a flag would show in the process list); without it no admin route opens. \
+            SIGTERM or SIGINT stop taking connections, finish the requests and commits in flight, then exit.
+            """
+    )
+
+    @Option(help: "The data directory (CHORUS_DATA; default ./chorus-data).")
+    var data: String?
+
+    @Option(help: "The address to listen on (CHORUS_HOST; default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "The port to listen on (CHORUS_PORT; default 8080).")
+    var port: Int?
+
+    @Option(help: "Where clients reach the server, for media URLs (CHORUS_PUBLIC_URL; default http://HOST:PORT).")
+    var publicURL: String?
+
+    @Option(help: "When the log is empty, first fill it with a demo workload of about this many events.")
+    var demoEvents: Int?
+
+    mutating func run() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        var settings = ServerConfiguration()
+        settings.host = host ?? environment["CHORUS_HOST"] ?? settings.host
+        if let port = try port ?? environment["CHORUS_PORT"].map(Self.port) { settings.port = port }
+        settings.publicBaseURL = publicURL ?? environment["CHORUS_PUBLIC_URL"]
+        settings.adminToken = environment["CHORUS_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+        guard (1...65_535).contains(settings.port) else { throw ValidationError("--port must be from 1 to 65535") }
+        let data = DataDirectory(self.data ?? environment["CHORUS_DATA"] ?? "./chorus-data")
+
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .info
+            return handler
+        }
+        let logger = Logger(label: "chorus.serve")
+        if let demoEvents {
+            guard demoEvents > 0 else { throw ValidationError("--demo-events must be positive") }
+            try await fillWithDemo(data, events: demoEvents, logger: logger)
+        }
+        let backend = try ChorusBackend(data: data, logger: logger)
+        defer { backend.close() }
+        logger.info(
+            "serving", metadata: ["data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
+                "position": "\(backend.log.head)"])
+        let application = ChorusServer.makeApplication(backend: backend, configuration: settings, logger: logger)
+        try await application.runService()
+        logger.info("stopped")
+    }
+
+    private func fillWithDemo(_ data: DataDirectory, events: Int, logger: Logger) async throws {
+        let log = try data.openLog()
+        defer { log.close() }
+        guard log.head == .start else {
+            logger.info("the log already holds events; no demo data added", metadata: ["head": "\(log.head)"])
+            return
+        }
+        let summary = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
+        logger.info(
+            "demo data written; every demo user's password is 'password'",
+            metadata: ["events": "\(summary.events)", "users": "\(summary.users)", "e-mail": "user0@demo.chorus"])
+    }
+
+    private static func port(_ text: String) throws -> Int {
+        guard let port = Int(text) else { throw ValidationError("CHORUS_PORT must be a number, not \(text)") }
+        return port
+    }
+}
