@@ -112,6 +112,11 @@ public final class ProjectionEngine: Sendable {
         }
     }
 
+    /// Waits until the read models have applied a position past `position`, and returns the position they reached.
+    public func waitForPosition(after position: LogPosition) async throws -> LogPosition {
+        try await applied.waitForHead(after: position)
+    }
+
     /// Runs `body` on the read models at one position, and returns its answer with that position.
     public func snapshot<Answer: Sendable>(_ body: (ReadView) throws -> Answer) throws -> Snapshot<Answer> {
         try store.read { transaction in

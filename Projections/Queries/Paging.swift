@@ -26,7 +26,8 @@ public struct PageCursor: Sendable, Hashable, CustomStringConvertible {
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
-    init(position: LogPosition) { self.init(bytes: ProjectionKey.position(position)) }
+    /// The cursor of the list item at `position`: a page from it starts just past that item.
+    public init(position: LogPosition) { self.init(bytes: ProjectionKey.position(position)) }
 
     /// The position of a position cursor.
     var position: LogPosition? {

@@ -15,6 +15,8 @@ public struct ServerConfiguration: Sendable {
     public var publicBaseURL: String?
     /// How long a read waits for `Chorus-Min-Position` (API.md: 5 s).
     public var consistencyTimeout: Duration = .seconds(5)
+    /// How often an idle live stream gets a comment line (API.md: 15 s).
+    public var heartbeat: Duration = .seconds(15)
 
     public init() {}
 
@@ -54,6 +56,7 @@ public enum ChorusServer {
         FeedRoutes(endpoints: endpoints).add(to: signedIn)
         MessageRoutes(endpoints: endpoints).add(to: signedIn)
         MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
+        LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat).add(to: signedIn)
         return router
     }
 }

@@ -1,0 +1,137 @@
+import Foundation
+
+/// A streamed HTTP/1.1 response read over a plain socket: for Server-Sent Events, which never end, so a test client
+/// that waits for the whole body cannot read them.
+final class RawHTTPStream: @unchecked Sendable {
+    private let socket: Int32
+    private var buffer: [UInt8] = []
+    /// The de-chunked body read so far, and how far the test has consumed it.
+    private var body: [UInt8] = []
+    private var consumed = 0
+    private(set) var status = 0
+
+    /// Connects to 127.0.0.1:`port`, sends a GET for `path`, and reads the response head.
+    init(port: Int, path: String, headers: [String: String]) throws {
+        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw StreamError("socket failed") }
+        var timeout = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(socket)
+            throw StreamError("connect failed")
+        }
+        var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        for (name, value) in headers { request += "\(name): \(value)\r\n" }
+        request += "\r\n"
+        _ = request.utf8CString.withUnsafeBufferPointer { send(socket, $0.baseAddress, $0.count - 1, 0) }
+        try readHead()
+    }
+
+    deinit { close(socket) }
+
+    /// The next SSE event or comment block (text up to a blank line).
+    func nextBlock() throws -> String {
+        while true {
+            if let end = findBlankLine() {
+                let block = String(decoding: body[consumed..<end], as: UTF8.self)
+                consumed = end + 2
+                return block
+            }
+            try readChunk()
+        }
+    }
+
+    /// The next event (comments skipped): its id, name and data.
+    func nextEvent() throws -> LiveEvent {
+        while true {
+            let block = try nextBlock()
+            guard !block.hasPrefix(":") else { continue }
+            var id: UInt64 = 0
+            var name = ""
+            var data: [String: Any] = [:]
+            for line in block.split(separator: "\n") {
+                if line.hasPrefix("id: ") { id = UInt64(line.dropFirst(4)) ?? 0 }
+                if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
+                if line.hasPrefix("data: ") {
+                    data = (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any] ?? [:]
+                }
+            }
+            return LiveEvent(id: id, name: name, data: data)
+        }
+    }
+
+    private func findBlankLine() -> Int? {
+        var index = consumed
+        while index + 1 < body.count {
+            if body[index] == 10, body[index + 1] == 10 { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    private func readHead() throws {
+        while true {
+            if let range = buffer.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let head = String(decoding: buffer[..<range.lowerBound], as: UTF8.self)
+                status = Int(head.split(separator: " ").dropFirst().first ?? "") ?? 0
+                buffer.removeSubrange(..<range.upperBound)
+                return
+            }
+            try receive()
+        }
+    }
+
+    /// Moves one chunk of the chunked body from the socket buffer to `body`.
+    private func readChunk() throws {
+        while true {
+            if let lineEnd = buffer.firstRange(of: Array("\r\n".utf8)) {
+                let sizeText = String(decoding: buffer[..<lineEnd.lowerBound], as: UTF8.self)
+                guard let size = Int(sizeText, radix: 16) else { throw StreamError("bad chunk size \(sizeText)") }
+                guard size > 0 else { throw StreamError("the stream ended") }
+                let start = lineEnd.upperBound
+                if buffer.count >= start + size + 2 {
+                    body += buffer[start..<start + size]
+                    buffer.removeSubrange(..<(start + size + 2))
+                    return
+                }
+            }
+            try receive()
+        }
+    }
+
+    private func receive() throws {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        let count = recv(socket, &chunk, chunk.count, 0)
+        guard count > 0 else { throw StreamError(count == 0 ? "the server closed the stream" : "timed out reading") }
+        buffer += chunk[..<count]
+    }
+}
+
+/// Runs blocking socket work on a thread of its own: blocking a thread of Swift's cooperative pool (two, on two
+/// cores) would starve the in-process server that is to answer.
+func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
+/// One Server-Sent Event, its data parsed as JSON.
+struct LiveEvent: @unchecked Sendable {
+    let id: UInt64
+    let name: String
+    let data: [String: Any]
+}
+
+struct StreamError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
