@@ -12,12 +12,14 @@ public final class ChorusBackend: Sendable {
     public let projections: ProjectionEngine
     public let media: MediaStore
     public let tokens: SessionTokens
+    public let metrics = ChorusMetrics()
     let responses: StoredResponses
 
     /// Opens (creating if needed) the backend in `data`. The read models catch up once `projections.run()` runs.
     public init(data: DataDirectory, passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger) throws {
         self.data = data
-        let log = try data.openLog()
+        let metrics = self.metrics
+        let log = try data.openLog(commitObserver: { metrics.recordCommit($0) })
         do {
             let media = try MediaStore(directory: data.media)
             self.media = media

@@ -22,10 +22,13 @@ public struct DataDirectory: Sendable {
     public var sessionSecret: String { root + "/session.key" }
 
     /// The log, with the domain's decision state in it.
-    public func openLog(readOnly: Bool = false) throws -> EventLog {
+    public func openLog(readOnly: Bool = false, commitObserver: (@Sendable (CommitReport) -> Void)? = nil) throws
+        -> EventLog
+    {
         var configuration = EventLogConfiguration()
         configuration.stateTables = DecisionState.tableNames
         configuration.readOnly = readOnly
+        configuration.commitObserver = commitObserver
         return try EventLog(directory: log, configuration: configuration)
     }
 

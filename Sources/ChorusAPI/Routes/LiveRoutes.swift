@@ -91,6 +91,9 @@ struct LiveStream: Sendable {
     }
 
     func run(from start: LogPosition, into writer: inout any ResponseBodyWriter) async throws {
+        let metrics = endpoints.backend.metrics
+        metrics.liveStreamOpened()
+        defer { metrics.liveStreamClosed() }
         var sent = start
         // A comment first, so that the client knows the stream is open.
         try await writer.write(ByteBuffer(string: ": open\n\n"))

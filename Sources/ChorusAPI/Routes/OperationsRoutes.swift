@@ -7,6 +7,16 @@ struct OperationsRoutes {
     let endpoints: Endpoints
     let adminToken: String?
 
+    struct ProjectionStatus: Encodable {
+        let name: String
+        let position: UInt64
+        let head: UInt64
+        let lag: UInt64
+        /// `live` when caught up with the log, `catching_up` otherwise.
+        let state: String
+        let eventsPerSecond: Double
+    }
+
     struct Health: Encodable {
         let status: String
         let position: UInt64
@@ -20,6 +30,23 @@ struct OperationsRoutes {
                 status: "ok", position: backend.log.head.rawValue,
                 projections: ["readModels": backend.projections.position.rawValue])
             return Endpoints.json(.ok, JSONBody.encode(health), position: backend.projections.position)
+        }
+        router.get("/metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            let text = backend.metrics.render(
+                logHead: backend.log.head, projectionPosition: backend.projections.position,
+                eventsPerSecond: backend.projections.eventsPerSecond)
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: text)))
+        }
+        let admin = router.group("v1/admin").add(middleware: AdminMiddleware(adminToken: adminToken, backend: backend))
+        admin.get("projections") { _, _ in
+            let projections = backend.projections
+            let status = ProjectionStatus(
+                name: "readModels", position: projections.position.rawValue, head: backend.log.head.rawValue,
+                lag: projections.lag, state: projections.lag == 0 ? "live" : "catching_up",
+                eventsPerSecond: projections.eventsPerSecond.rounded())
+            return Endpoints.json(.ok, JSONBody.encode(["projections": [status]]), position: projections.position)
         }
         router.get("/openapi.yaml") { _, _ in
             var headers = HTTPFields()

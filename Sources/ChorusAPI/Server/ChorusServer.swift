@@ -42,7 +42,8 @@ public enum ChorusServer {
             backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL),
             consistencyTimeout: configuration.consistencyTimeout)
         let router = Router(context: ChorusRequestContext.self)
-        // Middleware applies to the routes added after it, and to "no such route".
+        // Middleware applies to the routes added after it, and to "no such route"; the first added is outermost.
+        router.add(middleware: MetricsMiddleware(metrics: backend.metrics))
         router.add(middleware: ErrorMiddleware())
 
         OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken).add(to: router)

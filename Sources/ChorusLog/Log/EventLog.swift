@@ -66,7 +66,7 @@ public final class EventLog: Sendable {
                 lastRecordedAt: last?.recordedAt ?? EventTime(millisecondsSince1970: 0), tail: tail,
                 limits: .init(
                     maximumEventsPerTransaction: configuration.maximumEventsPerTransaction,
-                    indexBatchSize: configuration.indexBatchSize),
+                    indexBatchSize: configuration.indexBatchSize, commitObserver: configuration.commitObserver),
                 logger: logger)
             writer.start()
             self.writer = writer

@@ -1,3 +1,13 @@
+/// One group commit, as ``EventLogConfiguration/commitObserver`` sees it.
+public struct CommitReport: Sendable {
+    /// The appends (and decisions) answered by the commit.
+    public let appends: Int
+    /// The events it appended.
+    public let events: Int
+    /// From the start of the transaction to the durable commit.
+    public let duration: Duration
+}
+
 /// How an ``EventLog`` is opened.
 public struct EventLogConfiguration: Sendable {
     /// The LMDB map to start with. The file is sparse: this reserves address space, not disk.
@@ -20,6 +30,9 @@ public struct EventLogConfiguration: Sendable {
     /// Open for reading only, beside the process that writes the log: appends fail with
     /// ``EventLogError/Code/readOnly``, and subscriptions poll for new events.
     public var readOnly = false
+    /// Told of each commit of appends, on the writer's thread once the appenders have their answers: for metrics.
+    /// It must return quickly.
+    public var commitObserver: (@Sendable (CommitReport) -> Void)?
 
     public init() {}
 

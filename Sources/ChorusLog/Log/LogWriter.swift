@@ -11,6 +11,7 @@ final class LogWriter: @unchecked Sendable {
     struct Limits {
         var maximumEventsPerTransaction: Int
         var indexBatchSize: Int
+        var commitObserver: (@Sendable (CommitReport) -> Void)?
     }
 
     private let environment: LMDBEnvironment
@@ -198,6 +199,8 @@ final class LogWriter: @unchecked Sendable {
             // Answer first: the bookkeeping below only has to be done before this thread's next commit.
             notifier.publish(newHead)
             for job in jobs { job.succeed() }
+            limits.commitObserver?(
+                CommitReport(appends: jobs.count, events: Int(newHead.rawValue - startHead.rawValue), duration: duration))
             head = newHead
             lastRecordedAt = recordedAt
             tail.append(contentsOf: staged)
