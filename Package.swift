@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusLog imports it.
@@ -130,6 +131,7 @@ let package = Package(
             dependencies: [
                 "ChorusAPI", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Yams", package: "Yams"),
             ],
             path: "Tests/ChorusAPITests"
         ),
