@@ -4,9 +4,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: start test deps
 
-## Starts Chorus (until the server lands: the event-log benchmark, release build).
+## Starts Chorus: `chorus serve` (release build) on ./chorus-data at 127.0.0.1:8080, filled with demo data the first
+## time. CHORUS_DATA, CHORUS_HOST, CHORUS_PORT and CHORUS_ADMIN_TOKEN change the defaults.
 start: deps
-	$(SWIFT) run -c release chorus bench log
+	$(SWIFT) run -c release chorus serve --demo-events 20000
 
 ## Runs every test.
 test: deps

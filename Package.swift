@@ -138,7 +138,7 @@ let package = Package(
         // The `chorus` command, run as a process.
         .testTarget(
             name: "ChorusToolTests",
-            dependencies: ["chorus"],
+            dependencies: ["chorus", "ChorusTestSupport"],
             path: "Tests/ChorusToolTests"
         ),
     ]

@@ -27,7 +27,7 @@ func runChorus(_ arguments: [String]) throws -> ChorusRun {
         standardError: String(decoding: errorData, as: UTF8.self))
 }
 
-private func chorusExecutableURL() throws -> URL {
+func chorusExecutableURL() throws -> URL {
     var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
     while directory.path != "/" {
         let candidate = directory.appendingPathComponent("chorus")

@@ -27,19 +27,30 @@ public final class CommandExecutor: Sendable {
     public func execute(
         _ command: Command, idempotencyKey: String? = nil, durability: WriteDurability = .durable
     ) async throws -> CommandResult {
-        var prepared = try command.prepare(media: media, hasher: hasher)
-        switch (command, prepared.decision) {
-        case (_, .logIn(let email, let password, let session, let expiresAt)):
-            // bcrypt runs here, never in the writer; the writer checks again that the user exists.
-            let user = try authenticate(email: email, password: password)
-            prepared.decision = .startSession(SessionStarted(session: session, user: user, expiresAt: expiresAt))
-        case (.registerUser(_, let password, _, _, _), .register):
-            // A replayed registration hands out a session, so it must know the password; bcrypt runs here too.
-            if let idempotencyKey, let first = try firstRegistration(prepared, password: password, key: idempotencyKey) {
+        var prepared: PreparedCommand
+        switch command {
+        case .registerUser(_, let password, _, _, _):
+            // bcrypt runs off the threads tasks run on, and never in the writer.
+            let (media, hasher) = (self.media, self.hasher)
+            let registration = try await PasswordWork.run { try command.prepare(media: media, hasher: hasher) }
+            // A replayed registration hands out a session, so it must know the password.
+            if let idempotencyKey,
+                let first = try await PasswordWork.run({
+                    try self.firstRegistration(registration, password: password, key: idempotencyKey)
+                })
+            {
                 return first
             }
+            prepared = registration
+        case .logIn:
+            prepared = try command.prepare(media: media, hasher: hasher)
+            if case .logIn(let email, let password, let session, let expiresAt) = prepared.decision {
+                // The writer checks again that the user exists.
+                let user = try await PasswordWork.run { try self.authenticate(email: email, password: password) }
+                prepared.decision = .startSession(SessionStarted(session: session, user: user, expiresAt: expiresAt))
+            }
         default:
-            break
+            prepared = try command.prepare(media: media, hasher: hasher)
         }
         let state = self.state
         return try await log.perform(durability) { [prepared] batch in

@@ -1,0 +1,96 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// `chorus serve` running as a child process on a free port, and a small JSON client for it.
+final class ServerProcess: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+    let base: String
+    private let errors = Pipe()
+
+    init(data: String, extraArguments: [String] = [], environment: [String: String] = [:]) async throws {
+        port = try Self.freePort()
+        base = "http://127.0.0.1:\(port)"
+        process.executableURL = try chorusExecutableURL()
+        process.arguments = ["serve", "--data", data, "--port", String(port)] + extraArguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = errors
+        try process.run()
+        for _ in 0..<300 {
+            if (try? await call("GET", "/health"))?.status == 200 { return }
+            guard process.isRunning else { throw ServerError("chorus serve exited: \(standardError())") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw ServerError("chorus serve did not answer /health within 30 s")
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+
+    struct Answer: @unchecked Sendable {
+        let status: Int
+        let headers: [String: String]
+        let json: [String: Any]
+        var items: [[String: Any]] { json["items"] as? [[String: Any]] ?? [] }
+        var position: UInt64? { headers["chorus-position"].flatMap(UInt64.init) }
+    }
+
+    func call(
+        _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil, body: Data? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        if let body { request.httpBody = body }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        guard let http = response as? HTTPURLResponse else { throw ServerError("not an HTTP response") }
+        var fields: [String: String] = [:]
+        for (name, value) in http.allHeaderFields { fields["\(name)".lowercased()] = "\(value)" }
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return Answer(status: http.statusCode, headers: fields, json: object)
+    }
+
+    /// Sends SIGTERM and waits for the process to exit; returns its status.
+    func stop() async -> Int32 {
+        process.terminate()
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
+        return process.terminationStatus
+    }
+
+    func standardError() -> String {
+        String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+    }
+
+    /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw ServerError("could not find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+struct ServerError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
