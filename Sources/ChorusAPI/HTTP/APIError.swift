@@ -47,16 +47,23 @@ struct APIError: Error, Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
-        let body = JSONBody.encode(ErrorBody(error: .init(code: code, message: message)))
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        var json = JSONWriter(capacity: 128)
+        json.object { body in
+            body.field("error", ErrorDetail(code: code, message: message))
+        }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: json.bytes)))
     }
 
-    private struct ErrorBody: Encodable {
-        struct Detail: Encodable {
-            let code: String
-            let message: String
+    private struct ErrorDetail: JSONWritable {
+        let code: String
+        let message: String
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("code", code)
+                $0.field("message", message)
+            }
         }
-        let error: Detail
     }
 }
 

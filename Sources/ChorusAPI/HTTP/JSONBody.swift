@@ -1,22 +1,13 @@
 import Foundation
 import Hummingbird
 
-/// JSON in and out: bodies are read with a size limit, decoded strictly (wrong types and malformed JSON are
-/// `400 bad_request` naming the field), and encoded with stable key order.
+/// JSON in and out: bodies are read with a size limit and decoded strictly (wrong types and malformed JSON are
+/// `400 bad_request` naming the field); answers are written by ``JSONWriter``.
 enum JSONBody {
     /// No JSON body API.md defines comes near this: the longest text field is 2,200 characters.
     static let maximumSize = 64 << 10
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    static func encode(_ value: some Encodable) -> [UInt8] {
-        // Our answer types hold strings, numbers, booleans and nil only: encoding them cannot fail.
-        (try? Array(encoder.encode(value))) ?? Array(#"{"error":{"code":"unavailable","message":"encoding failed"}}"#.utf8)
-    }
+    static func encode(_ value: some JSONWritable) -> [UInt8] { JSONWriter.encode(value) }
 
     /// The raw body, refused past `limit` bytes while reading, before it is all in memory.
     static func collect(_ request: Request, limit: Int = maximumSize) async throws -> [UInt8] {

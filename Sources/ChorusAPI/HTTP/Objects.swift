@@ -11,13 +11,13 @@ struct ObjectRenderer: Sendable {
     func imageURL(_ media: MediaID?) -> String? { media.map { "\(publicBaseURL)/v1/media/\($0.rawValue)" } }
 
     func user(_ user: UserSummary) -> UserJSON {
-        UserJSON(id: user.id.rawValue, name: user.name, major: user.major, profileImage: Nullable(imageURL(user.profileImage)))
+        UserJSON(id: user.id.rawValue, name: user.name, major: user.major, profileImage: imageURL(user.profileImage))
     }
 
     func profile(_ profile: Profile) -> ProfileJSON {
         ProfileJSON(
             id: profile.summary.id.rawValue, name: profile.summary.name, major: profile.summary.major,
-            bio: profile.bio, profileImage: Nullable(imageURL(profile.summary.profileImage)), followers: profile.followers,
+            bio: profile.bio, profileImage: imageURL(profile.summary.profileImage), followers: profile.followers,
             following: profile.following, posts: profile.posts, isFollowed: profile.isFollowed, isMe: profile.isMe,
             email: profile.email)
     }
@@ -25,7 +25,7 @@ struct ObjectRenderer: Sendable {
     func post(_ post: Post) -> PostJSON {
         PostJSON(
             id: post.id.rawValue, author: user(post.author), caption: post.caption, text: post.text,
-            image: Nullable(imageURL(post.image)), repostOf: Nullable(post.repostOf.map { .init(self.post($0)) }),
+            image: imageURL(post.image), repostOf: post.repostOf.map { .init(self.post($0)) },
             createdAt: Timestamp.format(post.createdAt), likes: post.likes, comments: post.comments,
             hasLiked: post.hasLiked)
     }
@@ -40,8 +40,8 @@ struct ObjectRenderer: Sendable {
         NotificationJSON(
             id: notification.id, type: notification.kind.rawValue, actor: user(notification.actor),
             actorIsFollowed: notification.actorIsFollowed,
-            post: Nullable(notification.post.map { .init(id: $0.id.rawValue, image: Nullable(imageURL($0.image))) }),
-            comment: Nullable(notification.comment.map(comment)), createdAt: Timestamp.format(notification.createdAt))
+            post: notification.post.map { .init(id: $0.id.rawValue, image: imageURL($0.image)) },
+            comment: notification.comment.map(comment), createdAt: Timestamp.format(notification.createdAt))
     }
 
     func message(_ message: Message) -> MessageJSON {
@@ -54,44 +54,92 @@ struct ObjectRenderer: Sendable {
         ConversationJSON(partner: user(conversation.partner), lastMessage: message(conversation.lastMessage))
     }
 
-    func page<Item: Sendable & Hashable, JSON: Encodable>(_ page: Page<Item>, _ render: (Item) -> JSON) -> PageJSON<JSON> {
-        PageJSON(items: page.items.map(render), nextCursor: Nullable(page.nextCursor?.description))
+    func page<Item: Sendable & Hashable, JSON: JSONWritable>(_ page: Page<Item>, _ render: (Item) -> JSON) -> PageJSON<JSON> {
+        PageJSON(items: page.items.map(render), nextCursor: page.nextCursor?.description)
     }
 }
 
-/// RFC 3339 UTC with milliseconds: `2026-11-22T10:00:00.123Z`.
+/// RFC 3339 UTC with milliseconds: `2026-11-22T10:00:00.123Z`. Written by hand: every post in a feed has one, and
+/// Foundation's formatter cost more than the rest of the post.
 enum Timestamp {
     static func format(_ time: EventTime) -> String {
-        time.date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+        let milliseconds = time.millisecondsSince1970
+        let seconds = milliseconds.floorDivided(by: 1000)
+        let days = seconds.floorDivided(by: 86_400)
+        let secondOfDay = seconds - days * 86_400
+        let (year, month, day) = civilDate(daysSince1970: days)
+        var text = [UInt8]()
+        text.reserveCapacity(24)
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        text.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        text.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        text.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 3600 / 60, 2)
+        text.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        text.append(UInt8(ascii: "."))
+        digits(milliseconds - seconds * 1000, 3)
+        text.append(UInt8(ascii: "Z"))
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
+    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let shifted = days + 719_468
+        let era = shifted.floorDivided(by: 146_097)
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
-/// An optional that JSON shows as `null`, as API.md does (`"profileImage": null`); a plain optional would be left
-/// out of the object.
-struct Nullable<Wrapped: Encodable>: Encodable {
-    let value: Wrapped?
-
-    init(_ value: Wrapped?) { self.value = value }
-
-    func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let value { try container.encode(value) } else { try container.encodeNil() }
+extension Int64 {
+    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
+        let quotient = self / divisor
+        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
 }
 
-struct UserJSON: Encodable {
+struct UserJSON: JSONWritable {
     let id: String
     let name: String
     let major: String
-    let profileImage: Nullable<String>
+    let profileImage: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("name", name)
+            $0.field("major", major)
+            $0.field("profileImage", profileImage)
+        }
+    }
 }
 
-struct ProfileJSON: Encodable {
+struct ProfileJSON: JSONWritable {
     let id: String
     let name: String
     let major: String
     let bio: String
-    let profileImage: Nullable<String>
+    let profileImage: String?
     let followers: UInt64
     let following: UInt64
     let posts: UInt64
@@ -99,85 +147,197 @@ struct ProfileJSON: Encodable {
     let isMe: Bool
     /// Only on the caller's own profile; absent otherwise.
     let email: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("name", name)
+            $0.field("major", major)
+            $0.field("bio", bio)
+            $0.field("profileImage", profileImage)
+            $0.field("followers", followers)
+            $0.field("following", following)
+            $0.field("posts", posts)
+            $0.field("isFollowed", isFollowed)
+            $0.field("isMe", isMe)
+            if let email { $0.field("email", email) }
+        }
+    }
 }
 
-struct PostJSON: Encodable {
+struct PostJSON: JSONWritable {
     /// A reposted post, boxed: a struct cannot hold itself.
-    final class Repost: Encodable {
+    final class Repost: JSONWritable {
         let post: PostJSON
         init(_ post: PostJSON) { self.post = post }
-        func encode(to encoder: any Encoder) throws { try post.encode(to: encoder) }
+        func write(to json: inout JSONWriter) { post.write(to: &json) }
     }
 
     let id: String
     let author: UserJSON
     let caption: String
     let text: String
-    let image: Nullable<String>
-    let repostOf: Nullable<Repost>
+    let image: String?
+    let repostOf: Repost?
     let createdAt: String
     let likes: UInt64
     let comments: UInt64
     let hasLiked: Bool
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("author", author)
+            $0.field("caption", caption)
+            $0.field("text", text)
+            $0.field("image", image)
+            $0.field("repostOf", repostOf)
+            $0.field("createdAt", createdAt)
+            $0.field("likes", likes)
+            $0.field("comments", comments)
+            $0.field("hasLiked", hasLiked)
+        }
+    }
 }
 
-struct CommentJSON: Encodable {
+struct CommentJSON: JSONWritable {
     let id: String
     let postId: String
     let author: UserJSON
     let text: String
     let createdAt: String
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("postId", postId)
+            $0.field("author", author)
+            $0.field("text", text)
+            $0.field("createdAt", createdAt)
+        }
+    }
 }
 
-struct NotificationJSON: Encodable {
-    struct PostPart: Encodable {
+struct NotificationJSON: JSONWritable {
+    struct PostPart: JSONWritable {
         let id: String
-        let image: Nullable<String>
+        let image: String?
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("id", id)
+                $0.field("image", image)
+            }
+        }
     }
 
     let id: String
     let type: String
     let actor: UserJSON
     let actorIsFollowed: Bool
-    let post: Nullable<PostPart>
-    let comment: Nullable<CommentJSON>
+    let post: PostPart?
+    let comment: CommentJSON?
     let createdAt: String
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("type", type)
+            $0.field("actor", actor)
+            $0.field("actorIsFollowed", actorIsFollowed)
+            $0.field("post", post)
+            $0.field("comment", comment)
+            $0.field("createdAt", createdAt)
+        }
+    }
 }
 
-struct MessageJSON: Encodable {
+struct MessageJSON: JSONWritable {
     let id: String
     let from: UserJSON
     let to: UserJSON
     let text: String
     let createdAt: String
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("from", from)
+            $0.field("to", to)
+            $0.field("text", text)
+            $0.field("createdAt", createdAt)
+        }
+    }
 }
 
-struct ConversationJSON: Encodable {
+struct ConversationJSON: JSONWritable {
     let partner: UserJSON
     let lastMessage: MessageJSON
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("partner", partner)
+            $0.field("lastMessage", lastMessage)
+        }
+    }
 }
 
-struct PageJSON<Item: Encodable>: Encodable {
+struct PageJSON<Item: JSONWritable>: JSONWritable {
     let items: [Item]
-    let nextCursor: Nullable<String>
+    let nextCursor: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("items", items)
+            $0.field("nextCursor", nextCursor)
+        }
+    }
 }
 
-struct AuthJSON: Encodable {
+struct AuthJSON: JSONWritable {
     let user: ProfileJSON
     let token: String
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("user", user)
+            $0.field("token", token)
+        }
+    }
 }
 
-struct FollowJSON: Encodable {
+struct FollowJSON: JSONWritable {
     let following: Bool
     let followers: UInt64
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("following", following)
+            $0.field("followers", followers)
+        }
+    }
 }
 
-struct LikeJSON: Encodable {
+struct LikeJSON: JSONWritable {
     let liked: Bool
     let likes: UInt64
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("liked", liked)
+            $0.field("likes", likes)
+        }
+    }
 }
 
-struct MediaJSON: Encodable {
+struct MediaJSON: JSONWritable {
     let id: String
     let url: String
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("url", url)
+        }
+    }
 }

@@ -18,7 +18,7 @@ struct Endpoints: Sendable {
 
     /// Answers `render`'s object from one snapshot, after waiting for `Chorus-Min-Position` if it was sent.
     func read(
-        _ request: Request, _ render: (ReadView) throws -> some Encodable
+        _ request: Request, _ render: (ReadView) throws -> some JSONWritable
     ) async throws -> Response {
         if let minimum = try Self.minimumPosition(request) {
             try await backend.projections.waitUntilApplied(minimum, timeout: consistencyTimeout)
@@ -31,7 +31,7 @@ struct Endpoints: Sendable {
     func getPage<Item: Sendable & Hashable>(
         _ group: RouterGroup<Context>, _ path: RouterPath,
         _ list: @escaping @Sendable (ReadView, Caller, PageRequest) throws -> Page<Item>,
-        render: @escaping @Sendable (Item) -> some Encodable
+        render: @escaping @Sendable (Item) -> some JSONWritable
     ) {
         group.get(path) { request, context in
             let caller = try context.requireCaller()
@@ -46,7 +46,7 @@ struct Endpoints: Sendable {
     /// position. With an `Idempotency-Key`, the first response is kept and a retry of the same request gets it again.
     func write(
         _ request: Request, context: Context, requestBody: [UInt8] = [], status: HTTPResponse.Status = .ok,
-        command: Command, render: (ReadView, CommandResult) throws -> some Encodable
+        command: Command, render: (ReadView, CommandResult) throws -> some JSONWritable
     ) async throws -> Response {
         let key = try Self.idempotencyKey(request)
         let caller = try context.requireCaller()
@@ -68,7 +68,7 @@ struct Endpoints: Sendable {
     }
 
     /// Waits until the read models have applied `result`, then renders from a snapshot that shows it.
-    func render(after result: CommandResult, _ render: (ReadView, CommandResult) throws -> some Encodable)
+    func render(after result: CommandResult, _ render: (ReadView, CommandResult) throws -> some JSONWritable)
         async throws -> [UInt8]
     {
         try await backend.projections.waitUntilApplied(result.position, timeout: consistencyTimeout)

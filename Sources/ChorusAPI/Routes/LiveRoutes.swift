@@ -209,7 +209,14 @@ struct LiveStream: Sendable {
 }
 
 /// The `like` event of a `post:` topic: the post's like count after the change.
-struct LiveLikeJSON: Encodable {
+struct LiveLikeJSON: JSONWritable {
     let postId: String
     let likes: UInt64
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("postId", postId)
+            $0.field("likes", likes)
+        }
+    }
 }

@@ -7,7 +7,7 @@ struct OperationsRoutes {
     let endpoints: Endpoints
     let adminToken: String?
 
-    struct ProjectionStatus: Encodable {
+    struct ProjectionStatus: JSONWritable {
         let name: String
         let position: UInt64
         let head: UInt64
@@ -15,20 +15,48 @@ struct OperationsRoutes {
         /// `live` when caught up with the log, `catching_up` otherwise.
         let state: String
         let eventsPerSecond: Double
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("name", name)
+                $0.field("position", position)
+                $0.field("head", head)
+                $0.field("lag", lag)
+                $0.field("state", state)
+                $0.field("eventsPerSecond", eventsPerSecond)
+            }
+        }
     }
 
-    struct Health: Encodable {
-        let status: String
+    struct Health: JSONWritable {
         let position: UInt64
         let projections: [String: UInt64]
+
+        func write(to json: inout JSONWriter) {
+            json.object { body in
+                body.field("status", "ok")
+                body.field("position", position)
+                body.field("projections", Members(members: projections))
+            }
+        }
+    }
+
+    /// An object of names known at run time.
+    struct Members: JSONWritable {
+        let members: [String: UInt64]
+
+        func write(to json: inout JSONWriter) {
+            json.object { body in
+                for (name, value) in members.sorted(by: { $0.key < $1.key }) { body.field(named: name, value) }
+            }
+        }
     }
 
     func add(to router: Router<ChorusRequestContext>) {
         let backend = endpoints.backend
         router.get("/health") { _, _ in
             let health = Health(
-                status: "ok", position: backend.log.head.rawValue,
-                projections: ["readModels": backend.projections.position.rawValue])
+                position: backend.log.head.rawValue, projections: ["readModels": backend.projections.position.rawValue])
             return Endpoints.json(.ok, JSONBody.encode(health), position: backend.projections.position)
         }
         router.get("/metrics") { _, _ in
@@ -46,7 +74,9 @@ struct OperationsRoutes {
                 name: "readModels", position: projections.position.rawValue, head: backend.log.head.rawValue,
                 lag: projections.lag, state: projections.lag == 0 ? "live" : "catching_up",
                 eventsPerSecond: projections.eventsPerSecond.rounded())
-            return Endpoints.json(.ok, JSONBody.encode(["projections": [status]]), position: projections.position)
+            var json = JSONWriter()
+            json.object { $0.field("projections", [status]) }
+            return Endpoints.json(.ok, json.bytes, position: projections.position)
         }
         router.get("/openapi.yaml") { _, _ in
             var headers = HTTPFields()
