@@ -1,0 +1,159 @@
+import ArgumentParser
+import ChorusAPI
+import ChorusLog
+import ChorusProjections
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+struct APIBenchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "api",
+        abstract: "Drive `chorus serve` on a demo log over loopback: feeds, post creation, live delivery.",
+        discussion: """
+            Starts the server as a child process on a demo log, signs in demo users, and drives it with wrk \
+            (installed from Debian's packages when missing, as root): GET /v1/feed/following with many users' \
+            tokens, then POST /v1/posts. Live delivery is timed from sending a message to receiving it on the \
+            recipient's event stream.
+            """
+    )
+
+    @OptionGroup var output: BenchOutputOptions
+
+    @Option(help: "Events in the demo log.")
+    var events = 100_000
+
+    @Option(help: "Seconds each wrk run lasts.")
+    var seconds = 10
+
+    @Option(help: "Open connections wrk keeps.")
+    var connections = 32
+
+    @Option(help: "Demo users signed in to spread the load.")
+    var users = 100
+
+    @Option(help: "Messages timed from send to live delivery.")
+    var messages = 400
+
+    mutating func run() async throws {
+        #if DEBUG
+        printProgress("warning: this is a debug build; benchmark with `swift run -c release chorus bench api`")
+        #endif
+        guard events >= 1_000, seconds > 0, connections > 0, users > 1, messages > 0 else {
+            throw ValidationError("sizes must be positive (and --events at least 1000)")
+        }
+        let wrk = try Wrk.locateOrInstall()
+        let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
+        defer { workDirectory.remove() }
+        printProgress("working in \(workDirectory.path); writing a demo log of \(events) events")
+        let data = DataDirectory(workDirectory.path + "/data")
+        let log = try data.openLog()
+        _ = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
+        try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log)
+        log.close()
+
+        let server = try await BenchServer(data: data.root)
+        defer { server.stop() }
+        printProgress("signing in \(users) demo users")
+        var tokens: [(user: String, token: String)] = []
+        for index in 0..<users {
+            tokens.append(try await server.logIn(email: "user\(index)@demo.chorus", password: "password"))
+        }
+
+        printProgress("GET /v1/feed/following for \(seconds) s over \(connections) connections")
+        let feed = try wrk.run(
+            url: server.base + "/v1/feed/following", script: Wrk.script(method: "GET", tokens: tokens.map(\.token)),
+            seconds: seconds, connections: connections)
+        printProgress("POST /v1/posts for \(seconds) s")
+        let posts = try wrk.run(
+            url: server.base + "/v1/posts",
+            script: Wrk.script(method: "POST", tokens: tokens.map(\.token), body: #"{"text":"a benchmark post"}"#),
+            seconds: seconds, connections: connections)
+        printProgress("timing \(messages) messages from send to live delivery")
+        let delivery = try await LiveDeliveryProbe(server: server, sender: tokens[0], recipient: tokens[1])
+            .measure(messages: messages)
+
+        var report = BenchmarkReport(suite: "api")
+        report.add("events", Double(events))
+        report.add("feed_following_rps", feed.requestsPerSecond, target: .atLeast(20_000))
+        report.add("feed_following_p99_ms", feed.p99Milliseconds, target: .atMost(10))
+        report.add("feed_following_non_2xx", Double(feed.errors))
+        report.add("post_create_rps", posts.requestsPerSecond)
+        report.add("post_create_p99_ms", posts.p99Milliseconds)
+        report.add("live_delivery_p50_ms", delivery.p50)
+        report.add("live_delivery_p99_ms", delivery.p99, target: .atMost(50))
+        print(report.table)
+        if output.json { print(report.jsonLine) }
+    }
+}
+
+/// `chorus serve` as a child process on a free port.
+final class BenchServer: @unchecked Sendable {
+    let base: String
+    private let process = Process()
+
+    init(data: String) async throws {
+        let port = try FreePort.find()
+        base = "http://127.0.0.1:\(port)"
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        process.arguments = ["serve", "--data", data, "--port", String(port)]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        for _ in 0..<600 {
+            if (try? await request("GET", "/health").status) == 200 { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        throw BenchmarkError("chorus serve did not come up within 60 s")
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    func logIn(email: String, password: String) async throws -> (user: String, token: String) {
+        let (status, body) = try await request("POST", "/v1/auth/login", json: ["email": email, "password": password])
+        guard status == 200, let token = body["token"] as? String,
+            let user = (body["user"] as? [String: Any])?["id"] as? String
+        else { throw BenchmarkError("login of \(email) answered \(status)") }
+        return (user, token)
+    }
+
+    @discardableResult
+    func request(_ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil) async throws
+        -> (status: Int, body: [String: Any])
+    {
+        var request = URLRequest(url: URL(string: base + path)!)
+        request.httpMethod = method
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        if let json {
+            request.httpBody = try JSONSerialization.data(withJSONObject: json)
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+    }
+}
+
+enum FreePort {
+    /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
+    static func find() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw BenchmarkError("could not find a free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// The wrk load generator (Debian's `wrk`), run with a Lua script that spreads requests over many users' tokens.
+struct Wrk {
+    let path: String
+
+    /// What one run measured.
+    struct Result {
+        var requestsPerSecond: Double
+        var p99Milliseconds: Double
+        /// Responses that were not 2xx or 3xx, and socket errors.
+        var errors: Int
+    }
+
+    static func locateOrInstall() throws -> Wrk {
+        if let found = which("wrk") { return Wrk(path: found) }
+        guard getuid() == 0 else {
+            throw BenchmarkError("wrk is not installed; install it (apt-get install wrk) or run as root to let the bench do it")
+        }
+        printProgress("installing wrk from Debian's packages")
+        for arguments in [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(["DEBIAN_FRONTEND": "noninteractive"]) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+        }
+        guard let found = which("wrk") else { throw BenchmarkError("could not install wrk") }
+        return Wrk(path: found)
+    }
+
+    /// A script that sends `method` with a random one of `tokens` (and `body`, as JSON) on each request.
+    static func script(method: String, tokens: [String], body: String? = nil) -> String {
+        var lua = "tokens = {" + tokens.map { "\"\($0)\"" }.joined(separator: ",") + "}\n"
+        lua += "request = function()\n"
+        lua += "  local headers = {[\"Authorization\"] = \"Bearer \" .. tokens[math.random(#tokens)]}\n"
+        if let body {
+            lua += "  headers[\"Content-Type\"] = \"application/json\"\n"
+            lua += "  return wrk.format(\"\(method)\", nil, headers, '\(body)')\n"
+        } else {
+            lua += "  return wrk.format(\"\(method)\", nil, headers)\n"
+        }
+        lua += "end\n"
+        lua += "done = function(summary, latency, requests)\n"
+        lua += "  io.write(string.format(\"chorus: %d %d %f\\n\", summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.requests, latency:percentile(99)))\n"
+        lua += "end\n"
+        return lua
+    }
+
+    func run(url: String, script: String, seconds: Int, connections: Int) throws -> Result {
+        let scriptPath = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-wrk-\(UUID().uuidString).lua").path
+        try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: scriptPath) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-t2", "-c\(connections)", "-d\(seconds)s", "-s", scriptPath, url]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard let rateLine = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
+            let rate = Double(rateLine.split(separator: " ").last ?? ""),
+            let summary = text.split(separator: "\n").first(where: { $0.hasPrefix("chorus: ") })
+        else { throw BenchmarkError("could not read wrk's output:\n\(text)") }
+        let parts = summary.split(separator: " ")
+        let errors = Int(parts[1]) ?? 0
+        let p99Microseconds = Double(parts[3]) ?? .nan
+        return Result(requestsPerSecond: rate, p99Milliseconds: p99Microseconds / 1000, errors: errors)
+    }
+
+    private static func which(_ name: String) -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let candidate = "\(directory)/\(name)"
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return nil
+    }
+}
