@@ -8,11 +8,22 @@ public struct ReadView {
     let tables: ProjectionTables
     /// The log position the whole view reflects.
     public let position: LogPosition
+    /// Profiles already read in this view: a feed page names the same few authors again and again.
+    private let summaries = SummaryMemo()
+
+    init(transaction: StoreTransaction, tables: ProjectionTables, position: LogPosition) {
+        self.transaction = transaction
+        self.tables = tables
+        self.position = position
+    }
 
     // MARK: Users
 
     public func userSummary(_ user: UserID) throws -> UserSummary? {
-        try profileRecord(user).map { summary(user, $0) }
+        if let known = summaries.known[user] { return known }
+        let found = try profileRecord(user).map { summary(user, $0) }
+        if let found { summaries.known[user] = found }
+        return found
     }
 
     /// `viewer` decides `isFollowed`, `isMe` and whether the e-mail is shown.
@@ -299,4 +310,9 @@ struct SearchMatch: Comparable {
     static func < (lhs: SearchMatch, rhs: SearchMatch) -> Bool {
         (lhs.rank, lhs.name, lhs.id) < (rhs.rank, rhs.name, rhs.id)
     }
+}
+
+/// The user summaries one view has read; a view lives inside one read transaction, so they cannot change.
+private final class SummaryMemo {
+    var known: [UserID: UserSummary] = [:]
 }

@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import Foundation
 import Testing
 
 @Suite("Sessions and tokens")
@@ -86,5 +87,30 @@ struct SessionTests {
         for malformed in ["", ".", session.rawValue, session.rawValue + ".", "../../etc.passwd", String(repeating: "a", count: 5000)] {
             #expect(tokens.session(fromToken: malformed) == nil)
         }
+    }
+}
+
+@Suite("Base64URL")
+struct Base64URLTests {
+    @Test("round-trips every length; matches Foundation's base64 with the URL alphabet and no padding")
+    func roundTrip() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let text = Base64URL.encode(bytes)
+            let foundation = Data(bytes).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(text == foundation)
+            #expect(Base64URL.decode(text) == bytes)
+        }
+    }
+
+    @Test("refuses other alphabets, padding, impossible lengths and stray bits")
+    func refusals() {
+        for text in ["a+b/", "ab==", "abcde", "a", "AB", "ab c", "ключ"] {
+            #expect(Base64URL.decode(text) == nil, "\(text)")
+        }
+        #expect(Base64URL.decode("AA") == [0])
     }
 }

@@ -14,6 +14,7 @@ public final class ChorusBackend: Sendable {
     public let tokens: SessionTokens
     public let metrics = ChorusMetrics()
     let responses: StoredResponses
+    private let unsynced: UnsyncedReadModels
 
     /// Opens (creating if needed) the backend in `data`. The read models catch up once `projections.run()` runs.
     public init(data: DataDirectory, passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger) throws {
@@ -26,7 +27,9 @@ public final class ChorusBackend: Sendable {
             commands = CommandExecutor(log: log, media: media, passwordHasher: passwordHasher)
             tokens = SessionTokens(secret: try data.sessionSecretBytes())
             try ProjectionGenerations(dataDirectory: data.root).prepareCurrent()
-            projections = try ProjectionEngine(log: log, directory: data.projections, logger: logger)
+            unsynced = UnsyncedReadModels(data: data)
+            try unsynced.prepare(log: log, data: data, logger: logger)
+            projections = try ProjectionEngine(log: log, directory: data.projections, durable: false, logger: logger)
             responses = try StoredResponses(directory: data.responses)
         } catch {
             log.close()
@@ -43,8 +46,15 @@ public final class ChorusBackend: Sendable {
         return (user, session)
     }
 
-    /// Closes the read models, the stored responses and the log (after its writer has committed what it holds).
+    /// Syncs and closes the read models, then closes the stored responses and the log (after its writer has
+    /// committed what it holds).
     public func close() {
+        do {
+            try projections.store.sync()
+            unsynced.markSynced()
+        } catch {
+            // The marker stays: the next start after a machine crash rebuilds.
+        }
         projections.close()
         responses.close()
         log.close()

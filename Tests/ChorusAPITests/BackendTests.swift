@@ -1,0 +1,43 @@
+import ChorusAPI
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import ChorusTestSupport
+import Foundation
+import Logging
+import Testing
+
+@Suite("Backend")
+struct BackendTests {
+    @Test("read models left unsynced by a machine crash (a marker of another boot) are rebuilt before serving")
+    func unsyncedAfterMachineCrash() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = DataDirectory(directory)
+            let logger = Logger(label: "test")
+            let marker = directory + "/projections.unsynced"
+            var backend = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
+            #expect(FileManager.default.fileExists(atPath: marker), "marked while serving")
+            let result = try await backend.commands.execute(.registerUser(email: "a@example.com", password: "secret1", name: "A"))
+            try backend.projections.catchUp()
+            backend.close()
+            #expect(!FileManager.default.fileExists(atPath: marker), "a clean stop syncs and unmarks")
+
+            let generation = try FileManager.default.destinationOfSymbolicLink(atPath: data.projections)
+            try "an earlier boot\n".write(toFile: marker, atomically: true, encoding: .utf8)
+            backend = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: data.projections) != generation, "rebuilt")
+            #expect(backend.projections.position == backend.log.head)
+            let user = UserID(unchecked: try #require(result.createdID))
+            #expect(try backend.projections.snapshot { try $0.userSummary(user) }.answer?.name == "A")
+
+            // Same boot: a killed process lost nothing from the page cache, so nothing is rebuilt.
+            let current = try FileManager.default.destinationOfSymbolicLink(atPath: data.projections)
+            backend.close()
+            try "\(try String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8))".write(
+                toFile: marker, atomically: true, encoding: .utf8)
+            let again = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: data.projections) == current)
+            again.close()
+        }
+    }
+}
