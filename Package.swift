@@ -107,7 +107,7 @@ let package = Package(
         // Helpers every test target shares.
         .target(
             name: "ChorusTestSupport",
-            dependencies: ["ChorusDomain"],
+            dependencies: ["ChorusDomain", "ChorusLog", "ChorusProjections"],
             path: "Tests/ChorusTestSupport"
         ),
         .testTarget(

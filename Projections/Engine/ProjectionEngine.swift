@@ -126,6 +126,12 @@ public final class ProjectionEngine: Sendable {
         }
     }
 
+    /// Runs `body` while no batch is being applied: the position cannot move until it returns. An online rebuild
+    /// swaps in new read models inside this, once they have caught up with these.
+    public func holdingApplies<R>(_ body: () throws -> R) rethrows -> R {
+        try applying.withLock { _ in try body() }
+    }
+
     /// Stops waiters and closes the store.
     public func close() {
         applied.close()

@@ -20,9 +20,22 @@ public struct ProjectionGenerations: Sendable {
         log: EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections")
     ) throws -> LogPosition {
         let files = FileManager.default
+        let (name, path) = try newGeneration()
+        let position = try ProjectionEngine.rebuild(log: log, into: path, through: last, logger: logger)
+        try makeCurrent(name)
+        return position
+    }
+
+    /// A name and path for a generation beside the current one, which nothing uses yet.
+    public func newGeneration() throws -> (name: String, path: String) {
         try prepareCurrent()
         let name = "projections.\(UUID().uuidString.lowercased())"
-        let position = try ProjectionEngine.rebuild(log: log, into: dataDirectory + "/" + name, through: last, logger: logger)
+        return (name, dataDirectory + "/" + name)
+    }
+
+    /// Points `projections` at the generation `name` in one atomic rename, then removes the one it pointed at.
+    public func makeCurrent(_ name: String) throws {
+        let files = FileManager.default
         let previous = try? files.destinationOfSymbolicLink(atPath: current)
         // A new link beside the old one, renamed over it: rename(2) replaces the old link atomically.
         let link = dataDirectory + "/projections.link-\(UUID().uuidString.lowercased())"
@@ -36,7 +49,6 @@ public struct ProjectionGenerations: Sendable {
             // Anyone who still has the old store open keeps its files until they close them.
             try? files.removeItem(atPath: dataDirectory + "/" + previous)
         }
-        return position
     }
 
     /// Makes `projections` a link to a generation: to a new, empty one in a new data directory, or to the plain

@@ -96,7 +96,7 @@ func withAPI(
         configuration.port = 0
         configuration.publicBaseURL = "http://chorus.test"
         configure(&configuration)
-        let following = Task { try await backend.projections.run() }
+        backend.readModels.startFollowing()
         defer { backend.close() }
         do {
             let application = Application(
@@ -106,11 +106,11 @@ func withAPI(
                 try await body(APIFixture(client: client, backend: backend))
             }
         } catch {
-            following.cancel()
-            _ = await following.result
+            await backend.readModels.stopRebuild()
+            await backend.readModels.stopFollowing()
             throw error
         }
-        following.cancel()
-        _ = await following.result
+        await backend.readModels.stopRebuild()
+        await backend.readModels.stopFollowing()
     }
 }

@@ -72,6 +72,8 @@ struct ContractTests {
             expect(.get, "/health", try await api.call(.get, "/health"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: "admin"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: ana.token))
+            expect(.post, "/v1/admin/projections/rebuild", try await api.call(.post, "/v1/admin/projections/rebuild", token: "admin"))
+            expect(.post, "/v1/admin/projections/rebuild", try await api.call(.post, "/v1/admin/projections/rebuild"))
             expect(.post, "/v1/auth/logout", try await api.call(.post, "/v1/auth/logout", token: ana.token))
             #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
         }
@@ -88,7 +90,7 @@ struct ContractTests {
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
                 "/v1/posts/{id}/comments", "/v1/feed/home", "/v1/feed/following", "/v1/notifications", "/v1/messages",
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/live", "/health", "/metrics",
-                "/openapi.yaml", "/v1/admin/projections",
+                "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild",
             ]
             #expect(Set(served).subtracting(paths).isEmpty)
             #expect(paths.subtracting(served).isEmpty, "documented but not served: \(paths.subtracting(served))")

@@ -2,6 +2,7 @@ import ChorusDemo
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import ChorusTestSupport
 import Foundation
 import Testing
 

@@ -9,14 +9,19 @@ public final class ChorusBackend: Sendable {
     public let data: DataDirectory
     public let log: EventLog
     public let commands: CommandExecutor
-    public let projections: ProjectionEngine
+    /// The read models being served; an online rebuild replaces them.
+    public let readModels: ServedReadModels
     public let media: MediaStore
     public let tokens: SessionTokens
     public let metrics = ChorusMetrics()
     let responses: StoredResponses
     private let unsynced: UnsyncedReadModels
 
-    /// Opens (creating if needed) the backend in `data`. The read models catch up once `projections.run()` runs.
+    /// The engine answering now (see ``readModels``).
+    public var projections: ProjectionEngine { readModels.current }
+
+    /// Opens (creating if needed) the backend in `data`. The read models follow the log once
+    /// `readModels.startFollowing()` is called (the server's service group does).
     public init(data: DataDirectory, passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger) throws {
         self.data = data
         let metrics = self.metrics
@@ -29,7 +34,7 @@ public final class ChorusBackend: Sendable {
             try ProjectionGenerations(dataDirectory: data.root).prepareCurrent()
             unsynced = UnsyncedReadModels(data: data)
             try unsynced.prepare(log: log, data: data, logger: logger)
-            projections = try ProjectionEngine(log: log, directory: data.projections, durable: false, logger: logger)
+            readModels = try ServedReadModels(log: log, data: data, logger: logger)
             responses = try StoredResponses(directory: data.responses)
         } catch {
             log.close()
@@ -50,12 +55,11 @@ public final class ChorusBackend: Sendable {
     /// committed what it holds).
     public func close() {
         do {
-            try projections.store.sync()
+            try readModels.close()
             unsynced.markSynced()
         } catch {
             // The marker stays: the next start after a machine crash rebuilds.
         }
-        projections.close()
         responses.close()
         log.close()
     }

@@ -21,9 +21,9 @@ struct Endpoints: Sendable {
         _ request: Request, _ render: (ReadView) throws -> some JSONWritable
     ) async throws -> Response {
         if let minimum = try Self.minimumPosition(request) {
-            try await backend.projections.waitUntilApplied(minimum, timeout: consistencyTimeout)
+            try await backend.readModels.waitUntilApplied(minimum, timeout: consistencyTimeout)
         }
-        let snapshot = try backend.projections.snapshot { view in JSONBody.encode(try render(view)) }
+        let snapshot = try backend.readModels.snapshot { view in JSONBody.encode(try render(view)) }
         return Self.json(.ok, snapshot.answer, position: snapshot.position)
     }
 
@@ -71,8 +71,8 @@ struct Endpoints: Sendable {
     func render(after result: CommandResult, _ render: (ReadView, CommandResult) throws -> some JSONWritable)
         async throws -> [UInt8]
     {
-        try await backend.projections.waitUntilApplied(result.position, timeout: consistencyTimeout)
-        return try backend.projections.snapshot { view in JSONBody.encode(try render(view, result)) }.answer
+        try await backend.readModels.waitUntilApplied(result.position, timeout: consistencyTimeout)
+        return try backend.readModels.snapshot { view in JSONBody.encode(try render(view, result)) }.answer
     }
 
     /// The event a command appended at `position`, as recorded: for answers made from what was written, such as a

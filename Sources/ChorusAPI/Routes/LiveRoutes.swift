@@ -107,7 +107,7 @@ struct LiveStream: Sendable {
                     let events = try endpoints.backend.log.read(
                         from: sent.next, limit: min(1_000, Int(reached.rawValue - sent.rawValue)))
                     guard let last = events.last else { break }
-                    let outgoing = try endpoints.backend.projections.snapshot { view in
+                    let outgoing = try endpoints.backend.readModels.snapshot { view in
                         try events.map { recorded in (recorded.position, try render(recorded, in: view)) }
                     }.answer
                     // The events of one position go out in one write, so a client has all of them or none when it
@@ -131,12 +131,12 @@ struct LiveStream: Sendable {
 
     /// The position the read models reach next, or nil when a heartbeat is due first. Ends on graceful shutdown.
     private func nextPosition(after position: LogPosition) async throws -> LogPosition? {
-        let projections = endpoints.backend.projections
-        if projections.position > position { return projections.position }
+        let readModels = endpoints.backend.readModels
+        if readModels.current.position > position { return readModels.current.position }
         let heartbeat = self.heartbeat
         return try await cancelWhenGracefulShutdown {
             try await withThrowingTaskGroup(of: LogPosition?.self) { group in
-                group.addTask { try await projections.waitForPosition(after: position) }
+                group.addTask { try await readModels.waitForPosition(after: position) }
                 group.addTask {
                     try await Task.sleep(for: heartbeat)
                     return nil

@@ -12,7 +12,8 @@ struct OperationsRoutes {
         let position: UInt64
         let head: UInt64
         let lag: UInt64
-        /// `live` when caught up with the log, `catching_up` otherwise.
+        /// `rebuilding` while an online rebuild runs beside it; else `live` when caught up with the log, `catching_up`
+        /// otherwise.
         let state: String
         let eventsPerSecond: Double
 
@@ -52,6 +53,28 @@ struct OperationsRoutes {
         }
     }
 
+    /// `{"projections": [ProjectionStatus]}`.
+    struct Statuses: JSONWritable {
+        let projections: [ProjectionStatus]
+
+        func write(to json: inout JSONWriter) {
+            json.object { $0.field("projections", projections) }
+        }
+    }
+
+    static func status(of backend: ChorusBackend) -> Statuses {
+        let projections = backend.projections
+        let state =
+            if case .rebuilding = backend.readModels.rebuildState { "rebuilding" } else if projections.lag == 0 {
+                "live"
+            } else { "catching_up" }
+        return Statuses(projections: [
+            ProjectionStatus(
+                name: "readModels", position: projections.position.rawValue, head: backend.log.head.rawValue,
+                lag: projections.lag, state: state, eventsPerSecond: projections.eventsPerSecond.rounded())
+        ])
+    }
+
     func add(to router: Router<ChorusRequestContext>) {
         let backend = endpoints.backend
         router.get("/health") { _, _ in
@@ -69,14 +92,11 @@ struct OperationsRoutes {
         }
         let admin = router.group("v1/admin").add(middleware: AdminMiddleware(adminToken: adminToken, backend: backend))
         admin.get("projections") { _, _ in
-            let projections = backend.projections
-            let status = ProjectionStatus(
-                name: "readModels", position: projections.position.rawValue, head: backend.log.head.rawValue,
-                lag: projections.lag, state: projections.lag == 0 ? "live" : "catching_up",
-                eventsPerSecond: projections.eventsPerSecond.rounded())
-            var json = JSONWriter()
-            json.object { $0.field("projections", [status]) }
-            return Endpoints.json(.ok, json.bytes, position: projections.position)
+            Endpoints.json(.ok, JSONWriter.encode(Self.status(of: backend)), position: backend.projections.position)
+        }
+        admin.post("projections/rebuild") { _, _ in
+            backend.readModels.startRebuild()
+            return Endpoints.json(.accepted, JSONWriter.encode(Self.status(of: backend)), position: backend.projections.position)
         }
         router.get("/openapi.yaml") { _, _ in
             var headers = HTTPFields()

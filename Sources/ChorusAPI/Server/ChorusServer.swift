@@ -33,7 +33,7 @@ public enum ChorusServer {
         Application(
             router: makeRouter(backend: backend, configuration: configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
-            services: [ProjectionService(engine: backend.projections)],
+            services: [ProjectionService(readModels: backend.readModels)],
             logger: logger)
     }
 
@@ -64,9 +64,12 @@ public enum ChorusServer {
 
 /// The projection engine as a service: catches up, follows the log, and stops on graceful shutdown.
 struct ProjectionService: Service {
-    let engine: ProjectionEngine
+    let readModels: ServedReadModels
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown { try await engine.run() }
+        readModels.startFollowing()
+        try? await gracefulShutdown()
+        await readModels.stopRebuild()
+        await readModels.stopFollowing()
     }
 }

@@ -2,7 +2,7 @@ import ChorusLog
 import ChorusProjections
 
 /// Every entry of every read-model table, in key order, as stored.
-func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
+public func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
     try store.read { transaction in
         var tables: [String: [[UInt8]]] = [:]
         for table in ProjectionEngine.tables {
@@ -17,7 +17,7 @@ func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
     }
 }
 
-func dumpReadModels(atDirectory directory: String) throws -> [String: [[UInt8]]] {
+public func dumpReadModels(atDirectory directory: String) throws -> [String: [[UInt8]]] {
     var configuration = KeyValueStoreConfiguration()
     configuration.readOnly = true
     let store = try KeyValueStore(directory: directory, tables: ProjectionEngine.tables, configuration: configuration)
