@@ -80,3 +80,19 @@ struct ErrorAPITests {
         }
     }
 }
+
+@Suite("API: an unavailable log")
+struct UnavailableAPITests {
+    @Test("when the log cannot be used, requests get 503 unavailable with Retry-After, never a 500")
+    func closedLog() async throws {
+        try await withAPI { api in
+            let ana = try await api.register("Ana")
+            api.backend.log.close()
+            for (method, path) in [(HTTPRequest.Method.post, "/v1/posts"), (.get, "/v1/me")] {
+                let answer = try await api.call(method, path, token: ana.token, json: ["text": "x"])
+                #expect(answer.status == .serviceUnavailable && answer.errorCode == "unavailable", "\(method) \(path)")
+                #expect(answer.headers[.retryAfter] != nil)
+            }
+        }
+    }
+}
