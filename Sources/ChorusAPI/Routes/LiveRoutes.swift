@@ -30,10 +30,12 @@ struct LiveRoutes {
             default:
                 let parts = text.split(separator: ":", maxSplits: 1)
                 guard parts.count == 2 else { return nil }
-                switch parts[0] {
-                case "conversation": guard let user = UserID(String(parts[1])) else { return nil }; self = .conversation(user)
-                case "post": guard let post = PostID(String(parts[1])) else { return nil }; self = .post(post)
-                default: return nil
+                if parts[0] == "conversation", let user = UserID(String(parts[1])) {
+                    self = .conversation(user)
+                } else if parts[0] == "post", let post = PostID(String(parts[1])) {
+                    self = .post(post)
+                } else {
+                    return nil
                 }
             }
         }
