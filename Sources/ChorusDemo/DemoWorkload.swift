@@ -36,11 +36,12 @@ public struct DemoWorkload: Sendable {
         let userCount = max(8, events / 40)
         var users: [UserID] = []
         var posts: [PostID] = []
+        // Events, not commands: a registration appends two (the user and the first session).
+        let startHead = executor.log.head.rawValue
 
         func record(_ commands: [Command], _ results: [CommandResult?]) {
             for (command, result) in zip(commands, results) {
                 guard let result, result.appended else { continue }
-                summary.events += 1
                 switch command {
                 case .registerUser:
                     users.append(UserID(unchecked: result.createdID ?? ""))
@@ -52,6 +53,7 @@ public struct DemoWorkload: Sendable {
                     break
                 }
             }
+            summary.events = Int(executor.log.head.rawValue - startHead)
             progress(summary.events)
         }
 
