@@ -44,7 +44,9 @@ public final class ServedReadModels: Sendable {
         let engine = current
         following.withLock { task in
             task?.cancel()
-            task = Task { [logger] in
+            // Applying a batch is synchronous work of milliseconds: it gets a thread of its own rather than one of
+            // the few that answer requests (with `chorus serve`, the event loops themselves).
+            task = Task(executorPreference: ProjectionThread.executor) { [logger] in
                 do {
                     try await engine.run()
                 } catch {
@@ -177,5 +179,17 @@ enum BlockingWork {
         try await withCheckedThrowingContinuation { continuation in
             queue.async { continuation.resume(with: Result { try body() }) }
         }
+    }
+}
+
+/// The thread the served read models are applied on.
+final class ProjectionThread: TaskExecutor {
+    static let executor = ProjectionThread()
+
+    private let queue = DispatchQueue(label: "chorus.projections")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
