@@ -48,7 +48,7 @@ struct Notifications: ReadModel {
     }
 
     private func author(of post: PostID, in transaction: StoreTransaction) throws -> UserID? {
-        try transaction.value(for: ProjectionKey(post).bytes, in: posts).map { try PostRecord(decoding: $0).author }
+        try transaction.value(for: ProjectionKey(post).bytes, in: posts).map(PostRecord.author(decoding:))
     }
 
     private func reference(_ kind: NotificationRecord.Kind, _ actor: UserID, _ target: String) -> [UInt8] {

@@ -105,6 +105,12 @@ struct PostRecord: Hashable {
         self.position = position
     }
 
+    /// Only the author of an encoded record, which comes first: notifications need no more of a post.
+    static func author(decoding bytes: [UInt8]) throws -> UserID {
+        var reader = PayloadReader(bytes)
+        return try reader.read(UserID.self)
+    }
+
     init(decoding bytes: [UInt8]) throws {
         var reader = PayloadReader(bytes)
         author = try reader.read(UserID.self)
