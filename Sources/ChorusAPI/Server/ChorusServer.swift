@@ -24,8 +24,9 @@ public struct ServerConfiguration: Sendable {
 }
 
 /// The HTTP API of API.md over a ``ChorusBackend``, as a Hummingbird application whose service group also runs the
-/// projection engine: on SIGTERM the server stops taking connections and drains its requests, then the engine
-/// stops; the caller closes the backend (and with it the log) after `runService` returns.
+/// log writer and the projection engine: on SIGTERM the server stops taking connections and drains its requests,
+/// then the engine stops, then the log closes; the caller closes the rest of the backend after `runService`
+/// returns.
 public enum ChorusServer {
     public static func makeApplication(
         backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger
@@ -33,7 +34,10 @@ public enum ChorusServer {
         Application(
             router: makeRouter(backend: backend, configuration: configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
-            services: [ProjectionService(readModels: backend.readModels)],
+            // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
+            // drains its requests first, then the read models stop following, then the log writer commits what it
+            // holds and closes.
+            services: [LogWriterService(log: backend.log), ProjectionService(readModels: backend.readModels)],
             logger: logger)
     }
 
@@ -59,6 +63,17 @@ public enum ChorusServer {
         MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
         LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat).add(to: signedIn)
         return router
+    }
+}
+
+/// The log writer (a thread of the log's own) as a service: on graceful shutdown it commits what is queued and
+/// closes the log.
+struct LogWriterService: Service {
+    let log: EventLog
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        log.close()
     }
 }
 
