@@ -33,6 +33,8 @@ public final class ProjectionEngine: Sendable {
     private let durable: Bool
     /// Serialises applying: `run` and `catchUp` may race.
     private let applying = Mutex<Throughput>(Throughput())
+    /// Set once other read models have replaced these: nothing is applied any more.
+    private let retired = Atomic<Bool>(false)
 
     /// Opens (creating if needed) the read models in `directory` over `log`.
     /// - Parameter durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
@@ -82,6 +84,7 @@ public final class ProjectionEngine: Sendable {
     public func run() async throws {
         while !Task.isCancelled {
             guard try applyNextBatch(through: nil) == 0 else { continue }
+            guard !retired.load(ordering: .relaxed) else { return }
             do {
                 _ = try await log.waitForHead(after: position)
             } catch is CancellationError {
@@ -126,10 +129,15 @@ public final class ProjectionEngine: Sendable {
         }
     }
 
-    /// Runs `body` while no batch is being applied: the position cannot move until it returns. An online rebuild
-    /// swaps in new read models inside this, once they have caught up with these.
-    public func holdingApplies<R>(_ body: () throws -> R) rethrows -> R {
-        try applying.withLock { _ in try body() }
+    /// Runs `body` while no batch is being applied, then retires these read models: their position never moves
+    /// again, and `run` returns. An online rebuild swaps in new read models inside `body`, once they have caught up
+    /// with these, so that no answer after the swap is older than one before it.
+    public func retire<R>(after body: () throws -> R) rethrows -> R {
+        try applying.withLock { _ in
+            let result = try body()
+            retired.store(true, ordering: .relaxed)
+            return result
+        }
     }
 
     /// Stops waiters and closes the store.
@@ -156,6 +164,7 @@ public final class ProjectionEngine: Sendable {
 
     private func applyNextBatch(through last: LogPosition?) throws -> Int {
         try applying.withLock { throughput in
+            guard !retired.load(ordering: .relaxed) else { return 0 }
             let from = position
             let limit = last.map { Int(min(UInt64(batchSize), $0.rawValue - min($0.rawValue, from.rawValue))) } ?? batchSize
             guard limit > 0 else { return 0 }

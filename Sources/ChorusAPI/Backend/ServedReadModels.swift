@@ -148,7 +148,7 @@ public final class ServedReadModels: Sendable {
         try Task.checkCancellation()
         let old = current
         try await BlockingWork.run {
-            try old.holdingApplies {
+            try old.retire {
                 try fresh.catchUp()
                 self.served.withLock { $0 = fresh }
             }
