@@ -49,6 +49,9 @@ public final class ProjectionEngine: Sendable {
         // for writing pages in place (MDB_WRITEMAP), which is several times faster for large batches.
         var configuration = KeyValueStoreConfiguration()
         configuration.writesInPlace = true
+        // Address space, not disk: a 1M-event rebuild otherwise grows the map four times, and every growth remaps
+        // the file, so that each page is faulted in again (about 4 % of a rebuild).
+        configuration.initialMapSize = 4 << 30
         let store = try KeyValueStore(
             directory: directory, tables: Self.tables, configuration: configuration, logger: logger)
         let tables = ProjectionTables(store: store)
