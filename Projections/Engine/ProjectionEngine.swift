@@ -155,7 +155,7 @@ public final class ProjectionEngine: Sendable {
         log: EventLog, into directory: String, through last: LogPosition? = nil,
         logger: Logger = Logger(label: "chorus.projections")
     ) throws -> LogPosition {
-        let engine = try ProjectionEngine(log: log, directory: directory, batchSize: 16_384, durable: false, logger: logger)
+        let engine = try ProjectionEngine(log: log, directory: directory, batchSize: 65_536, durable: false, logger: logger)
         defer { engine.close() }
         guard engine.position == .start else {
             throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")
@@ -174,9 +174,11 @@ public final class ProjectionEngine: Sendable {
             let started = ContinuousClock.now
             let recorded = try log.read(from: from.next, limit: limit)
             guard let newest = recorded.last else { return 0 }
-            let events = try recorded.map { (EventEnvelope(position: $0.position, recordedAt: $0.recordedAt), try DomainEvent(decoding: $0)) }
             try store.write(durable: durable) { transaction in
-                for (envelope, event) in events {
+                // Decoded one at a time: a batch's decoded events would be several times the size of its records.
+                for record in recorded {
+                    let event = try DomainEvent(decoding: record)
+                    let envelope = EventEnvelope(position: record.position, recordedAt: record.recordedAt)
                     for model in models { try model.apply(event, at: envelope, in: transaction) }
                 }
                 try transaction.put(PositionValue.encode(newest.position), for: Self.checkpointKey, in: tables.checkpoint)
