@@ -155,7 +155,7 @@ public final class ProjectionEngine: Sendable {
         log: EventLog, into directory: String, through last: LogPosition? = nil,
         logger: Logger = Logger(label: "chorus.projections")
     ) throws -> LogPosition {
-        let engine = try ProjectionEngine(log: log, directory: directory, batchSize: 65_536, durable: false, logger: logger)
+        let engine = try ProjectionEngine(log: log, directory: directory, batchSize: 16_384, durable: false, logger: logger)
         defer { engine.close() }
         guard engine.position == .start else {
             throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")
