@@ -68,13 +68,14 @@ struct PostRoutes {
                 return try await endpoints.write(
                     request, context: context, requestBody: bytes, status: .created, command: command
                 ) { view, result in
-                    guard case .commentAdded(let comment) = try endpoints.event(at: result.position).event else {
+                    let recorded = try endpoints.event(at: result.position)
+                    guard case .commentAdded(let comment) = recorded.event else {
                         throw APIError.unavailable("no comment at position \(result.position)")
                     }
                     return CommentJSON(
                         id: comment.comment.rawValue, postId: post.rawValue,
                         author: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
-                        text: comment.text, createdAt: Timestamp.format(try endpoints.event(at: result.position).time))
+                        text: comment.text, createdAt: Timestamp.format(recorded.time))
                 }
             } catch let error as DomainError where error.code == .unknownPost {
                 throw APIError.notFound("no post \(post)")
