@@ -171,17 +171,6 @@ public final class ServedReadModels: Sendable {
     }
 }
 
-/// Long synchronous work (building read models) on a queue of its own, off the threads tasks run on.
-enum BlockingWork {
-    private static let queue = DispatchQueue(label: "chorus.blocking-work", attributes: .concurrent)
-
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
-        }
-    }
-}
-
 /// The thread the served read models are applied on.
 final class ProjectionThread: TaskExecutor {
     static let executor = ProjectionThread()

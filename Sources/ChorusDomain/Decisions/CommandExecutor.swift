@@ -32,10 +32,10 @@ public final class CommandExecutor: Sendable {
         case .registerUser(_, let password, _, _, _):
             // bcrypt runs off the threads tasks run on, and never in the writer.
             let (media, hasher) = (self.media, self.hasher)
-            let registration = try await PasswordWork.run { try command.prepare(media: media, hasher: hasher) }
+            let registration = try await BlockingWork.run { try command.prepare(media: media, hasher: hasher) }
             // A replayed registration hands out a session, so it must know the password.
             if let idempotencyKey,
-                let first = try await PasswordWork.run({
+                let first = try await BlockingWork.run({
                     try self.firstRegistration(registration, password: password, key: idempotencyKey)
                 })
             {
@@ -46,7 +46,7 @@ public final class CommandExecutor: Sendable {
             prepared = try command.prepare(media: media, hasher: hasher)
             if case .logIn(let email, let password, let session, let expiresAt) = prepared.decision {
                 // The writer checks again that the user exists.
-                let user = try await PasswordWork.run { try self.authenticate(email: email, password: password) }
+                let user = try await BlockingWork.run { try self.authenticate(email: email, password: password) }
                 prepared.decision = .startSession(SessionStarted(session: session, user: user, expiresAt: expiresAt))
             }
         default:
