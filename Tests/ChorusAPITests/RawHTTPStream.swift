@@ -12,23 +12,7 @@ final class RawHTTPStream: @unchecked Sendable {
 
     /// Connects to 127.0.0.1:`port`, sends a GET for `path`, and reads the response head.
     init(port: Int, path: String, headers: [String: String]) throws {
-        socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw StreamError("socket failed") }
-        var timeout = timeval(tv_sec: 10, tv_usec: 0)
-        setsockopt(socket, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard connected == 0 else {
-            close(socket)
-            throw StreamError("connect failed")
-        }
+        socket = try connectToLoopback(port: port)
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "\r\n"
@@ -114,6 +98,28 @@ final class RawHTTPStream: @unchecked Sendable {
         guard count > 0 else { throw StreamError(count == 0 ? "the server closed the stream" : "timed out reading") }
         buffer += chunk[..<count]
     }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port`, whose reads time out after 10 s.
+func connectToLoopback(port: Int) throws -> Int32 {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw StreamError("socket failed") }
+    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else {
+        close(descriptor)
+        throw StreamError("connect failed")
+    }
+    return descriptor
 }
 
 /// Runs blocking socket work on a thread of its own: blocking a thread of Swift's cooperative pool (two, on two
