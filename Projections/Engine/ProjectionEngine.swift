@@ -9,12 +9,20 @@ import Synchronization
 /// It reads the log in batches and applies each batch to every read model in one write transaction that also stores
 /// the checkpoint: each event is applied exactly once, a restart resumes from the checkpoint, and any read
 /// transaction sees every read model at one position.
+///
+/// The first batch into an empty store is a build: everything the log holds, in one transaction, replayed into the
+/// models that follow events and then derived once for the ``DerivedReadModel``s. One transaction means each page
+/// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
-    /// The read models, in the order they are applied to each event.
+    /// The read models, in the order they are applied to each event. Those that check whether an event changes
+    /// something (a like that was there, a follow edge) come before the models that change it.
     static let modelTypes: [any ReadModel.Type] = [
-        Profiles.self, Posts.self, Comments.self, HomeTimeline.self, FollowingFeeds.self, Notifications.self,
-        Conversations.self, UserSearch.self,
+        Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
+        HomeTimeline.self, FollowingFeeds.self, Conversations.self, UserSearch.self,
     ]
+
+    /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
+    public static let layoutVersion: UInt64 = 2
 
     /// Every table of the read models' store.
     public static var tables: [StoreTableDefinition] { [Tables.checkpoint] + modelTypes.flatMap { $0.tables } }
@@ -23,6 +31,7 @@ public final class ProjectionEngine: Sendable {
     public static var feedsTable: StoreTableDefinition { Tables.feeds }
 
     private static let checkpointKey = Array("position".utf8)
+    private static let layoutKey = Array("layout".utf8)
 
     public let log: EventLog
     public let store: KeyValueStore
@@ -58,7 +67,13 @@ public final class ProjectionEngine: Sendable {
         self.store = store
         self.tables = tables
         models = Self.modelTypes.map { $0.init(store: store) }
-        let checkpoint = try store.read { try Self.checkpoint(in: $0, tables.checkpoint) }
+        let (checkpoint, layout) = try store.read { transaction in
+            (try Self.checkpoint(in: transaction, tables.checkpoint),
+             try transaction.withValue(for: Self.layoutKey, in: tables.checkpoint) { $0.map(PositionValue.decode) })
+        }
+        if checkpoint > .start, layout?.rawValue != Self.layoutVersion {
+            throw ProjectionError.layoutChanged(found: layout?.rawValue ?? 1, current: Self.layoutVersion)
+        }
         guard checkpoint <= log.head else { throw ProjectionError.aheadOfLog(checkpoint: checkpoint, head: log.head) }
         applied = PositionNotifier(head: checkpoint)
     }
@@ -155,7 +170,7 @@ public final class ProjectionEngine: Sendable {
         log: EventLog, into directory: String, through last: LogPosition? = nil,
         logger: Logger = Logger(label: "chorus.projections")
     ) throws -> LogPosition {
-        let engine = try ProjectionEngine(log: log, directory: directory, batchSize: 16_384, durable: false, logger: logger)
+        let engine = try ProjectionEngine(log: log, directory: directory, durable: false, logger: logger)
         defer { engine.close() }
         guard engine.position == .start else {
             throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")
@@ -169,24 +184,59 @@ public final class ProjectionEngine: Sendable {
         try applying.withLock { throughput in
             guard !retired.load(ordering: .relaxed) else { return 0 }
             let from = position
-            let limit = last.map { Int(min(UInt64(batchSize), $0.rawValue - min($0.rawValue, from.rawValue))) } ?? batchSize
-            guard limit > 0 else { return 0 }
+            let remaining = last.map { Int(clamping: $0.rawValue - min($0.rawValue, from.rawValue)) } ?? Int.max
+            guard remaining > 0 else { return 0 }
             let started = ContinuousClock.now
-            let recorded = try log.read(from: from.next, limit: limit)
-            guard let newest = recorded.last else { return 0 }
-            try store.write(durable: durable) { transaction in
-                // Decoded one at a time: a batch's decoded events would be several times the size of its records.
-                for record in recorded {
-                    let event = try DomainEvent(decoding: record)
-                    let envelope = EventEnvelope(position: record.position, recordedAt: record.recordedAt)
-                    for model in models { try model.apply(event, at: envelope, in: transaction) }
+            let newest = try store.write(durable: durable) { transaction -> LogPosition? in
+                let newest: LogPosition?
+                if from == .start {
+                    newest = try build(upTo: remaining, in: transaction)
+                } else {
+                    newest = try replay(try log.read(from: from.next, limit: min(batchSize, remaining)), transaction)
                 }
-                try transaction.put(PositionValue.encode(newest.position), for: Self.checkpointKey, in: tables.checkpoint)
+                if let newest {
+                    try transaction.put(PositionValue.encode(newest), for: Self.checkpointKey, in: tables.checkpoint)
+                }
+                return newest
             }
-            applied.publish(newest.position)
-            throughput.record(events: recorded.count, in: ContinuousClock.now - started)
-            return recorded.count
+            guard let newest else { return 0 }
+            let count = Int(newest.rawValue - from.rawValue)
+            applied.publish(newest)
+            throughput.record(events: count, in: ContinuousClock.now - started)
+            return count
         }
+    }
+
+    /// Replays up to `limit` events from the start of the log into the models that follow events, then derives the
+    /// others; returns the last position, or nil if the log is empty.
+    private func build(upTo limit: Int, in transaction: StoreTransaction) throws -> LogPosition? {
+        let followers = models.filter { !($0 is any DerivedReadModel) }
+        let reader = DecodedLogReader(log: log, limit: limit)
+        defer { reader.stop() }
+        var newest: LogPosition?
+        while true {
+            let slice = try reader.next()
+            guard let last = slice.last else { break }
+            for decoded in slice {
+                for model in followers { try model.apply(decoded.event, at: decoded.envelope, in: transaction) }
+            }
+            newest = last.envelope.position
+        }
+        guard let newest else { return nil }
+        for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }
+        try transaction.put(PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: tables.checkpoint)
+        return newest
+    }
+
+    /// Applies `recorded` to every model; returns the last position, or nil if there was nothing.
+    private func replay(_ recorded: [RecordedEvent], _ transaction: StoreTransaction) throws -> LogPosition? {
+        // Decoded one at a time: a batch's decoded events would be several times the size of its records.
+        for record in recorded {
+            let event = try DomainEvent(decoding: record)
+            let envelope = EventEnvelope(position: record.position, recordedAt: record.recordedAt)
+            for model in models { try model.apply(event, at: envelope, in: transaction) }
+        }
+        return recorded.last?.position
     }
 
     private static func checkpoint(in transaction: StoreTransaction, _ table: StoreTable) throws -> LogPosition {

@@ -19,7 +19,6 @@ public struct ProjectionGenerations: Sendable {
     public func rebuildAndSwap(
         log: EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections")
     ) throws -> LogPosition {
-        let files = FileManager.default
         let (name, path) = try newGeneration()
         let position = try ProjectionEngine.rebuild(log: log, into: path, through: last, logger: logger)
         try makeCurrent(name)

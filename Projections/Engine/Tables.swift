@@ -19,7 +19,6 @@ enum Tables {
     /// Per user, the positions of the posts in the user's Following feed.
     static let feeds = StoreTableDefinition("feeds", layout: .sortedSets(elementSize: 8))
     static let notifications: StoreTableDefinition = "notifications"
-    static let notificationReferences: StoreTableDefinition = "notification-refs"
     static let messages: StoreTableDefinition = "messages"
     static let recent: StoreTableDefinition = "recent"
     static let recentIndex: StoreTableDefinition = "recent-index"

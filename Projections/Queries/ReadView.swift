@@ -31,10 +31,10 @@ public struct ReadView {
         guard let record = try profileRecord(user) else { return nil }
         let isMe = viewer == user
         let counters = try transaction.counters(
-            ProjectionKey(user).bytes, count: Profiles.counterCount, in: tables.profileCounters)
+            ProjectionKey(user).bytes, count: ProfileCounters.counterCount, in: tables.profileCounters)
         return Profile(
-            summary: summary(user, record), bio: record.bio, followers: counters[Profiles.followersCounter],
-            following: counters[Profiles.followingCounter], posts: counters[Profiles.postsCounter],
+            summary: summary(user, record), bio: record.bio, followers: counters[ProfileCounters.followersCounter],
+            following: counters[ProfileCounters.followingCounter], posts: counters[ProfileCounters.postsCounter],
             isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe,
             email: isMe ? record.email : nil)
     }
@@ -219,11 +219,11 @@ public struct ReadView {
             hasLiked = try transaction.withValue(for: like.bytes, in: tables.postLikes) { $0 != nil }
         }
         let repost = try withRepost ? record.repostOf.flatMap { try post($0, viewer: viewer, withRepost: false) } : nil
-        let counters = try transaction.counters(ProjectionKey(id).bytes, count: Posts.counterCount, in: tables.postCounters)
+        let counters = try transaction.counters(ProjectionKey(id).bytes, count: PostCounters.counterCount, in: tables.postCounters)
         return Post(
             id: id, author: try requireSummary(record.author), caption: record.caption, text: record.text,
             image: record.image, repost: repost.map(Post.Repost.of), createdAt: record.createdAt,
-            likes: counters[Posts.likesCounter], comments: counters[Posts.commentsCounter], hasLiked: hasLiked)
+            likes: counters[PostCounters.likesCounter], comments: counters[PostCounters.commentsCounter], hasLiked: hasLiked)
     }
 
     private func postPage(_ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post> {

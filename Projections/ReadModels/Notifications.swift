@@ -5,18 +5,23 @@ import ChorusLog
 /// unlike or unfollow takes its notification back, so that liking and unliking cannot flood anyone.
 ///
 /// - `notifications`: recipient, position → ``NotificationRecord``
-/// - `notification-refs`: kind, actor, target → recipient and position (to take a notification back)
+///
+/// A like's or a follow's notification is keyed by the position of the like or follow, which ``Posts``' `post-likes`
+/// and ``Profiles``' `follow-edges` keep: so this model is applied before those, to find what an unlike or unfollow
+/// takes back while it is still there.
 struct Notifications: ReadModel {
-    static let tables = [Tables.notifications, Tables.notificationReferences]
+    static let tables = [Tables.notifications]
 
     let notifications: StoreTable
-    let references: StoreTable
     let posts: StoreTable
+    let likes: StoreTable
+    let edges: StoreTable
 
     init(store: KeyValueStore) {
         notifications = store.table(Tables.notifications)
-        references = store.table(Tables.notificationReferences)
         posts = store.table(Tables.posts)
+        likes = store.table(Tables.postLikes)
+        edges = store.table(Tables.followEdges)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -25,23 +30,29 @@ struct Notifications: ReadModel {
             guard let author = try author(of: event.post, in: transaction), author != event.user else { return }
             try add(
                 NotificationRecord(kind: .like, actor: event.user, post: event.post, comment: nil, createdAt: envelope.recordedAt),
-                for: author, at: envelope.position, reference: reference(.like, event.user, event.post.rawValue),
-                in: transaction)
+                for: author, at: envelope.position, in: transaction)
         case .unliked(let event):
-            try remove(reference(.like, event.user, event.post.rawValue), in: transaction)
+            var like = ProjectionKey(event.post)
+            like.append(event.user)
+            guard let since = try position(under: like, in: likes, transaction),
+                let author = try author(of: event.post, in: transaction)
+            else { return }
+            try remove(for: author, at: since, in: transaction)
         case .followed(let event):
             try add(
                 NotificationRecord(kind: .follow, actor: event.follower, post: nil, comment: nil, createdAt: envelope.recordedAt),
-                for: event.followee, at: envelope.position,
-                reference: reference(.follow, event.follower, event.followee.rawValue), in: transaction)
+                for: event.followee, at: envelope.position, in: transaction)
         case .unfollowed(let event):
-            try remove(reference(.follow, event.follower, event.followee.rawValue), in: transaction)
+            var edge = ProjectionKey(event.follower)
+            edge.append(event.followee)
+            guard let since = try position(under: edge, in: edges, transaction) else { return }
+            try remove(for: event.followee, at: since, in: transaction)
         case .commentAdded(let event):
             guard let author = try author(of: event.post, in: transaction), author != event.author else { return }
             let comment = NotificationRecord.CommentPart(id: event.comment, text: event.text)
             try add(
                 NotificationRecord(kind: .comment, actor: event.author, post: event.post, comment: comment, createdAt: envelope.recordedAt),
-                for: author, at: envelope.position, reference: nil, in: transaction)
+                for: author, at: envelope.position, in: transaction)
         case .userRegistered, .profileEdited, .postCreated, .messageSent, .sessionStarted, .sessionEnded:
             break
         }
@@ -51,24 +62,25 @@ struct Notifications: ReadModel {
         try transaction.value(for: ProjectionKey(post).bytes, in: posts).map(PostRecord.author(decoding:))
     }
 
-    private func reference(_ kind: NotificationRecord.Kind, _ actor: UserID, _ target: String) -> [UInt8] {
-        Array("\(kind.rawValue)\u{0}\(actor)\u{0}\(target)".utf8)
+    private func position(under key: ProjectionKey, in table: StoreTable, _ transaction: StoreTransaction) throws
+        -> LogPosition?
+    {
+        try transaction.withValue(for: key.bytes, in: table) { $0.map(PositionValue.decode) }
     }
 
     private func add(
-        _ record: NotificationRecord, for recipient: UserID, at position: LogPosition, reference: [UInt8]?,
-        in transaction: StoreTransaction
+        _ record: NotificationRecord, for recipient: UserID, at position: LogPosition, in transaction: StoreTransaction
     ) throws {
         var key = ProjectionKey(recipient)
         key.append(position)
         try transaction.put(record.encoded(), for: key.bytes, in: notifications)
-        if let reference { try transaction.put(key.bytes, for: reference, in: references) }
     }
 
-    private func remove(_ reference: [UInt8], in transaction: StoreTransaction) throws {
-        guard let key = try transaction.value(for: reference, in: references) else { return }
-        try transaction.delete(key, in: notifications)
-        try transaction.delete(reference, in: references)
+    /// Takes back the notification of the like or follow at `position`, if there was one (not for one's own post).
+    private func remove(for recipient: UserID, at position: LogPosition, in transaction: StoreTransaction) throws {
+        var key = ProjectionKey(recipient)
+        key.append(position)
+        try transaction.delete(key.bytes, in: notifications)
     }
 }
 

@@ -1,27 +1,22 @@
 import ChorusDomain
 import ChorusLog
 
-/// Posts with their like and comment counts, who liked them, and the posts and likes tabs of profiles.
+/// Posts, who liked them, and the posts and likes tabs of profiles (their counts: ``PostCounters``).
 ///
 /// - `posts`: post → ``PostRecord``
-/// - `post-counters`: post → likes, comments (``Counters``)
 /// - `post-likes`: post, user → position of the like
 /// - `user-posts`: author, position → post (the posts tab, newest first)
 /// - `user-likes`: user, position of the like → post (the likes tab)
 struct Posts: ReadModel {
-    static let tables = [Tables.posts, Tables.postCounters, Tables.postLikes, Tables.userPosts, Tables.userLikes]
-    /// The order of a post's counters.
-    static let likesCounter = 0, commentsCounter = 1, counterCount = 2
+    static let tables = [Tables.posts, Tables.postLikes, Tables.userPosts, Tables.userLikes]
 
     let posts: StoreTable
-    let counters: StoreTable
     let likes: StoreTable
     let userPosts: StoreTable
     let userLikes: StoreTable
 
     init(store: KeyValueStore) {
         posts = store.table(Tables.posts)
-        counters = store.table(Tables.postCounters)
         likes = store.table(Tables.postLikes)
         userPosts = store.table(Tables.userPosts)
         userLikes = store.table(Tables.userLikes)
@@ -44,7 +39,6 @@ struct Posts: ReadModel {
             var tab = ProjectionKey(event.user)
             tab.append(envelope.position)
             try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userLikes)
-            try count(event.post, Self.likesCounter, by: 1, in: transaction)
         case .unliked(let event):
             var like = ProjectionKey(event.post)
             like.append(event.user)
@@ -54,17 +48,8 @@ struct Posts: ReadModel {
             var tab = ProjectionKey(event.user)
             tab.append(since)
             try transaction.delete(tab.bytes, in: userLikes)
-            try count(event.post, Self.likesCounter, by: -1, in: transaction)
-        case .commentAdded(let event):
-            try count(event.post, Self.commentsCounter, by: 1, in: transaction)
-        case .userRegistered, .profileEdited, .followed, .unfollowed, .messageSent, .sessionStarted, .sessionEnded:
+        case .userRegistered, .profileEdited, .commentAdded, .followed, .unfollowed, .messageSent, .sessionStarted, .sessionEnded:
             break
-        }
-    }
-
-    private func count(_ post: PostID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
-        try transaction.updateCounters(ProjectionKey(post).bytes, count: Self.counterCount, in: counters) {
-            $0[counter] = UInt64(bitPattern: Int64(bitPattern: $0[counter]) + change)
         }
     }
 }

@@ -1,29 +1,22 @@
 import ChorusDomain
 import ChorusLog
 
-/// Profiles with their counters, the follow edges, and the followers and following tabs.
+/// Profiles, the follow edges, and the followers and following tabs (their counts: ``ProfileCounters``).
 ///
 /// - `profiles`: user → ``ProfileRecord``
-/// - `profile-counters`: user → followers, following, posts (``Counters``)
 /// - `follow-edges`: follower, followee → position of the follow
 /// - `followers`: followee, position, follower → empty (the followers tab, newest first)
 /// - `following`: follower, position, followee → empty (the following tab)
 struct Profiles: ReadModel {
-    static let tables = [
-        Tables.profiles, Tables.profileCounters, Tables.followEdges, Tables.followers, Tables.following,
-    ]
-    /// The order of a profile's counters.
-    static let followersCounter = 0, followingCounter = 1, postsCounter = 2, counterCount = 3
+    static let tables = [Tables.profiles, Tables.followEdges, Tables.followers, Tables.following]
 
     let profiles: StoreTable
-    let counters: StoreTable
     let edges: StoreTable
     let followers: StoreTable
     let following: StoreTable
 
     init(store: KeyValueStore) {
         profiles = store.table(Tables.profiles)
-        counters = store.table(Tables.profileCounters)
         edges = store.table(Tables.followEdges)
         followers = store.table(Tables.followers)
         following = store.table(Tables.following)
@@ -52,8 +45,6 @@ struct Profiles: ReadModel {
             try transaction.put(PositionValue.encode(envelope.position), for: edge.bytes, in: edges)
             try transaction.put([], for: tabKey(event.followee, envelope.position, event.follower), in: followers)
             try transaction.put([], for: tabKey(event.follower, envelope.position, event.followee), in: following)
-            try count(event.follower, Self.followingCounter, by: 1, in: transaction)
-            try count(event.followee, Self.followersCounter, by: 1, in: transaction)
         case .unfollowed(let event):
             var edge = ProjectionKey(event.follower)
             edge.append(event.followee)
@@ -62,11 +53,7 @@ struct Profiles: ReadModel {
             try transaction.delete(edge.bytes, in: edges)
             try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
-            try count(event.follower, Self.followingCounter, by: -1, in: transaction)
-            try count(event.followee, Self.followersCounter, by: -1, in: transaction)
-        case .postCreated(let event):
-            try count(event.author, Self.postsCounter, by: 1, in: transaction)
-        case .liked, .unliked, .commentAdded, .messageSent, .sessionStarted, .sessionEnded:
+        case .postCreated, .liked, .unliked, .commentAdded, .messageSent, .sessionStarted, .sessionEnded:
             break
         }
     }
@@ -76,12 +63,6 @@ struct Profiles: ReadModel {
         key.append(position)
         key.append(other)
         return key.bytes
-    }
-
-    private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
-        try transaction.updateCounters(ProjectionKey(user).bytes, count: Self.counterCount, in: counters) {
-            $0[counter] = UInt64(bitPattern: Int64(bitPattern: $0[counter]) + change)
-        }
     }
 
     private func update(_ user: UserID, in transaction: StoreTransaction, _ change: (inout ProfileRecord) -> Void)

@@ -40,4 +40,27 @@ struct BackendTests {
             again.close()
         }
     }
+
+    @Test("read models of an older layout are rebuilt from the log before serving")
+    func olderLayout() async throws {
+        try await withTemporaryDirectory { directory in
+            let data = DataDirectory(directory)
+            let logger = Logger(label: "test")
+            let backend = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
+            let result = try await backend.commands.execute(.registerUser(email: "a@example.com", password: "secret1", name: "A"))
+            try backend.projections.catchUp()
+            backend.close()
+            let generation = try FileManager.default.destinationOfSymbolicLink(atPath: data.projections)
+            let store = try KeyValueStore(directory: data.projections, tables: ProjectionEngine.tables)
+            try store.write { try $0.delete(Array("layout".utf8), in: store.table("checkpoint")) }
+            store.close()
+
+            let reopened = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
+            defer { reopened.close() }
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: data.projections) != generation, "rebuilt")
+            #expect(reopened.projections.position == reopened.log.head)
+            let user = UserID(unchecked: try #require(result.createdID))
+            #expect(try reopened.projections.snapshot { try $0.userSummary(user) }.answer?.name == "A")
+        }
+    }
 }

@@ -36,7 +36,9 @@ struct ProjectionEngineTests {
             let middle = LogPosition(app.log.head.rawValue / 2)
             let past = app.directory + "/past"
             #expect(try ProjectionEngine.rebuild(log: app.log, into: past, through: middle) == middle)
-            #expect(try app.engine.catchUp(through: middle) == Int(middle.rawValue))
+            // The first batch into an empty store is a build; one event, so that the rest are followed one by one.
+            #expect(try app.engine.catchUp(through: LogPosition(1)) == 1)
+            #expect(try app.engine.catchUp(through: middle) == Int(middle.rawValue) - 1)
             #expect(app.engine.position == middle)
             let pastTables = try dumpReadModels(atDirectory: past)
             #expect(try dumpReadModels(app.engine.store) == pastTables)
@@ -50,6 +52,77 @@ struct ProjectionEngineTests {
             let full = app.directory + "/full"
             _ = try ProjectionEngine.rebuild(log: app.log, into: full)
             #expect(try dumpReadModels(reopened.store) == dumpReadModels(atDirectory: full))
+        }
+    }
+
+    @Test("derived read models (counters, feeds) built at the end of a rebuild equal those followed event by event")
+    func derivedEqualFollowed() async throws {
+        try await withProjections(batchSize: 1) { app in
+            let ana = try await app.register("Ana")
+            try app.engine.catchUp()
+            let bo = try await app.register("Bo")
+            let cy = try await app.register("Cy")
+            let dee = try await app.register("Dee")
+            let anas = try await app.post(ana, "one")
+            let bos = try await app.post(bo, "two")
+            // A like taken back leaves no counters row; a like of one's own post notifies no one.
+            _ = try await app.chorus.execute(.like(user: bo, post: anas))
+            _ = try await app.chorus.execute(.unlike(user: bo, post: anas))
+            _ = try await app.chorus.execute(.like(user: bo, post: bos))
+            _ = try await app.chorus.execute(.unlike(user: bo, post: bos))
+            _ = try await app.chorus.execute(.like(user: cy, post: bos))
+            // A follow taken back and made again; comments count and notify.
+            _ = try await app.chorus.execute(.follow(follower: cy, followee: ana))
+            _ = try await app.chorus.execute(.unfollow(follower: cy, followee: ana))
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: ana))
+            _ = try await app.chorus.execute(.follow(follower: cy, followee: ana))
+            _ = try await app.chorus.execute(.addComment(author: cy, post: anas, text: "hi"))
+            let three = try await app.post(ana, "three")
+            _ = try await app.chorus.execute(.unfollow(follower: bo, followee: ana))
+            // Counters that go back to zero: Dee's and Ana's third post's.
+            _ = try await app.chorus.execute(.follow(follower: dee, followee: bo))
+            _ = try await app.chorus.execute(.unfollow(follower: dee, followee: bo))
+            _ = try await app.chorus.execute(.like(user: bo, post: three))
+            _ = try await app.chorus.execute(.unlike(user: bo, post: three))
+            try app.engine.catchUp()
+
+            let rebuilt = app.directory + "/rebuilt"
+            #expect(try ProjectionEngine.rebuild(log: app.log, into: rebuilt) == app.log.head)
+            let followed = try dumpReadModels(app.engine.store)
+            let derived = try dumpReadModels(atDirectory: rebuilt)
+            for name in ProjectionEngine.tables.map(\.name) {
+                #expect(followed[name] == derived[name], "table \(name) differs")
+            }
+            // Counters rows: Ana (followers 1, posts 2), Bo (posts 1), Cy (following 1); Ana's first post (1 comment)
+            // and Bo's (1 like); none for Dee or Ana's third post, whose counts went back to zero.
+            #expect(followed["profile-counters"]?.count == 3)
+            #expect(followed["post-counters"]?.count == 2)
+            // Feeds: Ana's two posts in hers and Cy's; Bo's own post in his.
+            #expect(followed["feeds"]?.count == 5)
+            let post = try app.read { try $0.post(anas, viewer: ana) }
+            #expect(post?.likes == 0 && post?.comments == 1)
+        }
+    }
+
+    @Test("read models of another layout are refused until rebuilt")
+    func layoutChanged() async throws {
+        try await withProjections { app in
+            _ = try await app.register("Ana")
+            try app.engine.catchUp()
+            let directory = app.engine.store.directory
+            app.engine.close()
+            // What a store from before layouts holds: a checkpoint and no layout.
+            let store = try KeyValueStore(directory: directory, tables: ProjectionEngine.tables)
+            try store.write { try $0.delete(Array("layout".utf8), in: store.table("checkpoint")) }
+            store.close()
+            #expect {
+                try ProjectionEngine(log: app.log, directory: directory)
+            } throws: { error in
+                guard case ProjectionError.layoutChanged(found: 1, current: ProjectionEngine.layoutVersion) = error else {
+                    return false
+                }
+                return true
+            }
         }
     }
 

@@ -31,7 +31,23 @@ public final class ServedReadModels: Sendable {
         self.log = log
         self.logger = logger
         generations = ProjectionGenerations(dataDirectory: data.root)
-        served = Mutex(try ProjectionEngine(log: log, directory: data.projections, durable: false, logger: logger))
+        served = Mutex(try Self.open(log: log, data: data, generations: generations, logger: logger))
+    }
+
+    /// Opens the current read models; those of an older layout are rebuilt from the log first.
+    private static func open(log: EventLog, data: DataDirectory, generations: ProjectionGenerations, logger: Logger)
+        throws -> ProjectionEngine
+    {
+        do {
+            return try ProjectionEngine(log: log, directory: data.projections, durable: false, logger: logger)
+        } catch ProjectionError.layoutChanged(let found, let current) {
+            logger.notice(
+                "the read models have an older layout; rebuilding them from the log",
+                metadata: ["found": "\(found)", "current": "\(current)"])
+            let position = try generations.rebuildAndSwap(log: log, logger: logger)
+            logger.notice("read models rebuilt", metadata: ["position": "\(position)"])
+            return try ProjectionEngine(log: log, directory: data.projections, durable: false, logger: logger)
+        }
     }
 
     /// The engine answering now.

@@ -1,4 +1,7 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A named database, opened once when the environment opens.
 struct LMDBDatabase: Sendable, Hashable {
@@ -90,6 +93,29 @@ struct LMDBWriteTransaction: LMDBTransactionReading {
         if code == MDB_KEYEXIST { return false }
         try LMDBError.check(code, "mdb_put(\(database.name), set element)")
         return true
+    }
+
+    /// Stores a whole sorted set under `key`, which holds none yet: `elements` are `elementSize` bytes each, back to
+    /// back, in order and distinct. One call for the whole set (`MDB_MULTIPLE`), where element-wise inserts search
+    /// the set once each. `append` promises that `key` sorts after every key in the database.
+    func insertSet(
+        _ elements: UnsafeRawBufferPointer, elementSize: Int, at key: UnsafeRawBufferPointer, in database: LMDBDatabase,
+        append: Bool
+    ) throws {
+        let count = elements.count / elementSize
+        guard count > 0 else { return }
+        try withCursor(on: database) { cursor in
+            var keyValue = MDB_val(key)
+            var values = [
+                MDB_val(mv_size: elementSize, mv_data: UnsafeMutableRawPointer(mutating: elements.baseAddress)),
+                MDB_val(mv_size: count, mv_data: nil),
+            ]
+            let flags = UInt32(MDB_MULTIPLE) | (append ? UInt32(MDB_APPEND) : 0)
+            try LMDBError.check(mdb_cursor_put(cursor.pointer, &keyValue, &values, flags), "mdb_cursor_put(\(database.name), set)")
+            guard values[1].mv_size == count else {
+                throw LMDBError(EIO, "mdb_cursor_put(\(database.name), set) stored \(values[1].mv_size) of \(count) elements")
+            }
+        }
     }
 
     /// Removes `element` from the sorted set under `key`; returns whether it was there.

@@ -108,10 +108,14 @@ public struct StoreTransaction {
 
     // MARK: Writing
 
-    public func put(_ value: [UInt8], for key: [UInt8], in table: StoreTable) throws {
+    /// Stores `value` under `key`. `append` promises that `key` sorts after every key of the table, which saves
+    /// searching for it and fills pages completely: for tables built in key order.
+    public func put(_ value: [UInt8], for key: [UInt8], in table: StoreTable, append: Bool = false) throws {
         let transaction = try writing("put")
         try key.withUnsafeBytes { key in
-            try value.withUnsafeBytes { value in try transaction.put(value, for: key, in: table.database) }
+            try value.withUnsafeBytes { value in
+                try transaction.put(value, for: key, in: table.database, append: append)
+            }
         }
     }
 
@@ -131,6 +135,19 @@ public struct StoreTransaction {
         append: Bool = false
     ) throws -> Bool {
         try writing("insert").insert(element, intoSetAt: key, in: table.database, append: append)
+    }
+
+    /// Stores a whole set under `key`, which holds none yet: `elements` are `elementSize` bytes each (the table's
+    /// element size), back to back, in order and distinct; written in one call, which is much cheaper than inserting
+    /// them one by one. `append` promises that `key` sorts after every key of the table.
+    public func insertSet(
+        _ elements: UnsafeRawBufferPointer, elementSize: Int, at key: UnsafeRawBufferPointer, in table: StoreTable,
+        append: Bool = false
+    ) throws {
+        guard elementSize > 0, elements.count % elementSize == 0 else {
+            throw LMDBError(EINVAL, "insertSet(\(table.name)) of \(elements.count) bytes in elements of \(elementSize)")
+        }
+        try writing("insertSet").insertSet(elements, elementSize: elementSize, at: key, in: table.database, append: append)
     }
 
     /// Removes `element` from the sorted set under `key`; returns whether it was there.

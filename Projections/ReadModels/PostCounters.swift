@@ -1,0 +1,57 @@
+import ChorusDomain
+import ChorusLog
+
+/// Each post's like and comment counts.
+///
+/// - `post-counters`: post → likes, comments (``Counters``)
+///
+/// Derived: the counts are the number of entries of ``Posts``' `post-likes` and of ``Comments``' `comments` under the
+/// post. Applied before those models, so that it sees whether a like or an unlike changes anything.
+struct PostCounters: DerivedReadModel {
+    static let tables = [Tables.postCounters]
+    /// The order of a post's counters.
+    static let likesCounter = 0, commentsCounter = 1, counterCount = 2
+
+    let counters: StoreTable
+    let posts: StoreTable
+    let likes: StoreTable
+    let comments: StoreTable
+
+    init(store: KeyValueStore) {
+        counters = store.table(Tables.postCounters)
+        posts = store.table(Tables.posts)
+        likes = store.table(Tables.postLikes)
+        comments = store.table(Tables.comments)
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .liked(let event):
+            guard try !hasLiked(event.user, event.post, in: transaction) else { return }
+            try count(event.post, Self.likesCounter, by: 1, in: transaction)
+        case .unliked(let event):
+            guard try hasLiked(event.user, event.post, in: transaction) else { return }
+            try count(event.post, Self.likesCounter, by: -1, in: transaction)
+        case .commentAdded(let event):
+            try count(event.post, Self.commentsCounter, by: 1, in: transaction)
+        case .userRegistered, .profileEdited, .postCreated, .followed, .unfollowed, .messageSent, .sessionStarted,
+            .sessionEnded:
+            break
+        }
+    }
+
+    func derive(in transaction: StoreTransaction) throws {
+        // In the order of the counters.
+        try transaction.deriveCounters(in: counters, for: posts, counting: [likes, comments])
+    }
+
+    private func hasLiked(_ user: UserID, _ post: PostID, in transaction: StoreTransaction) throws -> Bool {
+        var like = ProjectionKey(post)
+        like.append(user)
+        return try transaction.withValue(for: like.bytes, in: likes) { $0 != nil }
+    }
+
+    private func count(_ post: PostID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
+        try transaction.addToCounter(counter, of: ProjectionKey(post).bytes, by: change, count: Self.counterCount, in: counters)
+    }
+}

@@ -1,0 +1,64 @@
+import ChorusDomain
+import ChorusLog
+
+/// Each profile's followers, following and posts counts.
+///
+/// - `profile-counters`: user → followers, following, posts (``Counters``)
+///
+/// Derived: the counts are the number of entries of ``Profiles``' `followers` and `following` tabs and ``Posts``'
+/// `user-posts` tab under the user. Applied before those models, so that it sees whether a follow or an unfollow
+/// changes an edge.
+struct ProfileCounters: DerivedReadModel {
+    static let tables = [Tables.profileCounters]
+    /// The order of a profile's counters.
+    static let followersCounter = 0, followingCounter = 1, postsCounter = 2, counterCount = 3
+
+    let counters: StoreTable
+    let profiles: StoreTable
+    let edges: StoreTable
+    let followers: StoreTable
+    let following: StoreTable
+    let userPosts: StoreTable
+
+    init(store: KeyValueStore) {
+        counters = store.table(Tables.profileCounters)
+        profiles = store.table(Tables.profiles)
+        edges = store.table(Tables.followEdges)
+        followers = store.table(Tables.followers)
+        following = store.table(Tables.following)
+        userPosts = store.table(Tables.userPosts)
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .followed(let event):
+            guard try !isFollowing(event.follower, event.followee, in: transaction) else { return }
+            try count(event.follower, Self.followingCounter, by: 1, in: transaction)
+            try count(event.followee, Self.followersCounter, by: 1, in: transaction)
+        case .unfollowed(let event):
+            guard try isFollowing(event.follower, event.followee, in: transaction) else { return }
+            try count(event.follower, Self.followingCounter, by: -1, in: transaction)
+            try count(event.followee, Self.followersCounter, by: -1, in: transaction)
+        case .postCreated(let event):
+            try count(event.author, Self.postsCounter, by: 1, in: transaction)
+        case .userRegistered, .profileEdited, .liked, .unliked, .commentAdded, .messageSent, .sessionStarted,
+            .sessionEnded:
+            break
+        }
+    }
+
+    func derive(in transaction: StoreTransaction) throws {
+        // In the order of the counters.
+        try transaction.deriveCounters(in: counters, for: profiles, counting: [followers, following, userPosts])
+    }
+
+    private func isFollowing(_ follower: UserID, _ followee: UserID, in transaction: StoreTransaction) throws -> Bool {
+        var edge = ProjectionKey(follower)
+        edge.append(followee)
+        return try transaction.withValue(for: edge.bytes, in: edges) { $0 != nil }
+    }
+
+    private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
+        try transaction.addToCounter(counter, of: ProjectionKey(user).bytes, by: change, count: Self.counterCount, in: counters)
+    }
+}
