@@ -65,8 +65,7 @@ extension StoreTransaction {
     /// The number of entries of `table` whose keys start with `prefix`.
     func count(prefix: [UInt8], in table: StoreTable) throws -> UInt64 {
         var count: UInt64 = 0
-        try scan(table, from: prefix) { key, _ in
-            guard key.starts(with: prefix) else { return false }
+        try scan(table, prefix: prefix) { key, _ in
             count += 1
             return true
         }

@@ -18,7 +18,7 @@ public final class ProjectionEngine: Sendable {
     /// something (a like that was there, a follow edge) come before the models that change it.
     static let modelTypes: [any ReadModel.Type] = [
         Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
-        HomeTimeline.self, FollowingFeeds.self, Conversations.self, UserSearch.self,
+        HomeTimeline.self, FollowingFeeds.self, Conversations.self, RecentMessages.self, UserSearch.self,
     ]
 
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.

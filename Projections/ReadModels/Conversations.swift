@@ -1,22 +1,16 @@
 import ChorusDomain
 import ChorusLog
 
-/// Direct messages per pair of users, and each user's recent-messages list: one row per partner, latest first.
+/// Direct messages per pair of users (each user's list of them: ``RecentMessages``).
 ///
 /// - `messages`: the pair (smaller id, larger id), position → ``MessageRecord``
-/// - `recent`: user, position of the latest message with a partner → partner
-/// - `recent-index`: user, partner → that position (to move the row when a newer message comes)
 struct Conversations: ReadModel {
-    static let tables = [Tables.messages, Tables.recent, Tables.recentIndex]
+    static let tables = [Tables.messages]
 
     let messages: StoreTable
-    let recent: StoreTable
-    let recentIndex: StoreTable
 
     init(store: KeyValueStore) {
         messages = store.table(Tables.messages)
-        recent = store.table(Tables.recent)
-        recentIndex = store.table(Tables.recentIndex)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -25,8 +19,6 @@ struct Conversations: ReadModel {
         key.append(envelope.position)
         let record = MessageRecord(id: event.message, from: event.from, to: event.to, text: event.text, createdAt: envelope.recordedAt)
         try transaction.put(record.encoded(), for: key.bytes, in: messages)
-        try moveToTop(of: event.from, partner: event.to, at: envelope.position, in: transaction)
-        try moveToTop(of: event.to, partner: event.from, at: envelope.position, in: transaction)
     }
 
     /// Both users' conversation shares one key prefix: the two ids in order.
@@ -34,22 +26,6 @@ struct Conversations: ReadModel {
         var key = ProjectionKey(min(one, other))
         key.append(max(one, other))
         return key
-    }
-
-    private func moveToTop(of user: UserID, partner: UserID, at position: LogPosition, in transaction: StoreTransaction)
-        throws
-    {
-        var index = ProjectionKey(user)
-        index.append(partner)
-        if let previous = try transaction.withValue(for: index.bytes, in: recentIndex, { $0.map(PositionValue.decode) }) {
-            var old = ProjectionKey(user)
-            old.append(previous)
-            try transaction.delete(old.bytes, in: recent)
-        }
-        var row = ProjectionKey(user)
-        row.append(position)
-        try transaction.put(Array(partner.rawValue.utf8), for: row.bytes, in: recent)
-        try transaction.put(PositionValue.encode(position), for: index.bytes, in: recentIndex)
     }
 }
 

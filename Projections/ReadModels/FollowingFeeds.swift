@@ -39,8 +39,7 @@ struct FollowingFeeds: DerivedReadModel {
             var ends = [readers.count]
             // followers: followee, position, follower — the follower id is what follows the position.
             let prefix = ProjectionKey(event.author).prefix()
-            try transaction.scan(followers, from: prefix) { key, _ in
-                guard key.starts(with: prefix) else { return false }
+            try transaction.scan(followers, prefix: prefix) { key, _ in
                 readers.append(contentsOf: key[(prefix.count + 9)...])
                 ends.append(readers.count)
                 return true
@@ -86,8 +85,7 @@ struct FollowingFeeds: DerivedReadModel {
             // following: follower, position, followee — the followee's id is what follows the position.
             let prefix = Array(user) + [0]
             authors = [Array(user)]
-            try transaction.scan(following, from: prefix) { key, _ in
-                guard key.starts(with: prefix) else { return false }
+            try transaction.scan(following, prefix: prefix) { key, _ in
                 authors.append(Array(key[(prefix.count + 9)...]))
                 return true
             }
@@ -108,8 +106,7 @@ struct FollowingFeeds: DerivedReadModel {
         throws
     {
         let prefix = author + [0]
-        try transaction.scan(userPosts, from: prefix) { key, _ in
-            guard key.starts(with: prefix) else { return false }
+        try transaction.scan(userPosts, prefix: prefix) { key, _ in
             positions.append(ProjectionKey.position(in: key, at: prefix.count).rawValue)
             return true
         }
@@ -121,8 +118,7 @@ struct FollowingFeeds: DerivedReadModel {
     ) throws {
         let prefix = ProjectionKey(author).prefix()
         var positions: [UInt8] = []
-        try transaction.scan(userPosts, from: prefix) { key, _ in
-            guard key.starts(with: prefix) else { return false }
+        try transaction.scan(userPosts, prefix: prefix) { key, _ in
             positions.append(contentsOf: key[prefix.count..<(prefix.count + 8)])
             return true
         }

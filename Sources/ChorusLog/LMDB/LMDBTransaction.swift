@@ -110,7 +110,8 @@ struct LMDBWriteTransaction: LMDBTransactionReading {
                 MDB_val(mv_size: elementSize, mv_data: UnsafeMutableRawPointer(mutating: elements.baseAddress)),
                 MDB_val(mv_size: count, mv_data: nil),
             ]
-            let flags = UInt32(MDB_MULTIPLE) | (append ? UInt32(MDB_APPEND) : 0)
+            // The elements are in order and the set is empty: each is appended to it (MDB_APPENDDUP), unsearched.
+            let flags = UInt32(MDB_MULTIPLE | MDB_APPENDDUP) | (append ? UInt32(MDB_APPEND) : 0)
             try LMDBError.check(mdb_cursor_put(cursor.pointer, &keyValue, &values, flags), "mdb_cursor_put(\(database.name), set)")
             guard values[1].mv_size == count else {
                 throw LMDBError(EIO, "mdb_cursor_put(\(database.name), set) stored \(values[1].mv_size) of \(count) elements")

@@ -81,6 +81,21 @@ public struct StoreTransaction {
         }
     }
 
+    /// Visits, in key order, the entries whose keys start with `prefix`, until `body` returns false.
+    public func scan(
+        _ table: StoreTable, prefix: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try prefix.withUnsafeBytes { prefix in
+            try reading.withCursor(on: table.database) { cursor in
+                var entry = try prefix.isEmpty ? cursor.first() : cursor.seek(atLeast: prefix)
+                while let current = entry, current.key.starts(withBytes: prefix), try body(current.key, current.value) {
+                    entry = try cursor.next()
+                }
+            }
+        }
+    }
+
     /// Visits the elements of the sorted set under `key` in order from the first at or after `start` (forward) or at
     /// or before it (backward), from the set's first or last element when `start` is nil, until `body` returns false.
     public func scanSet(
@@ -162,5 +177,12 @@ public struct StoreTransaction {
     public func removeAll(in table: StoreTable) throws {
         let transaction = try writing("removeAll")
         try transaction.empty(table.database)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether these bytes begin with `prefix` (compared with `memcmp`, where `starts(with:)` goes byte by byte).
+    func starts(withBytes prefix: UnsafeRawBufferPointer) -> Bool {
+        count >= prefix.count && (prefix.isEmpty || memcmp(baseAddress!, prefix.baseAddress!, prefix.count) == 0)
     }
 }

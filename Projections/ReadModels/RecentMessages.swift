@@ -1,0 +1,67 @@
+import ChorusDomain
+import ChorusLog
+
+/// Each user's recent-messages list: one row per partner, latest first.
+///
+/// - `recent`: user, position of the latest message with a partner → partner
+/// - `recent-index`: user, partner → that position (to move the row when a newer message comes)
+///
+/// Derived: a row is the last message of each conversation in ``Conversations``' `messages`, seen from both sides.
+struct RecentMessages: DerivedReadModel {
+    static let tables = [Tables.recent, Tables.recentIndex]
+
+    let recent: StoreTable
+    let recentIndex: StoreTable
+    let messages: StoreTable
+
+    init(store: KeyValueStore) {
+        recent = store.table(Tables.recent)
+        recentIndex = store.table(Tables.recentIndex)
+        messages = store.table(Tables.messages)
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        guard case .messageSent(let event) = event else { return }
+        try moveToTop(of: Array(event.from.rawValue.utf8), partner: Array(event.to.rawValue.utf8), at: envelope.position, in: transaction)
+        try moveToTop(of: Array(event.to.rawValue.utf8), partner: Array(event.from.rawValue.utf8), at: envelope.position, in: transaction)
+    }
+
+    func derive(in transaction: StoreTransaction) throws {
+        // messages: smaller id, larger id, position. Each conversation's messages come in log order, so its last
+        // entry is its latest message.
+        var pair: [UInt8] = []
+        var latest: LogPosition?
+        func finishPair() throws {
+            guard let latest, let separator = pair.firstIndex(of: 0) else { return }
+            let smaller = Array(pair[..<separator]), larger = Array(pair[(separator + 1)...])
+            try put(smaller, partner: larger, at: latest, in: transaction)
+            try put(larger, partner: smaller, at: latest, in: transaction)
+        }
+        try transaction.scan(messages) { key, _ in
+            let pairCount = key.count - 9
+            if !key.prefix(pairCount).elementsEqual(pair) {
+                try finishPair()
+                pair = Array(key.prefix(pairCount))
+            }
+            latest = ProjectionKey.position(in: key, at: pairCount + 1)
+            return true
+        }
+        try finishPair()
+    }
+
+    private func moveToTop(of user: [UInt8], partner: [UInt8], at position: LogPosition, in transaction: StoreTransaction)
+        throws
+    {
+        let index = user + [0] + partner
+        if let previous = try transaction.withValue(for: index, in: recentIndex, { $0.map(PositionValue.decode) }) {
+            try transaction.delete(user + [0] + ProjectionKey.position(previous), in: recent)
+        }
+        try put(user, partner: partner, at: position, in: transaction)
+    }
+
+    /// The row of `user`'s conversation with `partner`, whose latest message is at `position`.
+    private func put(_ user: [UInt8], partner: [UInt8], at position: LogPosition, in transaction: StoreTransaction) throws {
+        try transaction.put(partner, for: user + [0] + ProjectionKey.position(position), in: recent)
+        try transaction.put(PositionValue.encode(position), for: user + [0] + partner, in: recentIndex)
+    }
+}
