@@ -22,13 +22,15 @@ public final class ProjectionEngine: Sendable {
     ]
 
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
-    public static let layoutVersion: UInt64 = 2
+    public static let layoutVersion: UInt64 = 3
 
     /// Every table of the read models' store.
     public static var tables: [StoreTableDefinition] { [Tables.checkpoint] + modelTypes.flatMap { $0.tables } }
 
-    /// The Following feeds' table, whose entry count is the number of feed entries.
-    public static var feedsTable: StoreTableDefinition { Tables.feeds }
+    /// The number of entries of every Following feed in `store`.
+    public static func feedEntryCount(in store: KeyValueStore) throws -> Int {
+        try store.read { try PositionChunks(table: store.table(Tables.feeds)).count(in: $0) }
+    }
 
     private static let checkpointKey = Array("position".utf8)
     private static let layoutKey = Array("layout".utf8)

@@ -16,8 +16,8 @@ enum Tables {
     static let userLikes: StoreTableDefinition = "user-likes"
     static let comments: StoreTableDefinition = "comments"
     static let home: StoreTableDefinition = "home"
-    /// Per user, the positions of the posts in the user's Following feed.
-    static let feeds = StoreTableDefinition("feeds", layout: .sortedSets(elementSize: 8))
+    /// Per user, the positions of the posts in the user's Following feed, in ``PositionChunks``.
+    static let feeds: StoreTableDefinition = "feed-chunks"
     static let notifications: StoreTableDefinition = "notifications"
     static let messages: StoreTableDefinition = "messages"
     static let recent: StoreTableDefinition = "recent"

@@ -96,43 +96,31 @@ extension StoreTransaction {
     }
 }
 
-extension StoreTransaction {
-    /// A keyset page, newest first, of the sorted set of positions that `owner` has in `table`; `item` turns a
-    /// position into an item (nil skips it).
-    func positionSetPage<Item>(
-        _ table: StoreTable, owner: some ChorusIdentifier, request: PageRequest,
+extension PositionChunks {
+    /// A keyset page, newest first, of `owner`'s list of positions; `item` turns a position into an item (nil skips
+    /// it).
+    func page<Item>(
+        of owner: some ChorusIdentifier, request: PageRequest, in transaction: StoreTransaction,
         _ item: (LogPosition) throws -> Item?
     ) throws -> Page<Item> {
         var items: [Item] = []
         var lastPosition: LogPosition?
         var hasMore = false
-        var start: [UInt8]?
+        var before: LogPosition?
         if let cursor = request.cursor {
             guard let after = cursor.position else { throw ProjectionError.badCursor }
-            guard after.rawValue > 1 else { return Page(items: [], nextCursor: nil) }
-            start = ProjectionKey.position(LogPosition(after.rawValue - 1))
+            before = after
         }
-        var key = owner.rawValue
-        try key.withUTF8 { key in
-            func visit(_ element: UnsafeRawBufferPointer) throws -> Bool {
-                guard items.count < request.limit else {
-                    hasMore = true
-                    return false
-                }
-                let position = ProjectionKey.position(in: element, at: 0)
-                if let found = try item(position) {
-                    items.append(found)
-                    lastPosition = position
-                }
-                return true
+        try forEachNewestFirst(of: Array(owner.rawValue.utf8), before: before, in: transaction) { position in
+            guard items.count < request.limit else {
+                hasMore = true
+                return false
             }
-            if let start {
-                try start.withUnsafeBytes { start in
-                    try scanSet(UnsafeRawBufferPointer(key), in: table, from: start, direction: .backward, visit)
-                }
-            } else {
-                try scanSet(UnsafeRawBufferPointer(key), in: table, direction: .backward, visit)
+            if let found = try item(position) {
+                items.append(found)
+                lastPosition = position
             }
+            return true
         }
         return Page(items: items, nextCursor: hasMore ? lastPosition.map(PageCursor.init(position:)) : nil)
     }

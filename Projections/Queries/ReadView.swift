@@ -100,7 +100,7 @@ public struct ReadView {
 
     /// Posts of the users `user` follows, and `user`'s own, newest first.
     public func followingFeed(of user: UserID, page: PageRequest) throws -> Page<Post> {
-        try transaction.positionSetPage(tables.feeds, owner: user, request: page) { position in
+        try PositionChunks(table: tables.feeds).page(of: user, request: page, in: transaction) { position in
             let key = ProjectionKey.position(position)
             guard let post = try transaction.value(for: key, in: tables.home) else {
                 throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")

@@ -66,9 +66,10 @@ struct DomainEventCodingTests {
 
     @Test("ids are 26 URL-safe characters, sort by creation, and malformed ones are refused")
     func identifiers() {
-        let ids = (0..<100).map { _ in PostID.make() }
+        // More than one millisecond's 4,096 sequence numbers: the order holds past them.
+        let ids = (0..<10_000).map { _ in PostID.make() }
         #expect(ids == ids.sorted())
-        #expect(Set(ids).count == 100)
+        #expect(Set(ids).count == 10_000)
         #expect(ids.allSatisfy { $0.rawValue.count == 26 && PostID($0.rawValue) == $0 })
         for bad in ["", "../../etc/passwd", String(repeating: "A", count: 26), String(repeating: "0", count: 25)] {
             #expect(PostID(bad) == nil)

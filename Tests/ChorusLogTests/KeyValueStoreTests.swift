@@ -45,67 +45,6 @@ struct KeyValueStoreTests {
     }
 }
 
-@Suite("Sorted sets")
-struct SortedSetTests {
-    private func bytes(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.bigEndian) { Array($0) } }
-
-    @Test("elements keep sorted per key; repeats and absent removals change nothing; scans start anywhere both ways")
-    func setsKeepSortedElements() async throws {
-        try await withTemporaryDirectory { directory in
-            let store = try KeyValueStore(
-                directory: directory, tables: [StoreTableDefinition("sets", layout: .sortedSets(elementSize: 8))])
-            let sets = store.table("sets")
-            let ana = Array("ana".utf8)
-            let bo = Array("bo".utf8)
-            func elements(_ key: [UInt8], from start: UInt64? = nil, _ direction: ReadDirection) throws -> [UInt64] {
-                try store.read { transaction in
-                    var found: [UInt64] = []
-                    let visit = { (element: UnsafeRawBufferPointer) -> Bool in
-                        found.append(UInt64(bigEndian: element.loadUnaligned(as: UInt64.self)))
-                        return true
-                    }
-                    try key.withUnsafeBytes { key in
-                        if let start {
-                            try bytes(start).withUnsafeBytes {
-                                try transaction.scanSet(key, in: sets, from: $0, direction: direction, visit)
-                            }
-                        } else {
-                            try transaction.scanSet(key, in: sets, direction: direction, visit)
-                        }
-                    }
-                    return found
-                }
-            }
-            try store.write { transaction in
-                for (key, value) in [(ana, 30), (ana, 10), (bo, 5), (ana, 20), (ana, 40)] as [([UInt8], UInt64)] {
-                    let inserted = try key.withUnsafeBytes { key in
-                        try bytes(value).withUnsafeBytes { try transaction.insert($0, intoSet: key, in: sets) }
-                    }
-                    #expect(inserted)
-                }
-                try ana.withUnsafeBytes { key throws in
-                    try bytes(20).withUnsafeBytes { twenty throws in
-                        #expect(try !transaction.insert(twenty, intoSet: key, in: sets), "a repeat is no change")
-                        #expect(try !transaction.insert(twenty, intoSet: key, in: sets, append: true), "not past 40")
-                        #expect(try transaction.remove(twenty, fromSet: key, in: sets))
-                        #expect(try !transaction.remove(twenty, fromSet: key, in: sets), "already gone")
-                    }
-                }
-            }
-            #expect(try elements(ana, .forward) == [10, 30, 40])
-            #expect(try elements(ana, .backward) == [40, 30, 10])
-            #expect(try elements(ana, from: 35, .backward) == [30, 10])
-            #expect(try elements(ana, from: 30, .backward) == [30, 10])
-            #expect(try elements(ana, from: 99, .backward) == [40, 30, 10])
-            #expect(try elements(ana, from: 5, .backward) == [])
-            #expect(try elements(ana, from: 11, .forward) == [30, 40])
-            #expect(try elements(bo, .backward) == [5])
-            #expect(try elements(Array("nobody".utf8), .backward) == [])
-            #expect(try store.read { try $0.count(sets) } == 4)
-        }
-    }
-}
-
 @Suite("State decided with appends")
 struct LogStateTests {
     private static let withState = {

@@ -25,7 +25,7 @@ struct ProjectionEngineTests {
             for name in ProjectionEngine.tables.map(\.name) {
                 #expect(liveTables[name] == rebuiltTables[name], "table \(name) differs")
             }
-            #expect((liveTables["feeds"]?.count ?? 0) > summary.posts, "feeds fanned out")
+            #expect(try ProjectionEngine.feedEntryCount(in: app.engine.store) > summary.posts, "feeds fanned out")
         }
     }
 
@@ -98,9 +98,59 @@ struct ProjectionEngineTests {
             #expect(followed["profile-counters"]?.count == 3)
             #expect(followed["post-counters"]?.count == 2)
             // Feeds: Ana's two posts in hers and Cy's; Bo's own post in his.
-            #expect(followed["feeds"]?.count == 5)
+            #expect(try ProjectionEngine.feedEntryCount(in: app.engine.store) == 5)
             let post = try app.read { try $0.post(anas, viewer: ana) }
             #expect(post?.likes == 0 && post?.comments == 1)
+        }
+    }
+
+    @Test("feeds longer than a chunk: back-fills into the middle, unfollows across chunks, pages newest first")
+    func longFeeds() async throws {
+        try await withProjections(batchSize: 1) { app in
+            let ana = try await app.register("Ana")
+            try app.engine.catchUp()
+            let bo = try await app.register("Bo")
+            let cy = try await app.register("Cy")
+            // Each post with its position: a feed is in log order.
+            func post(_ author: UserID, _ text: String) async throws -> (LogPosition, PostID) {
+                let result = try await app.chorus.execute(.createPost(author: author, text: text))
+                return (result.position, PostID(try #require(result.createdID))!)
+            }
+            var anas: [(LogPosition, PostID)] = []
+            var cys: [(LogPosition, PostID)] = []
+            var bos: [(LogPosition, PostID)] = []
+            for index in 0..<300 {
+                anas.append(try await post(ana, "ana \(index)"))
+                if index % 2 == 0 { cys.append(try await post(cy, "cy \(index)")) }
+            }
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: ana))
+            for index in 0..<40 { bos.append(try await post(bo, "bo \(index)")) }
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: cy))
+            _ = try await app.chorus.execute(.unfollow(follower: bo, followee: ana))
+            try app.engine.catchUp()
+
+            // Bo's feed: Bo's and Cy's posts, newest first, read a page at a time.
+            func feed(of user: UserID) throws -> [PostID] {
+                var ids: [PostID] = []
+                var request = PageRequest(limit: 100)
+                while true {
+                    let page = try app.read { try $0.followingFeed(of: user, page: request) }
+                    ids += page.items.map(\.id)
+                    guard let next = page.nextCursor else { return ids }
+                    request = PageRequest(limit: 100, cursor: next)
+                }
+            }
+            func newestFirst(_ posts: [(LogPosition, PostID)]) -> [PostID] { posts.sorted { $0.0 > $1.0 }.map(\.1) }
+            #expect(try feed(of: bo) == newestFirst(cys + bos))
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: ana))
+            try app.engine.catchUp()
+            #expect(try feed(of: bo) == newestFirst(anas + cys + bos))
+
+            let rebuilt = app.directory + "/rebuilt"
+            _ = try ProjectionEngine.rebuild(log: app.log, into: rebuilt)
+            #expect(try dumpReadModels(app.engine.store) == dumpReadModels(atDirectory: rebuilt))
+            // Ana's own 300, Cy's own 150, and Bo's 490.
+            #expect(try ProjectionEngine.feedEntryCount(in: app.engine.store) == 300 + 150 + 490)
         }
     }
 

@@ -12,9 +12,6 @@ public struct StoreTable: Hashable, Sendable, CustomStringConvertible {
 
 /// A transaction on key-value tables, valid only inside the closure it is handed to; buffers it hands out point into
 /// the map and are valid only until that closure returns. Keys are at most 511 bytes.
-///
-/// Tables laid out as ``StoreTableDefinition/Layout/sortedSets(elementSize:)`` are used through the set methods;
-/// `scan` and `count` see each of their elements as one entry.
 public struct StoreTransaction {
     public static let maximumKeySize = 511
 
@@ -96,26 +93,6 @@ public struct StoreTransaction {
         }
     }
 
-    /// Visits the elements of the sorted set under `key` in order from the first at or after `start` (forward) or at
-    /// or before it (backward), from the set's first or last element when `start` is nil, until `body` returns false.
-    public func scanSet(
-        _ key: UnsafeRawBufferPointer, in table: StoreTable, from start: UnsafeRawBufferPointer? = nil,
-        direction: ReadDirection = .forward, _ body: (_ element: UnsafeRawBufferPointer) throws -> Bool
-    ) throws {
-        try reading.withCursor(on: table.database) { cursor in
-            var entry: LMDBCursor.Entry?
-            switch (direction, start) {
-            case (.forward, nil): entry = try cursor.seek(set: key, toLast: false)
-            case (.backward, nil): entry = try cursor.seek(set: key, toLast: true)
-            case (.forward, let start?): entry = try cursor.seek(set: key, atLeast: start)
-            case (.backward, let start?): entry = try cursor.seek(set: key, atMost: start)
-            }
-            while let current = entry, try body(current.value) {
-                entry = try direction == .forward ? cursor.nextInSet() : cursor.previousInSet()
-            }
-        }
-    }
-
     /// The number of entries in `table`.
     public func count(_ table: StoreTable) throws -> Int {
         try reading.entryCount(table.database)
@@ -139,38 +116,6 @@ public struct StoreTransaction {
     public func delete(_ key: [UInt8], in table: StoreTable) throws -> Bool {
         let transaction = try writing("delete")
         return try key.withUnsafeBytes { try transaction.delete($0, in: table.database) }
-    }
-
-    /// Adds `element` to the sorted set under `key`; returns false if it was there already. `append` promises that
-    /// `element` sorts after every element of the set, which saves searching it; if it does not, nothing changes
-    /// and the answer is false.
-    @discardableResult
-    public func insert(
-        _ element: UnsafeRawBufferPointer, intoSet key: UnsafeRawBufferPointer, in table: StoreTable,
-        append: Bool = false
-    ) throws -> Bool {
-        try writing("insert").insert(element, intoSetAt: key, in: table.database, append: append)
-    }
-
-    /// Stores a whole set under `key`, which holds none yet: `elements` are `elementSize` bytes each (the table's
-    /// element size), back to back, in order and distinct; written in one call, which is much cheaper than inserting
-    /// them one by one. `append` promises that `key` sorts after every key of the table.
-    public func insertSet(
-        _ elements: UnsafeRawBufferPointer, elementSize: Int, at key: UnsafeRawBufferPointer, in table: StoreTable,
-        append: Bool = false
-    ) throws {
-        guard elementSize > 0, elements.count % elementSize == 0 else {
-            throw LMDBError(EINVAL, "insertSet(\(table.name)) of \(elements.count) bytes in elements of \(elementSize)")
-        }
-        try writing("insertSet").insertSet(elements, elementSize: elementSize, at: key, in: table.database, append: append)
-    }
-
-    /// Removes `element` from the sorted set under `key`; returns whether it was there.
-    @discardableResult
-    public func remove(_ element: UnsafeRawBufferPointer, fromSet key: UnsafeRawBufferPointer, in table: StoreTable)
-        throws -> Bool
-    {
-        try writing("remove").remove(element, fromSetAt: key, in: table.database)
     }
 
     /// Removes every entry of `table`.

@@ -107,7 +107,7 @@ struct RebuildWorkerCommand: ParsableCommand {
         let peak = sampler.stop()
         let store = try KeyValueStore(directory: layout.projections, tables: ProjectionEngine.tables)
         defer { store.close() }
-        let feedEntries = try store.read { try $0.count(store.table(ProjectionEngine.feedsTable)) }
+        let feedEntries = try ProjectionEngine.feedEntryCount(in: store)
         let figures = RebuildFigures(
             events: position.rawValue, seconds: seconds, feedEntries: feedEntries, peakAnonymousMegabytes: peak)
         print(String(decoding: try JSONEncoder().encode(figures), as: UTF8.self))
