@@ -217,12 +217,14 @@ public final class ProjectionEngine: Sendable {
         defer { reader.stop() }
         var newest: LogPosition?
         while true {
-            let slice = try reader.next()
-            guard let last = slice.last else { break }
-            for decoded in slice {
+            var slice = try reader.next()
+            guard let last = slice.last?.envelope.position else { break }
+            // Each event moved out of the slice rather than copied: a copy retains and releases all its strings.
+            slice.reverse()
+            while let decoded = slice.popLast() {
                 for model in followers { try model.apply(decoded.event, at: decoded.envelope, in: transaction) }
             }
-            newest = last.envelope.position
+            newest = last
         }
         guard let newest else { return nil }
         for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }
