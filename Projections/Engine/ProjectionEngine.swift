@@ -91,10 +91,12 @@ public final class ProjectionEngine: Sendable {
 
     /// Applies what the log holds now (through `last`, if given), batch by batch; returns how many events.
     @discardableResult
-    public func catchUp(through last: LogPosition? = nil) throws -> Int {
+    /// - Parameter progress: called during a build (see the type's discussion) with the events replayed so far and the
+    ///   number it replays, every few thousand events.
+    public func catchUp(through last: LogPosition? = nil, progress: BuildProgress = { _, _ in }) throws -> Int {
         var total = 0
         while true {
-            let applied = try applyNextBatch(through: last)
+            let applied = try applyNextBatch(through: last, progress: progress)
             guard applied > 0 else { return total }
             total += applied
         }
@@ -103,7 +105,7 @@ public final class ProjectionEngine: Sendable {
     /// Catches up, then follows the live log until the task is cancelled or the log closes.
     public func run() async throws {
         while !Task.isCancelled {
-            guard try applyNextBatch(through: nil) == 0 else { continue }
+            guard try applyNextBatch(through: nil, progress: { _, _ in }) == 0 else { continue }
             guard !retired.load(ordering: .relaxed) else { return }
             do {
                 _ = try await log.waitForHead(after: position)
@@ -170,19 +172,19 @@ public final class ProjectionEngine: Sendable {
     /// which must not hold read models yet; returns the position built to.
     public static func rebuild(
         log: EventLog, into directory: String, through last: LogPosition? = nil,
-        logger: Logger = Logger(label: "chorus.projections")
+        logger: Logger = Logger(label: "chorus.projections"), progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let engine = try ProjectionEngine(log: log, directory: directory, durable: false, logger: logger)
         defer { engine.close() }
         guard engine.position == .start else {
             throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")
         }
-        try engine.catchUp(through: last)
+        try engine.catchUp(through: last, progress: progress)
         try engine.store.sync()
         return engine.position
     }
 
-    private func applyNextBatch(through last: LogPosition?) throws -> Int {
+    private func applyNextBatch(through last: LogPosition?, progress: BuildProgress) throws -> Int {
         try applying.withLock { throughput in
             guard !retired.load(ordering: .relaxed) else { return 0 }
             let from = position
@@ -192,7 +194,7 @@ public final class ProjectionEngine: Sendable {
             let newest = try store.write(durable: durable) { transaction -> LogPosition? in
                 let newest: LogPosition?
                 if from == .start {
-                    newest = try build(upTo: remaining, in: transaction)
+                    newest = try build(upTo: remaining, in: transaction, progress: progress)
                 } else {
                     newest = try replay(try log.read(from: from.next, limit: min(batchSize, remaining)), transaction)
                 }
@@ -211,8 +213,10 @@ public final class ProjectionEngine: Sendable {
 
     /// Replays up to `limit` events from the start of the log into the models that follow events, then derives the
     /// others; returns the last position, or nil if the log is empty.
-    private func build(upTo limit: Int, in transaction: StoreTransaction) throws -> LogPosition? {
+    private func build(upTo limit: Int, in transaction: StoreTransaction, progress: BuildProgress) throws -> LogPosition? {
         let followers = models.filter { !($0 is any DerivedReadModel) }
+        let total = min(limit, Int(log.head.rawValue))
+        var replayed = 0
         let reader = DecodedLogReader(log: log, limit: limit)
         defer { reader.stop() }
         var newest: LogPosition?
@@ -221,10 +225,12 @@ public final class ProjectionEngine: Sendable {
             guard let last = slice.last?.envelope.position else { break }
             // Each event moved out of the slice rather than copied: a copy retains and releases all its strings.
             slice.reverse()
+            replayed += slice.count
             while let decoded = slice.popLast() {
                 for model in followers { try model.apply(decoded.event, at: decoded.envelope, in: transaction) }
             }
             newest = last
+            progress(replayed, max(total, replayed))
         }
         guard let newest else { return nil }
         for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }
@@ -247,6 +253,9 @@ public final class ProjectionEngine: Sendable {
         try transaction.withValue(for: checkpointKey, in: table) { $0.map(PositionValue.decode) } ?? .start
     }
 }
+
+/// Reports a build's progress: the events replayed so far, and how many it replays.
+public typealias BuildProgress = (_ replayed: Int, _ total: Int) -> Void
 
 /// Events applied and time spent applying them.
 struct Throughput {

@@ -17,10 +17,11 @@ public struct ProjectionGenerations: Sendable {
     /// swaps it in atomically, then removes the previous generation. Returns the position built to.
     @discardableResult
     public func rebuildAndSwap(
-        log: EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections")
+        log: EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections"),
+        progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let (name, path) = try newGeneration()
-        let position = try ProjectionEngine.rebuild(log: log, into: path, through: last, logger: logger)
+        let position = try ProjectionEngine.rebuild(log: log, into: path, through: last, logger: logger, progress: progress)
         try makeCurrent(name)
         return position
     }

@@ -11,6 +11,9 @@ struct DemoCommandTests {
         let run = try runChorus(["demo", "--data", directory, "--events", "600", "--seed", "3"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         #expect(run.standardOutput.contains("read models built through position"))
+        // Progress of the build, after that of the writing.
+        let building = try #require(run.standardError.range(of: "building the read models"))
+        #expect(run.standardError[building.upperBound...].contains("events (100%)"))
         #expect(FileManager.default.fileExists(atPath: directory + "/log/data.mdb"))
         #expect(FileManager.default.fileExists(atPath: directory + "/projections/data.mdb"))
 

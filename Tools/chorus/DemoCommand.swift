@@ -39,7 +39,10 @@ struct DemoCommand: AsyncParsableCommand {
         let summary = try await Self.writeDemo(into: log, events: events, seed: seed)
         let written = clock.now - started
         printProgress("building the read models")
-        let built = try ProjectionGenerations(dataDirectory: layout.root).rebuildAndSwap(log: log)
+        var building = ProgressLines(total: summary.events, unit: "events")
+        let built = try ProjectionGenerations(dataDirectory: layout.root).rebuildAndSwap(log: log) { replayed, total in
+            building.update(replayed, of: total)
+        }
         print(
             "wrote \(summary.events) events (\(summary.users) users, \(summary.posts) posts) to \(layout.log) in "
                 + "\(String(format: "%.1f", written.seconds)) s; read models built through position \(built) in "
@@ -74,7 +77,8 @@ struct ProgressLines {
         lastLine = clock.now
     }
 
-    mutating func update(_ done: Int) {
+    mutating func update(_ done: Int, of total: Int? = nil) {
+        let total = total ?? self.total
         let now = clock.now
         guard now - lastLine >= .seconds(2) || done >= total else { return }
         lastLine = now

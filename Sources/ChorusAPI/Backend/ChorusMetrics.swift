@@ -11,6 +11,15 @@ public final class ChorusMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let liveStreams = Atomic<Int>(0)
+    /// The request metrics of each route, method and status, made once: making them asks the registry, under its lock,
+    /// for every request otherwise.
+    private let requestMetrics = Mutex<[RequestKey: (count: CoreMetrics.Counter, duration: CoreMetrics.Timer)]>([:])
+
+    private struct RequestKey: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -24,14 +33,22 @@ public final class ChorusMetrics: Sendable {
 
     /// One answered request; `route` is the route's pattern (`/v1/users/{id}`), never the raw path.
     func recordRequest(route: String, method: String, status: Int, duration: Duration) {
-        CoreMetrics.Counter(
-            label: "chorus_http_requests_total",
-            dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory
-        ).increment()
-        CoreMetrics.Timer(
-            label: "chorus_http_request_duration_seconds", dimensions: [("route", route), ("method", method)],
-            factory: factory
-        ).recordNanoseconds(duration.nanoseconds)
+        let key = RequestKey(route: route, method: method, status: status)
+        let metrics = requestMetrics.withLock { known in
+            if let metrics = known[key] { return metrics }
+            let made = (
+                count: CoreMetrics.Counter(
+                    label: "chorus_http_requests_total",
+                    dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory),
+                duration: CoreMetrics.Timer(
+                    label: "chorus_http_request_duration_seconds", dimensions: [("route", route), ("method", method)],
+                    factory: factory)
+            )
+            known[key] = made
+            return made
+        }
+        metrics.count.increment()
+        metrics.duration.recordNanoseconds(duration.nanoseconds)
     }
 
     /// One group commit of the log.
