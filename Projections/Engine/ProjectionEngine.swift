@@ -34,6 +34,8 @@ public final class ProjectionEngine: Sendable {
 
     private static let checkpointKey = Array("position".utf8)
     private static let layoutKey = Array("layout".utf8)
+    /// Map space set aside per event of the log: the demo log's read models take about 470 bytes per event.
+    private static let mapBytesPerEvent = 1_024
 
     public let log: EventLog
     public let store: KeyValueStore
@@ -61,8 +63,9 @@ public final class ProjectionEngine: Sendable {
         var configuration = KeyValueStoreConfiguration()
         configuration.writesInPlace = true
         // Address space, not disk: a 1M-event rebuild otherwise grows the map four times, and every growth remaps
-        // the file, so that each page is faulted in again (about 4 % of a rebuild).
-        configuration.initialMapSize = 4 << 30
+        // the file, so that each page is faulted in again (about 4 % of a rebuild). A build is one transaction, which
+        // starts over from the first event when the map fills: room for twice what the demo log stores per event.
+        configuration.initialMapSize = max(4 << 30, Int(clamping: log.head.rawValue) &* Self.mapBytesPerEvent)
         let store = try KeyValueStore(
             directory: directory, tables: Self.tables, configuration: configuration, logger: logger)
         let tables = ProjectionTables(store: store)
