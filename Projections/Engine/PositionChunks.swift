@@ -61,9 +61,10 @@ struct PositionChunks {
     func forEachNewestFirst(
         of owner: [UInt8], before: LogPosition?, in transaction: StoreTransaction, _ body: (LogPosition) throws -> Bool
     ) throws {
-        let prefix = owner + [0]
-        let start = before.map { prefix + ProjectionKey.position(LogPosition($0.rawValue &- 1)) }
+        // Nothing comes before position 1.
         guard before.map({ $0.rawValue > 1 }) ?? true else { return }
+        let prefix = owner + [0]
+        let start = before.map { prefix + ProjectionKey.position(LogPosition($0.rawValue - 1)) }
         try transaction.scan(table, from: start ?? prefix + [UInt8](repeating: 0xFF, count: 8), direction: .backward) {
             key, value in
             guard Self.isChunk(key, of: prefix) else { return false }

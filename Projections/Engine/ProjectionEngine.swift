@@ -93,9 +93,9 @@ public final class ProjectionEngine: Sendable {
     public var eventsPerSecond: Double { applying.withLock { $0.eventsPerSecond } }
 
     /// Applies what the log holds now (through `last`, if given), batch by batch; returns how many events.
-    @discardableResult
     /// - Parameter progress: called during a build (see the type's discussion) with the events replayed so far and the
     ///   number it replays, every few thousand events.
+    @discardableResult
     public func catchUp(through last: LogPosition? = nil, progress: BuildProgress = { _, _ in }) throws -> Int {
         var total = 0
         while true {
@@ -218,7 +218,7 @@ public final class ProjectionEngine: Sendable {
     /// others; returns the last position, or nil if the log is empty.
     private func build(upTo limit: Int, in transaction: StoreTransaction, progress: BuildProgress) throws -> LogPosition? {
         let followers = models.filter { !($0 is any DerivedReadModel) }
-        let total = min(limit, Int(log.head.rawValue))
+        let total = min(limit, Int(clamping: log.head.rawValue))
         var replayed = 0
         let reader = DecodedLogReader(log: log, limit: limit)
         defer { reader.stop() }
@@ -237,6 +237,7 @@ public final class ProjectionEngine: Sendable {
         }
         guard let newest else { return nil }
         for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }
+        // The version as 8 big-endian bytes, as a position is stored.
         try transaction.put(PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: tables.checkpoint)
         return newest
     }

@@ -43,6 +43,34 @@ struct KeyValueStoreTests {
             #expect(try store.read { try ($0.count(a), $0.count(b)) } == (3, 0))
         }
     }
+
+    @Test("a prefix scan sees only the keys that start with the prefix; an append must come after every key")
+    func prefixScansAndAppends() async throws {
+        try await withTemporaryDirectory { directory in
+            let store = try KeyValueStore(directory: directory, tables: ["t"])
+            let table = store.table("t")
+            try store.write { transaction in
+                for key in ["ana\u{0}1", "ana\u{0}2", "anab\u{0}1", "bo\u{0}1"] {
+                    try transaction.put([1], for: Array(key.utf8), in: table, append: true)
+                }
+                #expect(throws: LMDBError.self) { try transaction.put([1], for: Array("ana".utf8), in: table, append: true) }
+            }
+            func keys(_ prefix: String) throws -> [String] {
+                try store.read { transaction in
+                    var found: [String] = []
+                    try transaction.scan(table, prefix: Array(prefix.utf8)) { key, _ in
+                        found.append(String(decoding: key, as: UTF8.self))
+                        return true
+                    }
+                    return found
+                }
+            }
+            #expect(try keys("ana\u{0}") == ["ana\u{0}1", "ana\u{0}2"])
+            #expect(try keys("ana") == ["ana\u{0}1", "ana\u{0}2", "anab\u{0}1"])
+            #expect(try keys("c") == [])
+            #expect(try keys("").count == 4)
+        }
+    }
 }
 
 @Suite("State decided with appends")
