@@ -22,6 +22,8 @@ final class DecodedLogReader: Sendable {
     /// Signalled once the reading thread has finished.
     private let finished = DispatchSemaphore(value: 0)
     private let slices = Mutex<[Result<[DecodedEvent], any Error>]>([])
+    /// Slices the build has applied, freed on the reading thread: freeing an event's strings is work too.
+    private let applied = Mutex<[[DecodedEvent]]>([])
     private let stopping = Atomic<Bool>(false)
 
     /// Starts reading `limit` events from position 1.
@@ -43,6 +45,11 @@ final class DecodedLogReader: Sendable {
         return try slice.get()
     }
 
+    /// Hands back a slice the build has applied, to be freed on the reading thread.
+    func recycle(_ slice: [DecodedEvent]) {
+        applied.withLock { $0.append(slice) }
+    }
+
     /// Stops the reading thread and waits for it: a build calls this when it ends, whether or not it read everything.
     func stop() {
         stopping.store(true, ordering: .relaxed)
@@ -56,6 +63,7 @@ final class DecodedLogReader: Sendable {
         while !stopping.load(ordering: .relaxed) {
             free.wait()
             guard !stopping.load(ordering: .relaxed) else { return }
+            _ = applied.withLock { $0.removeAll() }
             let slice = Result { () throws -> [DecodedEvent] in
                 guard remaining > 0 else { return [] }
                 return try log.read(from: from.next, limit: min(sliceSize, remaining)).map { record in

@@ -1,5 +1,6 @@
 import ChorusLog
 import ChorusTestSupport
+import Foundation
 import Testing
 
 @Suite("Key-value store")
@@ -71,6 +72,45 @@ struct KeyValueStoreTests {
             #expect(try keys("").count == 4)
         }
     }
+
+    #if os(Linux)
+    @Test("while a large write runs, the map's new pages are faulted in ahead of it")
+    func prefaultsAheadOfTheWriter() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = KeyValueStoreConfiguration()
+            configuration.writesInPlace = true
+            let store = try KeyValueStore(directory: directory, tables: ["t"], configuration: configuration)
+            let file = URL(fileURLWithPath: directory + "/data.mdb").resolvingSymlinksInPath().path
+            let before = residentKilobytes(of: file)
+            let during = try store.whilePrefaulting(bytes: 16 << 20) { () -> Int in
+                // The writer would be filling pages here; wait until the thread has faulted in most of them.
+                let deadline = Date().addingTimeInterval(10)
+                while residentKilobytes(of: file) < before + 12 * 1024, Date() < deadline { usleep(10_000) }
+                return residentKilobytes(of: file)
+            }
+            #expect(during >= before + 12 * 1024, "resident before: \(before) kB, during: \(during) kB")
+            try store.write { try $0.put([1], for: [1], in: store.table("t")) }
+            #expect(try store.read { try $0.value(for: [1], in: store.table("t")) } == [1])
+        }
+    }
+
+    /// The resident size of this process's mapping of `file`, from `/proc/self/smaps`.
+    private func residentKilobytes(of file: String) -> Int {
+        // Read to the end: procfs files have no size for Foundation to go by.
+        guard let handle = FileHandle(forReadingAtPath: "/proc/self/smaps") else { return 0 }
+        defer { try? handle.close() }
+        let smaps = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        var inMapping = false
+        for line in smaps.split(separator: "\n") {
+            if let first = line.first, first.isHexDigit, line.contains("-") {
+                inMapping = line.hasSuffix(" " + file)
+            } else if inMapping, line.hasPrefix("Rss:") {
+                return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+            }
+        }
+        return 0
+    }
+    #endif
 }
 
 @Suite("State decided with appends")

@@ -133,6 +133,22 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
+    /// Starts faulting in up to `bytes` of the map past its last used page (see ``MapPrefault``); nil unless the map is
+    /// written in place.
+    func prefault(bytes: Int) throws -> MapPrefault? {
+        guard configuration.writeMap, !configuration.readOnly else { return nil }
+        let file = URL(fileURLWithPath: path + "/data.mdb").resolvingSymlinksInPath().path
+        let start = try usedPages() * Int(sysconf(Int32(_SC_PAGESIZE)))
+        return MapPrefault(file: file, from: start, to: start + bytes) { [weak self] body in
+            guard let self else { return false }
+            return resizeLock.withSharedLock {
+                guard !isClosed else { return false }
+                body()
+                return true
+            }
+        }
+    }
+
     /// Pages LMDB uses, read under the resize lock: the meta pages it comes from are in the map.
     private func usedPages() throws(LMDBError) -> Int {
         try resizeLock.withSharedLock { () throws(LMDBError) -> Int in

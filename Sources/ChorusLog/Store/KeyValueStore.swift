@@ -51,6 +51,15 @@ public final class KeyValueStore: Sendable {
     /// The table opened with `definition`.
     public func table(_ definition: StoreTableDefinition) -> StoreTable { table(definition.name) }
 
+    /// Runs `body`, typically one large write, while a thread of its own faults in up to `bytes` of the map past its
+    /// last used page, so that the writer does not wait for the kernel to zero the pages it fills. For stores that
+    /// write in place (``KeyValueStoreConfiguration/writesInPlace``); others just run `body`.
+    public func whilePrefaulting<R>(bytes: Int, _ body: () throws -> R) throws -> R {
+        let prefault = try environment.prefault(bytes: bytes)
+        defer { prefault?.stop() }
+        return try body()
+    }
+
     /// Runs `body` in a read-only transaction.
     public func read<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
         try environment.read { try body(StoreTransaction($0)) }
