@@ -8,13 +8,18 @@ import ChorusLog
 ///
 /// A query scans every entry (see ``ReadView/searchUsers(_:caller:page:)``): fine for the thousands of users of a
 /// campus or a demo; an n-gram index is the step for millions.
-struct UserSearch: ReadModel {
+///
+/// Derived: an entry is the search form of the user's name and major in ``Profiles``' `profiles`, so a build folds
+/// each user's final name once instead of every name a user ever had.
+struct UserSearch: DerivedReadModel {
     static let tables = [Tables.userSearch]
 
     let entries: StoreTable
+    let profiles: StoreTable
 
     init(store: KeyValueStore) {
         entries = store.table(Tables.userSearch)
+        profiles = store.table(Tables.profiles)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -31,6 +36,16 @@ struct UserSearch: ReadModel {
             try transaction.put(edited.encoded(), for: key, in: entries)
         default:
             break
+        }
+    }
+
+    func derive(in transaction: StoreTransaction) throws {
+        // Users in key order, so that each entry is appended.
+        try transaction.scan(profiles) { user, value in
+            let profile = try ProfileRecord(decoding: Array(value))
+            try transaction.put(
+                SearchEntry(name: profile.name, major: profile.major).encoded(), for: Array(user), in: entries, append: true)
+            return true
         }
     }
 }

@@ -55,7 +55,7 @@ struct ProjectionEngineTests {
         }
     }
 
-    @Test("derived read models (counters, feeds) built at the end of a rebuild equal those followed event by event")
+    @Test("derived read models (counters, feeds, search) built at the end of a rebuild equal those followed event by event")
     func derivedEqualFollowed() async throws {
         try await withProjections(batchSize: 1) { app in
             let ana = try await app.register("Ana")
@@ -84,6 +84,8 @@ struct ProjectionEngineTests {
             _ = try await app.chorus.execute(.unfollow(follower: dee, followee: bo))
             _ = try await app.chorus.execute(.like(user: bo, post: three))
             _ = try await app.chorus.execute(.unlike(user: bo, post: three))
+            // A renamed user is searched by the new name.
+            _ = try await app.chorus.execute(.editProfile(user: cy, name: "최유진", bio: "hi"))
             try app.engine.catchUp()
 
             let rebuilt = app.directory + "/rebuilt"
