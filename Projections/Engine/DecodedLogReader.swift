@@ -51,8 +51,9 @@ final class DecodedLogReader: Sendable {
     }
 
     /// Stops the reading thread and waits for it: a build calls this when it ends, whether or not it read everything.
+    /// Idempotent.
     func stop() {
-        stopping.store(true, ordering: .relaxed)
+        guard !stopping.exchange(true, ordering: .relaxed) else { return }
         free.signal()
         finished.wait()
     }
