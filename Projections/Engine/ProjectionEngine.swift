@@ -231,21 +231,24 @@ public final class ProjectionEngine: Sendable {
         let reader = DecodedLogReader(log: log, limit: limit)
         defer { reader.stop() }
         var newest: LogPosition?
-        while true {
-            var slice = try reader.next()
-            guard let last = slice.last?.envelope.position else { break }
-            // Each event moved out of the slice rather than copied: a copy retains and releases all its strings.
-            slice.reverse()
-            replayed += slice.count
-            var applied: [DecodedEvent] = []
-            applied.reserveCapacity(slice.count)
-            while let decoded = slice.popLast() {
-                for model in followers { try model.apply(decoded.event, at: decoded.envelope, in: transaction) }
-                applied.append(decoded)
+        let loaded = Tables.loadedInKeyOrder.map { store.table($0) }
+        try transaction.loadingInKeyOrder(loaded, spillingInto: store.directory) { transaction in
+            while true {
+                var slice = try reader.next()
+                guard let last = slice.last?.envelope.position else { break }
+                // Each event moved out of the slice rather than copied: a copy retains and releases all its strings.
+                slice.reverse()
+                replayed += slice.count
+                var applied: [DecodedEvent] = []
+                applied.reserveCapacity(slice.count)
+                while let decoded = slice.popLast() {
+                    for model in followers { try model.apply(decoded.event, at: decoded.envelope, in: transaction) }
+                    applied.append(decoded)
+                }
+                reader.recycle(consume applied)
+                newest = last
+                progress(replayed, max(total, replayed))
             }
-            reader.recycle(consume applied)
-            newest = last
-            progress(replayed, max(total, replayed))
         }
         guard let newest else { return nil }
         for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }

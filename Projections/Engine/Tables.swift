@@ -23,4 +23,8 @@ enum Tables {
     static let recent: StoreTableDefinition = "recent"
     static let recentIndex: StoreTableDefinition = "recent-index"
     static let userSearch: StoreTableDefinition = "user-search"
+
+    /// The tables no model that follows events reads while a build replays the log (only derived models do, after
+    /// it), so that a build loads them in key order (``ChorusLog/StoreTransaction/loadingInKeyOrder(_:spillingInto:_:)``).
+    static let loadedInKeyOrder = [notifications, userLikes, following, followers, userPosts, comments, messages]
 }

@@ -73,6 +73,52 @@ struct KeyValueStoreTests {
         }
     }
 
+    @Test("a load in key order ends with what writes in any order would have left; its tables cannot be read meanwhile")
+    func loadsInKeyOrder() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = KeyValueStoreConfiguration()
+            configuration.writesInPlace = true
+            let store = try KeyValueStore(directory: directory, tables: ["loaded", "other"], configuration: configuration)
+            let (loaded, other) = (store.table("loaded"), store.table("other"))
+            var generator = SystemRandomNumberGenerator()
+            var expected: [[UInt8]: [UInt8]] = [:]
+            try store.write { transaction in
+                try transaction.loadingInKeyOrder([loaded], spillingInto: directory) { loading in
+                    // More than one run's worth (2 MiB), with keys written, overwritten and deleted in random order.
+                    for round in 0..<40_000 {
+                        let key = Array("key-\(Int.random(in: 0..<15_000, using: &generator))".utf8)
+                        if round % 7 == 0 {
+                            try loading.delete(key, in: loaded)
+                            expected[key] = nil
+                        } else {
+                            let value = Array("value \(round) ".utf8) + [UInt8](repeating: UInt8(round % 251), count: 60)
+                            try loading.put(value, for: key, in: loaded)
+                            expected[key] = value
+                        }
+                    }
+                    try loading.put([7], for: [7], in: other)
+                    #expect(try loading.value(for: [7], in: other) == [7], "other tables are as usual")
+                    #expect(throws: LMDBError.self) { try loading.value(for: Array("key-1".utf8), in: loaded) }
+                    #expect(throws: LMDBError.self) { try loading.count(loaded) }
+                }
+                #expect(throws: LMDBError.self, "only empty tables are loaded") {
+                    try transaction.loadingInKeyOrder([loaded], spillingInto: directory) { _ in }
+                }
+            }
+            let stored = try store.read { transaction in
+                var entries: [[UInt8]: [UInt8]] = [:]
+                try transaction.scan(loaded) { key, value in
+                    entries[Array(key)] = Array(value)
+                    return true
+                }
+                return entries
+            }
+            #expect(stored == expected)
+            let left = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".run") }
+            #expect(left.isEmpty, "runs removed: \(left)")
+        }
+    }
+
     #if os(Linux)
     @Test("while a large write runs, the map's new pages are faulted in ahead of it")
     func prefaultsAheadOfTheWriter() async throws {
