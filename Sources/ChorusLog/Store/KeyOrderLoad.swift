@@ -163,15 +163,18 @@ final class KeyOrderLoad: @unchecked Sendable {
             }
         }
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
-        var lastKey: [UInt8]?
+        var lastKey: [UInt8] = []
+        var hasLastKey = false
         while let top = heap.first {
-            let reader = readers[top]
-            // The first write seen of a key is its last one (newest run, and last within it: see below).
-            if reader.key != lastKey {
-                lastKey = reader.key
-                if reader.kind == 1 {
-                    try reader.key.withUnsafeBytes { key in try reader.value.withUnsafeBytes { try append(table, key, $0) } }
+            // The first write seen of a key is its last one (newest run, and last within it: see writeRun).
+            let isNewKey = !hasLastKey || lastKey.withUnsafeBytes { readers[top].compareKey(with: $0) } != 0
+            if isNewKey {
+                try readers[top].withRecord { key, value in
+                    lastKey.removeAll(keepingCapacity: true)
+                    lastKey.append(contentsOf: key)
+                    if readers[top].kind == 1 { try append(table, key, value) }
                 }
+                hasLastKey = true
             }
             try readers[top].advance()
             if readers[top].hasRecord {
@@ -198,14 +201,15 @@ final class KeyOrderLoad: @unchecked Sendable {
     }
 }
 
-/// Reads a run's records in order, through a buffer.
+/// Reads a run's records in order, through a buffer, into one reused record buffer.
 private struct RunReader {
     private let file: UnsafeMutablePointer<FILE>
     private var remaining: Int
     private(set) var hasRecord = false
     private(set) var kind: UInt8 = 0
-    private(set) var key: [UInt8] = []
-    private(set) var value: [UInt8] = []
+    /// The current record's key, then its value.
+    private var record: [UInt8] = []
+    private var keyCount = 0
 
     init(path: String, count: Int) throws {
         guard let file = fopen(path, "rb") else { throw LMDBError(errno, "fopen(\(path))") }
@@ -226,28 +230,32 @@ private struct RunReader {
         guard fread(&header.0, 1, 1, file) == 1, fread(&header.1, 2, 1, file) == 1, fread(&header.2, 4, 1, file) == 1
         else { throw LMDBError(EIO, "a run of a key-order load ends early") }
         kind = header.0
-        key = try Self.read(Int(UInt16(littleEndian: header.1)), from: file)
-        value = try Self.read(Int(UInt32(littleEndian: header.2)), from: file)
+        keyCount = Int(UInt16(littleEndian: header.1))
+        let count = keyCount + Int(UInt32(littleEndian: header.2))
+        record.removeAll(keepingCapacity: true)
+        record.append(contentsOf: repeatElement(0, count: count))
+        let read = count == 0 ? 0 : record.withUnsafeMutableBytes { fread($0.baseAddress!, 1, count, file) }
+        guard read == count else { throw LMDBError(EIO, "a run of a key-order load ends early") }
         hasRecord = true
+    }
+
+    /// Calls `body` with the current record's key and value.
+    func withRecord<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try record.withUnsafeBytes { bytes in
+            try body(UnsafeRawBufferPointer(rebasing: bytes[..<keyCount]), UnsafeRawBufferPointer(rebasing: bytes[keyCount...]))
+        }
+    }
+
+    /// Compares the current key with `key`.
+    func compareKey(with key: UnsafeRawBufferPointer) -> Int32 {
+        withRecord { mine, _ in
+            let common = mine.isEmpty || key.isEmpty ? 0 : memcmp(mine.baseAddress!, key.baseAddress!, min(mine.count, key.count))
+            return common != 0 ? common : Int32(mine.count - key.count)
+        }
     }
 
     /// Compares the current keys of two readers that both have one.
     func compareKey(with other: RunReader) -> Int32 {
-        key.withUnsafeBytes { left in
-            other.key.withUnsafeBytes { right in
-                let common = left.isEmpty || right.isEmpty
-                    ? 0 : memcmp(left.baseAddress!, right.baseAddress!, min(left.count, right.count))
-                return common != 0 ? common : Int32(left.count - right.count)
-            }
-        }
-    }
-
-    private static func read(_ count: Int, from file: UnsafeMutablePointer<FILE>) throws -> [UInt8] {
-        guard count > 0 else { return [] }
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            initialized = fread(buffer.baseAddress!, 1, count, file)
-        }
-        guard bytes.count == count else { throw LMDBError(EIO, "a run of a key-order load ends early") }
-        return bytes
+        other.withRecord { key, _ in compareKey(with: key) }
     }
 }
