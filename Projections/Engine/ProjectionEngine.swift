@@ -251,7 +251,10 @@ public final class ProjectionEngine: Sendable {
             }
         }
         guard let newest else { return nil }
-        for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }
+        let derivedOutOfOrder = Tables.derivedOutOfKeyOrder.map { store.table($0) }
+        try transaction.loadingInKeyOrder(derivedOutOfOrder, spillingInto: store.directory) { transaction in
+            for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }
+        }
         // The version as 8 big-endian bytes, as a position is stored.
         try transaction.put(PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: tables.checkpoint)
         return newest

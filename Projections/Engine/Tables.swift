@@ -27,4 +27,7 @@ enum Tables {
     /// The tables no model that follows events reads while a build replays the log (only derived models do, after
     /// it), so that a build loads them in key order (``ChorusLog/StoreTransaction/loadingInKeyOrder(_:spillingInto:_:)``).
     static let loadedInKeyOrder = [notifications, userLikes, following, followers, userPosts, comments, messages]
+    /// The tables a derived model writes out of key order (each conversation's row under both of its users), which a
+    /// build loads in key order too; the others are derived in key order and appended as they come.
+    static let derivedOutOfKeyOrder = [recent, recentIndex]
 }
