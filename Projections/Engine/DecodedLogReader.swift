@@ -3,10 +3,16 @@ import ChorusLog
 import Dispatch
 import Synchronization
 
-/// An event decoded for the read models, with what they may use of its envelope.
-struct DecodedEvent {
+/// An event decoded for the read models, with what they may use of its envelope. A class: handing it to each model
+/// then retains one reference, where a copy of the event would retain each of its strings.
+final class DecodedEvent: Sendable {
     let event: DomainEvent
     let envelope: EventEnvelope
+
+    init(event: DomainEvent, envelope: EventEnvelope) {
+        self.event = event
+        self.envelope = envelope
+    }
 }
 
 /// Reads and decodes the log ahead of a build, on a thread of its own, a few slices at a time: a build applies the

@@ -234,18 +234,15 @@ public final class ProjectionEngine: Sendable {
         let loaded = Tables.loadedInKeyOrder.map { store.table($0) }
         try transaction.loadingInKeyOrder(loaded, spillingInto: store.directory) { transaction in
             while true {
-                var slice = try reader.next()
+                let slice = try reader.next()
                 guard let last = slice.last?.envelope.position else { break }
-                // Each event moved out of the slice rather than copied: a copy retains and releases all its strings.
-                slice.reverse()
                 replayed += slice.count
-                var applied: [DecodedEvent] = []
-                applied.reserveCapacity(slice.count)
-                while let decoded = slice.popLast() {
-                    for model in followers { try model.apply(decoded.event, at: decoded.envelope, in: transaction) }
-                    applied.append(decoded)
+                for decoded in slice {
+                    // Loaded once: passing `decoded.event` to each model copies it for each, retaining its strings.
+                    let (event, envelope) = (decoded.event, decoded.envelope)
+                    for model in followers { try model.apply(event, at: envelope, in: transaction) }
                 }
-                reader.recycle(consume applied)
+                reader.recycle(consume slice)
                 newest = last
                 progress(replayed, max(total, replayed))
             }
