@@ -39,6 +39,8 @@ final class KeyOrderLoad: @unchecked Sendable {
     private var slots: [Int]
     private let sorting = DispatchQueue(label: "chorus.store.key-order-load")
     private let sortingGroup = DispatchGroup()
+    /// Runs handed off and not yet written: the writer waits rather than let memory grow when the sorting falls behind.
+    private let waitingRuns = DispatchSemaphore(value: 4)
     private let failure = Mutex<(any Error)?>(nil)
 
     /// Loads `tables` (empty) through runs spilled into `directory`, after removing the runs a load that did not end
@@ -108,7 +110,9 @@ final class KeyOrderLoad: @unchecked Sendable {
         self.bytes[slot] = []
         self.starts[slot] = []
         let path = directory + "/" + Self.runPrefix + UUID().uuidString.lowercased() + ".run"
+        waitingRuns.wait()
         sorting.async(group: sortingGroup) { [self] in
+            defer { waitingRuns.signal() }
             do {
                 try Self.writeRun(bytes, starts, to: path)
                 runs[slot].append(Run(path: path, count: starts.count))
