@@ -146,7 +146,7 @@ final class KeyOrderLoad: @unchecked Sendable {
         _ runs: [Run], into table: StoreTable,
         _ append: (StoreTable, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void
     ) throws {
-        var readers = try runs.map { try RunReader(path: $0.path, count: $0.count) }
+        let readers = try runs.map { try RunReader(path: $0.path, count: $0.count) }
         // A heap of the readers that have a record, smallest key first; of equal keys, the newest run first, whose
         // write to the key is the last.
         func precedes(_ left: Int, _ right: Int) -> Bool {
@@ -206,9 +206,10 @@ final class KeyOrderLoad: @unchecked Sendable {
 }
 
 /// Reads a run's records in order, through a buffer, into one reused record buffer.
-private struct RunReader {
+private final class RunReader {
     private let file: UnsafeMutablePointer<FILE>
     private var remaining: Int
+    private var isOpen = true
     private(set) var hasRecord = false
     private(set) var kind: UInt8 = 0
     /// The current record's key, then its value.
@@ -223,9 +224,14 @@ private struct RunReader {
         try advance()
     }
 
-    mutating func advance() throws {
+    deinit {
+        if isOpen { fclose(file) }
+    }
+
+    func advance() throws {
         guard remaining > 0 else {
-            if hasRecord { fclose(file) }
+            if isOpen { fclose(file) }
+            isOpen = false
             hasRecord = false
             return
         }
