@@ -76,7 +76,7 @@ public final class ProjectionEngine: Sendable {
         models = Self.modelTypes.map { $0.init(store: store) }
         let (checkpoint, layout) = try store.read { transaction in
             (try Self.checkpoint(in: transaction, tables.checkpoint),
-             try transaction.withValue(for: Self.layoutKey, in: tables.checkpoint) { $0.map(PositionValue.decode) })
+             try transaction.position(under: Self.layoutKey, in: tables.checkpoint))
         }
         if checkpoint > .start, layout?.rawValue != Self.layoutVersion {
             throw ProjectionError.layoutChanged(found: layout?.rawValue ?? 1, current: Self.layoutVersion)
@@ -269,7 +269,7 @@ public final class ProjectionEngine: Sendable {
     }
 
     private static func checkpoint(in transaction: StoreTransaction, _ table: StoreTable) throws -> LogPosition {
-        try transaction.withValue(for: checkpointKey, in: table) { $0.map(PositionValue.decode) } ?? .start
+        try transaction.position(under: checkpointKey, in: table) ?? .start
     }
 }
 

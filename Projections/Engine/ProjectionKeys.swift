@@ -53,3 +53,10 @@ enum PositionValue {
     static func encode(_ position: LogPosition) -> [UInt8] { ProjectionKey.position(position) }
     static func decode(_ bytes: UnsafeRawBufferPointer) -> LogPosition { ProjectionKey.position(in: bytes, at: 0) }
 }
+
+extension StoreTransaction {
+    /// The position stored as the value under `key`, if any.
+    func position(under key: [UInt8], in table: StoreTable) throws -> LogPosition? {
+        try withValue(for: key, in: table) { $0.map(PositionValue.decode) }
+    }
+}

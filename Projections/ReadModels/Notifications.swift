@@ -34,7 +34,7 @@ struct Notifications: ReadModel {
         case .unliked(let event):
             var like = ProjectionKey(event.post)
             like.append(event.user)
-            guard let since = try position(under: like, in: likes, transaction),
+            guard let since = try transaction.position(under: like.bytes, in: likes),
                 let author = try author(of: event.post, in: transaction)
             else { return }
             try remove(for: author, at: since, in: transaction)
@@ -45,7 +45,7 @@ struct Notifications: ReadModel {
         case .unfollowed(let event):
             var edge = ProjectionKey(event.follower)
             edge.append(event.followee)
-            guard let since = try position(under: edge, in: edges, transaction) else { return }
+            guard let since = try transaction.position(under: edge.bytes, in: edges) else { return }
             try remove(for: event.followee, at: since, in: transaction)
         case .commentAdded(let event):
             guard let author = try author(of: event.post, in: transaction), author != event.author else { return }
@@ -60,12 +60,6 @@ struct Notifications: ReadModel {
 
     private func author(of post: PostID, in transaction: StoreTransaction) throws -> UserID? {
         try transaction.value(for: ProjectionKey(post).bytes, in: posts).map(PostRecord.author(decoding:))
-    }
-
-    private func position(under key: ProjectionKey, in table: StoreTable, _ transaction: StoreTransaction) throws
-        -> LogPosition?
-    {
-        try transaction.withValue(for: key.bytes, in: table) { $0.map(PositionValue.decode) }
     }
 
     private func add(

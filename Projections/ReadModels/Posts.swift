@@ -42,8 +42,7 @@ struct Posts: ReadModel {
         case .unliked(let event):
             var like = ProjectionKey(event.post)
             like.append(event.user)
-            guard let since = try transaction.withValue(for: like.bytes, in: likes, { $0.map(PositionValue.decode) })
-            else { return }
+            guard let since = try transaction.position(under: like.bytes, in: likes) else { return }
             try transaction.delete(like.bytes, in: likes)
             var tab = ProjectionKey(event.user)
             tab.append(since)

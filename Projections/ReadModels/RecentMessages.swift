@@ -53,7 +53,7 @@ struct RecentMessages: DerivedReadModel {
         throws
     {
         let index = user + [0] + partner
-        if let previous = try transaction.withValue(for: index, in: recentIndex, { $0.map(PositionValue.decode) }) {
+        if let previous = try transaction.position(under: index, in: recentIndex) {
             try transaction.delete(user + [0] + ProjectionKey.position(previous), in: recent)
         }
         try put(user, partner: partner, at: position, in: transaction)
