@@ -1,6 +1,10 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Release builds of the hot libraries let their callers specialise and inline across modules (the event codec,
+/// the store, the keys): without it each generic call across a module boundary looked its metadata up at run time.
+let crossModuleOptimization: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
 let package = Package(
     name: "chorus",
     platforms: [.macOS(.v15)],
@@ -38,7 +42,8 @@ let package = Package(
                 "CLMDB",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Sources/ChorusLog"
+            path: "Sources/ChorusLog",
+            swiftSettings: crossModuleOptimization
         ),
         // Events, commands and the decisions behind them.
         .target(
@@ -48,7 +53,8 @@ let package = Package(
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            path: "Sources/ChorusDomain"
+            path: "Sources/ChorusDomain",
+            swiftSettings: crossModuleOptimization
         ),
         // The projection engine and the read models every screen needs.
         .target(
@@ -58,7 +64,8 @@ let package = Package(
                 "ChorusDomain",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Projections"
+            path: "Projections",
+            swiftSettings: crossModuleOptimization
         ),
         // The HTTP API of API.md: routes, auth, media, realtime streams, metrics; and the backend it serves.
         .target(

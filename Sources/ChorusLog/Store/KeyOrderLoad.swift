@@ -130,12 +130,22 @@ final class KeyOrderLoad: @unchecked Sendable {
                 // Of equal keys, the latest write first: the merge keeps the first it sees.
                 return comparison != 0 ? comparison < 0 : left > right
             }
-            guard let file = fopen(path, "wb") else { throw LMDBError(errno, "fopen(\(path))") }
-            defer { fclose(file) }
+            // Copied into one buffer in key order and written at once: a write per record cost more than the sort.
+            var sorted = [UInt8]()
+            sorted.reserveCapacity(bytes.count)
             for start in order {
-                let size = recordSize(in: bytes, at: start)
-                guard fwrite(bytes.baseAddress! + start, 1, size, file) == size else {
-                    throw LMDBError(errno, "fwrite(\(path))")
+                sorted.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + recordSize(in: bytes, at: start))]))
+            }
+            let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw LMDBError(errno, "open(\(path))") }
+            defer { close(descriptor) }
+            try sorted.withUnsafeBytes { sorted in
+                var written = 0
+                while written < sorted.count {
+                    let count = write(descriptor, sorted.baseAddress! + written, sorted.count - written)
+                    if count < 0, errno == EINTR { continue }
+                    guard count > 0 else { throw LMDBError(errno, "write(\(path))") }
+                    written += count
                 }
             }
         }
@@ -167,18 +177,16 @@ final class KeyOrderLoad: @unchecked Sendable {
             }
         }
         for index in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(index) }
-        var lastKey: [UInt8] = []
-        var hasLastKey = false
+        // Keys stay where they are mapped until the readers go, so the last one is remembered in place.
+        var lastKey: UnsafeRawBufferPointer?
         while let top = heap.first {
             // The first write seen of a key is its last one (newest run, and last within it: see writeRun).
-            let isNewKey = !hasLastKey || lastKey.withUnsafeBytes { readers[top].compareKey(with: $0) } != 0
+            let isNewKey = lastKey.map { readers[top].compareKey(with: $0) != 0 } ?? true
             if isNewKey {
                 try readers[top].withRecord { key, value in
-                    lastKey.removeAll(keepingCapacity: true)
-                    lastKey.append(contentsOf: key)
+                    lastKey = key
                     if readers[top].kind == 1 { try append(table, key, value) }
                 }
-                hasLastKey = true
             }
             try readers[top].advance()
             if readers[top].hasRecord {
@@ -205,67 +213,74 @@ final class KeyOrderLoad: @unchecked Sendable {
     }
 }
 
-/// Reads a run's records in order, through a buffer, into one reused record buffer.
+/// Reads a run's records in order where they lie: the file is mapped (it was written moments ago, so it is in the
+/// page cache), and each key and value is handed out in place. Reading a record through `fread` calls took most of a
+/// merge's time.
 private final class RunReader {
-    private let file: UnsafeMutablePointer<FILE>
+    private let base: UnsafeRawPointer?
+    private let size: Int
+    private var offset = 0
     private var remaining: Int
-    private var isOpen = true
     private(set) var hasRecord = false
     private(set) var kind: UInt8 = 0
-    /// The current record's key, then its value.
-    private var record: [UInt8] = []
-    private var keyCount = 0
+    private var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var value = UnsafeRawBufferPointer(start: nil, count: 0)
 
     init(path: String, count: Int) throws {
-        guard let file = fopen(path, "rb") else { throw LMDBError(errno, "fopen(\(path))") }
-        setvbuf(file, nil, _IOFBF, 1 << 18)
-        self.file = file
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw LMDBError(errno, "open(\(path))") }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw LMDBError(errno, "fstat(\(path))") }
+        size = Int(status.st_size)
+        if size > 0 {
+            guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), mapped != MAP_FAILED else {
+                throw LMDBError(errno, "mmap(\(path))")
+            }
+            madvise(mapped, size, MADV_SEQUENTIAL)
+            base = UnsafeRawPointer(mapped)
+        } else {
+            base = nil
+        }
         remaining = count
         try advance()
     }
 
     deinit {
-        if isOpen { fclose(file) }
+        if let base { munmap(UnsafeMutableRawPointer(mutating: base), size) }
     }
 
     func advance() throws {
         guard remaining > 0 else {
-            if isOpen { fclose(file) }
-            isOpen = false
             hasRecord = false
             return
         }
         remaining -= 1
-        var header = (UInt8(0), UInt16(0), UInt32(0))
-        guard fread(&header.0, 1, 1, file) == 1, fread(&header.1, 2, 1, file) == 1, fread(&header.2, 4, 1, file) == 1
-        else { throw LMDBError(EIO, "a run of a key-order load ends early") }
-        kind = header.0
-        keyCount = Int(UInt16(littleEndian: header.1))
-        let count = keyCount + Int(UInt32(littleEndian: header.2))
-        record.removeAll(keepingCapacity: true)
-        record.append(contentsOf: repeatElement(0, count: count))
-        let read = count == 0 ? 0 : record.withUnsafeMutableBytes { fread($0.baseAddress!, 1, count, file) }
-        guard read == count else { throw LMDBError(EIO, "a run of a key-order load ends early") }
+        guard let base, offset + 7 <= size else { throw LMDBError(EIO, "a run of a key-order load ends early") }
+        kind = base.load(fromByteOffset: offset, as: UInt8.self)
+        let keyCount = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset + 1, as: UInt16.self)))
+        let valueCount = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 3, as: UInt32.self)))
+        let keyStart = offset + 7
+        guard keyStart + keyCount + valueCount <= size else { throw LMDBError(EIO, "a run of a key-order load ends early") }
+        key = UnsafeRawBufferPointer(start: base + keyStart, count: keyCount)
+        value = UnsafeRawBufferPointer(start: base + keyStart + keyCount, count: valueCount)
+        offset = keyStart + keyCount + valueCount
         hasRecord = true
     }
 
-    /// Calls `body` with the current record's key and value.
+    /// Calls `body` with the current record's key and value, which stay valid while this reader lives.
     func withRecord<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try record.withUnsafeBytes { bytes in
-            try body(UnsafeRawBufferPointer(rebasing: bytes[..<keyCount]), UnsafeRawBufferPointer(rebasing: bytes[keyCount...]))
-        }
+        try body(key, value)
     }
 
-    /// Compares the current key with `key`.
-    func compareKey(with key: UnsafeRawBufferPointer) -> Int32 {
-        withRecord { mine, _ in
-            let common = mine.isEmpty || key.isEmpty ? 0 : memcmp(mine.baseAddress!, key.baseAddress!, min(mine.count, key.count))
-            return common != 0 ? common : Int32(mine.count - key.count)
-        }
+    /// Compares the current key with `other`.
+    func compareKey(with other: UnsafeRawBufferPointer) -> Int32 {
+        let common = key.isEmpty || other.isEmpty ? 0 : memcmp(key.baseAddress!, other.baseAddress!, min(key.count, other.count))
+        return common != 0 ? common : Int32(key.count - other.count)
     }
 
     /// Compares the current keys of two readers that both have one.
     func compareKey(with other: RunReader) -> Int32 {
-        other.withRecord { key, _ in compareKey(with: key) }
+        compareKey(with: other.key)
     }
 }
