@@ -26,7 +26,11 @@ enum Tables {
 
     /// The tables no model that follows events reads while a build replays the log (only derived models do, after
     /// it), so that a build loads them in key order (``ChorusLog/StoreTransaction/loadingInKeyOrder(_:spillingInto:_:)``).
-    static let loadedInKeyOrder = [notifications, userLikes, following, followers, userPosts, comments, messages]
+    /// An unlike or unfollow recorded before it carried the position it takes back (schema version 1) reads
+    /// `post-likes` or `follow-edges`, which merges what was loaded into them so far: slower, but only for old logs.
+    static let loadedInKeyOrder = [
+        notifications, userLikes, following, followers, userPosts, comments, messages, postLikes, followEdges,
+    ]
     /// The tables a derived model writes out of key order (each conversation's row under both of its users), which a
     /// build loads in key order too; the others are derived in key order and appended as they come.
     static let derivedOutOfKeyOrder = [recent, recentIndex]

@@ -42,7 +42,8 @@ struct Posts: ReadModel {
         case .unliked(let event):
             var like = ProjectionKey(event.post)
             like.append(event.user)
-            guard let since = try transaction.position(under: like.bytes, in: likes) else { return }
+            // Unlikes recorded before they carried the like's position read it back (see ``Tables/loadedInKeyOrder``).
+            guard let since = try event.likedAt ?? transaction.position(under: like.bytes, in: likes) else { return }
             try transaction.delete(like.bytes, in: likes)
             var tab = ProjectionKey(event.user)
             tab.append(since)

@@ -48,7 +48,7 @@ struct Profiles: ReadModel {
         case .unfollowed(let event):
             var edge = ProjectionKey(event.follower)
             edge.append(event.followee)
-            guard let since = try transaction.position(under: edge.bytes, in: edges) else { return }
+            guard let since = try event.followedAt ?? transaction.position(under: edge.bytes, in: edges) else { return }
             try transaction.delete(edge.bytes, in: edges)
             try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)

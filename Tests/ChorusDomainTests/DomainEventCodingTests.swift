@@ -15,11 +15,13 @@ struct DomainEventCodingTests {
         .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: .set(.make()))),
         .postCreated(PostCreated(post: post, author: user, caption: "c", text: "t", image: .make(), repostOf: nil)),
         .postCreated(PostCreated(post: .make(), author: other, caption: "", text: "", image: nil, repostOf: post)),
-        .liked(Liked(user: other, post: post)),
-        .unliked(Unliked(user: other, post: post)),
-        .commentAdded(CommentAdded(comment: .make(), post: post, author: other, text: "nice 👍")),
+        .liked(Liked(user: other, post: post, postAuthor: user)),
+        .unliked(Unliked(user: other, post: post, postAuthor: user, likedAt: LogPosition(41))),
+        .commentAdded(CommentAdded(comment: .make(), post: post, author: other, text: "nice 👍", postAuthor: user)),
+        .liked(Liked(user: other, post: post, postAuthor: nil)),
         .followed(Followed(follower: other, followee: user)),
-        .unfollowed(Unfollowed(follower: other, followee: user)),
+        .unfollowed(Unfollowed(follower: other, followee: user, followedAt: LogPosition(3))),
+        .unfollowed(Unfollowed(follower: other, followee: user, followedAt: nil)),
         .messageSent(MessageSent(message: .make(), from: user, to: other, text: "안녕")),
         .sessionStarted(SessionStarted(session: .make(), user: user, expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_123))),
         .sessionEnded(SessionEnded(session: .make(), user: user)),
@@ -54,13 +56,50 @@ struct DomainEventCodingTests {
         }
     }
 
+    @Test("likes, unlikes, comments and unfollows of schema version 1 still decode, without what version 2 added (upcasting)")
+    func versionOne() throws {
+        let comment = CommentID.make()
+        var likedV1 = PayloadWriter(), unlikedV1 = PayloadWriter(), commentV1 = PayloadWriter(), unfollowedV1 = PayloadWriter()
+        unfollowedV1.write(Self.other)
+        unfollowedV1.write(Self.user)
+        likedV1.write(Self.other)
+        likedV1.write(Self.post)
+        unlikedV1.write(Self.other)
+        unlikedV1.write(Self.post)
+        commentV1.write(comment)
+        commentV1.write(Self.post)
+        commentV1.write(Self.other)
+        commentV1.write("first")
+        let stored = [
+            NewEvent(type: "Liked", schemaVersion: 1, payload: likedV1.bytes),
+            NewEvent(type: "Unliked", schemaVersion: 1, payload: unlikedV1.bytes),
+            NewEvent(type: "CommentAdded", schemaVersion: 1, payload: commentV1.bytes),
+            NewEvent(type: "Unfollowed", schemaVersion: 1, payload: unfollowedV1.bytes),
+        ]
+        #expect(try stored.map { try DomainEvent(decoding: recorded($0)) } == [
+            .liked(Liked(user: Self.other, post: Self.post, postAuthor: nil)),
+            .unliked(Unliked(user: Self.other, post: Self.post, postAuthor: nil, likedAt: nil)),
+            .commentAdded(CommentAdded(comment: comment, post: Self.post, author: Self.other, text: "first", postAuthor: nil)),
+            .unfollowed(Unfollowed(follower: Self.other, followee: Self.user, followedAt: nil)),
+        ])
+        // New events are written with the current version, and a version-2 payload is not read as version 1.
+        let current = DomainEvent.liked(Liked(user: Self.other, post: Self.post, postAuthor: Self.user)).encoded()
+        #expect(current.schemaVersion == 2)
+        var misread = current
+        misread.schemaVersion = 1
+        #expect(throws: DomainEventDecodingError.self) { try DomainEvent(decoding: recorded(misread)) }
+        var future = current
+        future.schemaVersion = 3
+        #expect(throws: DomainEventDecodingError.self) { try DomainEvent(decoding: recorded(future)) }
+    }
+
     @Test("events go to their aggregate's stream; a conversation's stream is the same from either side")
     func streams() {
         let message = MessageSent(message: .make(), from: Self.user, to: Self.other, text: "x")
         var reply = message
         (reply.from, reply.to) = (message.to, message.from)
         #expect(DomainEvent.messageSent(message).stream == DomainEvent.messageSent(reply).stream)
-        #expect(DomainEvent.liked(Liked(user: Self.user, post: Self.post)).stream.rawValue == "post-\(Self.post)")
+        #expect(DomainEvent.liked(Liked(user: Self.user, post: Self.post, postAuthor: Self.other)).stream.rawValue == "post-\(Self.post)")
         #expect(DomainEvent.followed(Followed(follower: Self.user, followee: Self.other)).stream.rawValue == "user-\(Self.user)")
     }
 

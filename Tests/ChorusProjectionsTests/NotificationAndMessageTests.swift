@@ -1,6 +1,7 @@
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import ChorusTestSupport
 import Testing
 
 @Suite("Notifications and conversations")
@@ -33,6 +34,40 @@ struct NotificationAndMessageTests {
             _ = try await app.chorus.execute(.unlike(user: bo, post: post))
             _ = try await app.chorus.execute(.unfollow(follower: bo, followee: ana))
             #expect(try app.read { try $0.notifications(of: ana, page: PageRequest()).items.map(\.kind) } == [.comment])
+        }
+    }
+
+    @Test("likes, unlikes, comments and unfollows of schema version 1 project as today's do, followed and rebuilt")
+    func versionOneEvents() async throws {
+        try await withProjections(batchSize: 1) { app in
+            let ana = try await app.register("Ana")
+            let bo = try await app.register("Bo")
+            let cy = try await app.register("Cy")
+            let post = try await app.post(ana, "hello")
+            // As an older Chorus wrote them: schema version 1, without `postAuthor`.
+            func versionOne(_ type: String, stream: String? = nil, _ parts: (inout PayloadWriter) -> Void) async throws {
+                var payload = PayloadWriter()
+                parts(&payload)
+                _ = try await app.log.append(
+                    AppendRequest(stream: try StreamID(stream ?? "post-\(post)"), events: [NewEvent(type: type, schemaVersion: 1, payload: payload.bytes)]))
+            }
+            try await versionOne("Liked") { $0.write(bo); $0.write(post) }
+            try await versionOne("CommentAdded") { $0.write(CommentID.make()); $0.write(post); $0.write(bo); $0.write("nice") }
+            try await versionOne("Liked") { $0.write(cy); $0.write(post) }
+            try await versionOne("Unliked") { $0.write(cy); $0.write(post) }
+            try await versionOne("Liked") { $0.write(ana); $0.write(post) }  // her own: no notification
+            _ = try await app.chorus.execute(.follow(follower: cy, followee: ana))
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: ana))
+            try await versionOne("Unfollowed", stream: "user-\(cy)") { $0.write(cy); $0.write(ana) }
+
+            // Followed one event at a time (after a first batch of one), then rebuilt at once: the same answer.
+            let page = try app.read { try $0.notifications(of: ana, page: PageRequest()) }
+            #expect(page.items.map(\.kind) == [.follow, .comment, .like])
+            #expect(page.items.allSatisfy { $0.actor.id == bo })
+            #expect(try app.read { try $0.followers(of: ana, page: PageRequest())?.items.map(\.id) } == [bo])
+            let rebuilt = app.directory + "/rebuilt"
+            _ = try ProjectionEngine.rebuild(log: app.log, into: rebuilt)
+            #expect(try dumpReadModels(app.engine.store) == dumpReadModels(atDirectory: rebuilt))
         }
     }
 

@@ -129,7 +129,9 @@ public final class CommandExecutor: Sendable {
         {
             let outcome = try batch.append(
                 AppendRequest(stream: events[0].stream, events: events.map { $0.encoded() }, actor: command.actor))
-            for event in events { try state.apply(event, in: transaction) }
+            for (offset, event) in events.enumerated() {
+                try state.apply(event, at: LogPosition(outcome.firstPosition.rawValue + UInt64(offset)), in: transaction)
+            }
             return CommandResult(
                 position: outcome.lastPosition, appended: true, createdID: created,
                 session: session)
@@ -137,8 +139,13 @@ public final class CommandExecutor: Sendable {
         func requireUser(_ user: UserID) throws {
             guard try state.exists(user, in: transaction) else { throw DomainError(.unknownUser, "no user \(user)") }
         }
-        func requirePost(_ post: PostID) throws {
-            guard try state.exists(post, in: transaction) else { throw DomainError(.unknownPost, "no post \(post)") }
+        /// The post's author; throws if there is no such post.
+        @discardableResult
+        func requirePost(_ post: PostID) throws -> UserID {
+            guard let author = try state.author(of: post, in: transaction) else {
+                throw DomainError(.unknownPost, "no post \(post)")
+            }
+            return author
         }
 
         switch command.decision {
@@ -165,28 +172,30 @@ public final class CommandExecutor: Sendable {
             return try record(.postCreated(event), created: event.post.rawValue)
         case .like(let user, let post):
             try requireUser(user)
-            try requirePost(post)
-            guard try !state.likes(user, post, in: transaction) else { return unchanged }
-            return try record(.liked(Liked(user: user, post: post)))
+            let author = try requirePost(post)
+            guard try !state.like(user, post, in: transaction).exists else { return unchanged }
+            return try record(.liked(Liked(user: user, post: post, postAuthor: author)))
         case .unlike(let user, let post):
             try requireUser(user)
-            try requirePost(post)
-            guard try state.likes(user, post, in: transaction) else { return unchanged }
-            return try record(.unliked(Unliked(user: user, post: post)))
-        case .addComment(let event):
+            let author = try requirePost(post)
+            let like = try state.like(user, post, in: transaction)
+            guard like.exists else { return unchanged }
+            return try record(.unliked(Unliked(user: user, post: post, postAuthor: author, likedAt: like.since)))
+        case .addComment(var event):
             try requireUser(event.author)
-            try requirePost(event.post)
+            event.postAuthor = try requirePost(event.post)
             return try record(.commentAdded(event), created: event.comment.rawValue)
         case .follow(let follower, let followee):
             try requireUser(follower)
             try requireUser(followee)
-            guard try !state.follows(follower, followee, in: transaction) else { return unchanged }
+            guard try !state.follow(follower, followee, in: transaction).exists else { return unchanged }
             return try record(.followed(Followed(follower: follower, followee: followee)))
         case .unfollow(let follower, let followee):
             try requireUser(follower)
             try requireUser(followee)
-            guard try state.follows(follower, followee, in: transaction) else { return unchanged }
-            return try record(.unfollowed(Unfollowed(follower: follower, followee: followee)))
+            let follow = try state.follow(follower, followee, in: transaction)
+            guard follow.exists else { return unchanged }
+            return try record(.unfollowed(Unfollowed(follower: follower, followee: followee, followedAt: follow.since)))
         case .sendMessage(let event):
             try requireUser(event.from)
             try requireUser(event.to)

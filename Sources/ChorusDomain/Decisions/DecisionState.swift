@@ -8,8 +8,9 @@ import ChorusLog
 /// - `emails`: lowercase e-mail → user id
 /// - `users`: user id → bcrypt hash
 /// - `posts`: post id → author id
-/// - `follows`: follower, followee → empty
-/// - `likes`: user, post → empty
+/// - `follows`: follower, followee → position of the follow (u64 big-endian; empty if recorded by a Chorus before
+///   unfollows carried it)
+/// - `likes`: user, post → position of the like (likewise)
 /// - `idempotency`: actor, key → request fingerprint (u64) and the encoded ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
 public struct DecisionState: Sendable {
@@ -42,8 +43,11 @@ public struct DecisionState: Sendable {
         try state.withValue(for: Self.key(user.rawValue), in: users) { $0 != nil }
     }
 
-    func exists(_ post: PostID, in state: StoreTransaction) throws -> Bool {
-        try state.withValue(for: Self.key(post.rawValue), in: posts) { $0 != nil }
+    /// The author of `post`, nil if there is no such post.
+    func author(of post: PostID, in state: StoreTransaction) throws -> UserID? {
+        try state.withValue(for: Self.key(post.rawValue), in: posts) { bytes in
+            bytes.map { UserID(unchecked: String(decoding: $0, as: UTF8.self)) }
+        }
     }
 
     func user(withEmailKey emailKey: String, in state: StoreTransaction) throws -> UserID? {
@@ -54,12 +58,29 @@ public struct DecisionState: Sendable {
         try state.value(for: Self.key(user.rawValue), in: users).map { String(decoding: $0, as: UTF8.self) }
     }
 
-    func follows(_ follower: UserID, _ followee: UserID, in state: StoreTransaction) throws -> Bool {
-        try state.withValue(for: Self.key(follower.rawValue, followee.rawValue), in: follows) { $0 != nil }
+    /// Whether `follower` follows `followee`, and since which position (nil if recorded without it).
+    func follow(_ follower: UserID, _ followee: UserID, in state: StoreTransaction) throws -> Edge {
+        try state.withValue(for: Self.key(follower.rawValue, followee.rawValue), in: follows, Edge.init)
     }
 
-    func likes(_ user: UserID, _ post: PostID, in state: StoreTransaction) throws -> Bool {
-        try state.withValue(for: Self.key(user.rawValue, post.rawValue), in: likes) { $0 != nil }
+    /// Whether `user` likes `post`, and since which position (nil if recorded without it).
+    func like(_ user: UserID, _ post: PostID, in state: StoreTransaction) throws -> Edge {
+        try state.withValue(for: Self.key(user.rawValue, post.rawValue), in: likes, Edge.init)
+    }
+
+    /// A follow or a like as the state keeps it.
+    struct Edge {
+        let exists: Bool
+        let since: LogPosition?
+
+        init(_ stored: UnsafeRawBufferPointer?) {
+            exists = stored != nil
+            since = stored.flatMap { $0.count == 8 ? LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) : nil }
+        }
+
+        static func value(since position: LogPosition) -> [UInt8] {
+            withUnsafeBytes(of: position.rawValue.bigEndian, Array.init)
+        }
     }
 
     /// The session's user and expiry, unless it ended.
@@ -73,8 +94,8 @@ public struct DecisionState: Sendable {
         }
     }
 
-    /// Records what `event` changes in the state; called after the event is appended, in the same transaction.
-    func apply(_ event: DomainEvent, in state: StoreTransaction) throws {
+    /// Records what `event`, appended at `position`, changes in the state; called in the same transaction.
+    func apply(_ event: DomainEvent, at position: LogPosition, in state: StoreTransaction) throws {
         switch event {
         case .userRegistered(let event):
             try state.put(Array(event.user.rawValue.utf8), for: Self.key(Validate.emailKey(event.email)), in: emails)
@@ -82,11 +103,11 @@ public struct DecisionState: Sendable {
         case .postCreated(let event):
             try state.put(Array(event.author.rawValue.utf8), for: Self.key(event.post.rawValue), in: posts)
         case .followed(let event):
-            try state.put([], for: Self.key(event.follower.rawValue, event.followee.rawValue), in: follows)
+            try state.put(Edge.value(since: position), for: Self.key(event.follower.rawValue, event.followee.rawValue), in: follows)
         case .unfollowed(let event):
             try state.delete(Self.key(event.follower.rawValue, event.followee.rawValue), in: follows)
         case .liked(let event):
-            try state.put([], for: Self.key(event.user.rawValue, event.post.rawValue), in: likes)
+            try state.put(Edge.value(since: position), for: Self.key(event.user.rawValue, event.post.rawValue), in: likes)
         case .unliked(let event):
             try state.delete(Self.key(event.user.rawValue, event.post.rawValue), in: likes)
         case .sessionStarted(let event):

@@ -2,7 +2,13 @@ import ChorusLog
 
 /// How domain events are stored in the log: a type name, the schema version of that type's payload, and the payload
 /// in ``PayloadWriter``'s binary form. Decoding takes every schema version ever written to the current shape
-/// (upcasting); today each type has one.
+/// (upcasting), so a log written by an older Chorus replays and projects unchanged.
+///
+/// Schema versions:
+/// - `Liked`, `CommentAdded` 2: the post's author appended (version 1 without it: `postAuthor` nil).
+/// - `Unliked` 2: the post's author and the position of the like appended (version 1: both nil).
+/// - `Unfollowed` 2: the position of the follow appended (version 1: `followedAt` nil).
+/// - every other type 1.
 extension DomainEvent {
     /// The log's type name of the event.
     public var typeName: String {
@@ -22,7 +28,12 @@ extension DomainEvent {
     }
 
     /// The schema version each type is written with now.
-    public static let currentSchemaVersion: UInt16 = 1
+    public static func currentSchemaVersion(ofType type: String) -> UInt16 {
+        switch type {
+        case "Liked", "Unliked", "CommentAdded", "Unfollowed": 2
+        default: 1
+        }
+    }
 
     /// The event as the log stores it.
     public func encoded() -> NewEvent {
@@ -57,20 +68,25 @@ extension DomainEvent {
         case .liked(let event):
             writer.write(event.user)
             writer.write(event.post)
+            writer.write(event.postAuthor)
         case .unliked(let event):
             writer.write(event.user)
             writer.write(event.post)
+            writer.write(event.postAuthor)
+            writer.write(event.likedAt)
         case .commentAdded(let event):
             writer.write(event.comment)
             writer.write(event.post)
             writer.write(event.author)
             writer.write(event.text)
+            writer.write(event.postAuthor)
         case .followed(let event):
             writer.write(event.follower)
             writer.write(event.followee)
         case .unfollowed(let event):
             writer.write(event.follower)
             writer.write(event.followee)
+            writer.write(event.followedAt)
         case .messageSent(let event):
             writer.write(event.message)
             writer.write(event.from)
@@ -84,15 +100,19 @@ extension DomainEvent {
             writer.write(event.session)
             writer.write(event.user)
         }
-        return NewEvent(type: typeName, schemaVersion: Self.currentSchemaVersion, payload: writer.bytes)
+        return NewEvent(type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
     }
 
     /// Decodes a stored event; throws ``DomainEventDecodingError`` for an unknown type or version, or a bad payload.
     public init(decoding event: RecordedEvent) throws {
-        guard event.schemaVersion == Self.currentSchemaVersion else {
-            throw DomainEventDecodingError(event: event, reason: "unknown schema version \(event.schemaVersion)")
+        let version = event.schemaVersion
+        guard (1...Self.currentSchemaVersion(ofType: event.type)).contains(version) else {
+            throw DomainEventDecodingError(event: event, reason: "unknown schema version \(version)")
         }
         var reader = PayloadReader(event.payload)
+        /// What version 2 of likes, unlikes, comments and unfollows added; nil in version 1.
+        func postAuthor() throws -> UserID? { version >= 2 ? try reader.readOptional(UserID.self) : nil }
+        func position() throws -> LogPosition? { version >= 2 ? try reader.readOptionalPosition() : nil }
         do {
             switch event.type {
             case "UserRegistered":
@@ -121,20 +141,26 @@ extension DomainEvent {
                         caption: try reader.readString(), text: try reader.readString(),
                         image: try reader.readOptional(MediaID.self), repostOf: try reader.readOptional(PostID.self)))
             case "Liked":
-                self = .liked(Liked(user: try reader.read(UserID.self), post: try reader.read(PostID.self)))
+                self = .liked(
+                    Liked(user: try reader.read(UserID.self), post: try reader.read(PostID.self), postAuthor: try postAuthor()))
             case "Unliked":
-                self = .unliked(Unliked(user: try reader.read(UserID.self), post: try reader.read(PostID.self)))
+                self = .unliked(
+                    Unliked(
+                        user: try reader.read(UserID.self), post: try reader.read(PostID.self), postAuthor: try postAuthor(),
+                        likedAt: try position()))
             case "CommentAdded":
                 self = .commentAdded(
                     CommentAdded(
                         comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
-                        author: try reader.read(UserID.self), text: try reader.readString()))
+                        author: try reader.read(UserID.self), text: try reader.readString(), postAuthor: try postAuthor()))
             case "Followed":
                 self = .followed(
                     Followed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))
             case "Unfollowed":
                 self = .unfollowed(
-                    Unfollowed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))
+                    Unfollowed(
+                        follower: try reader.read(UserID.self), followee: try reader.read(UserID.self),
+                        followedAt: try position()))
             case "MessageSent":
                 self = .messageSent(
                     MessageSent(

@@ -74,34 +74,49 @@ public struct PostCreated: Sendable, Hashable {
     }
 }
 
+/// `postAuthor`, the author of the liked post, is a fact of the decision (a post's author never changes), recorded so
+/// that whoever follows the log can notify the author without looking the post up. Nil only in events recorded
+/// before schema version 2, which did not carry it.
 public struct Liked: Sendable, Hashable {
     public var user: UserID
     public var post: PostID
-    public init(user: UserID, post: PostID) {
+    public var postAuthor: UserID?
+    public init(user: UserID, post: PostID, postAuthor: UserID?) {
         self.user = user
         self.post = post
+        self.postAuthor = postAuthor
     }
 }
 
+/// `postAuthor` as in ``Liked``; `likedAt`, the position of the like this takes back, so that whoever follows the
+/// log can take back what that like did without looking it up. Both nil only in events recorded before schema
+/// version 2.
 public struct Unliked: Sendable, Hashable {
     public var user: UserID
     public var post: PostID
-    public init(user: UserID, post: PostID) {
+    public var postAuthor: UserID?
+    public var likedAt: LogPosition?
+    public init(user: UserID, post: PostID, postAuthor: UserID?, likedAt: LogPosition?) {
         self.user = user
         self.post = post
+        self.postAuthor = postAuthor
+        self.likedAt = likedAt
     }
 }
 
+/// `author` wrote the comment; `postAuthor` (as in ``Liked``) wrote the post, and is filled in by the decision.
 public struct CommentAdded: Sendable, Hashable {
     public var comment: CommentID
     public var post: PostID
     public var author: UserID
     public var text: String
-    public init(comment: CommentID, post: PostID, author: UserID, text: String) {
+    public var postAuthor: UserID?
+    public init(comment: CommentID, post: PostID, author: UserID, text: String, postAuthor: UserID? = nil) {
         self.comment = comment
         self.post = post
         self.author = author
         self.text = text
+        self.postAuthor = postAuthor
     }
 }
 
@@ -114,12 +129,16 @@ public struct Followed: Sendable, Hashable {
     }
 }
 
+/// `followedAt`, the position of the follow this takes back (as `likedAt` in ``Unliked``); nil only in events
+/// recorded before schema version 2.
 public struct Unfollowed: Sendable, Hashable {
     public var follower: UserID
     public var followee: UserID
-    public init(follower: UserID, followee: UserID) {
+    public var followedAt: LogPosition?
+    public init(follower: UserID, followee: UserID, followedAt: LogPosition?) {
         self.follower = follower
         self.followee = followee
+        self.followedAt = followedAt
     }
 }
 

@@ -1,3 +1,5 @@
+import ChorusLog
+
 /// The compact binary form of event payloads (and of read-model records): fields in a fixed order per type and schema
 /// version; strings as a u32 length and UTF-8; optionals behind a presence byte. Little-endian. Decoding checks every
 /// length.
@@ -29,6 +31,12 @@ public struct PayloadWriter {
     public mutating func write(_ id: some ChorusIdentifier) { write(id.rawValue) }
 
     public mutating func write<ID: ChorusIdentifier>(_ id: ID?) { write(id?.rawValue) }
+
+    public mutating func write(_ position: LogPosition?) {
+        guard let position else { return write(UInt8(0)) }
+        write(UInt8(1))
+        write(position.rawValue)
+    }
 }
 
 /// Reads what ``PayloadWriter`` wrote; throws ``PayloadError`` on any mismatch.
@@ -70,6 +78,14 @@ public struct PayloadReader {
     }
 
     public mutating func read<ID: ChorusIdentifier>(_: ID.Type) throws -> ID { ID(unchecked: try readString()) }
+
+    public mutating func readOptionalPosition() throws -> LogPosition? {
+        switch try readByte() {
+        case 0: nil
+        case 1: LogPosition(try readUInt64())
+        case let flag: throw PayloadError.badFlag(flag)
+        }
+    }
 
     public mutating func readOptional<ID: ChorusIdentifier>(_: ID.Type) throws -> ID? {
         try readOptionalString().map(ID.init(unchecked:))

@@ -13,6 +13,9 @@ import Glibc
 /// file beside the store, and at the end the runs are merged and appended. Memory stays flat whatever the number of
 /// writes. Of several writes to one key, the last one counts, as it would have in the table.
 ///
+/// A table can be read before the end only after ``flush(_:_:)`` has merged what was written to it so far; from then
+/// on it is no longer empty, and its later writes are merged in with ordinary puts and deletes.
+///
 /// A write is held as its kind (1 put, 0 delete), key size (u16), value size (u32), key and value. The sorting thread
 /// only ever touches `runs`, and the writer reads them only after waiting for it.
 final class KeyOrderLoad: @unchecked Sendable {
@@ -27,6 +30,12 @@ final class KeyOrderLoad: @unchecked Sendable {
         let count: Int
     }
 
+    /// Where the merged writes of a table go: a put (`value`) or a delete (nil); `append` when the table was empty
+    /// before the load, so that each put can be appended.
+    typealias Sink = (
+        _ table: StoreTable, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?, _ append: Bool
+    ) throws -> Void
+
     private let directory: String
     private let tables: [StoreTable]
     /// Per table (in the order of `tables`): the writes not yet handed to the sorter, back to back, and where each
@@ -37,6 +46,9 @@ final class KeyOrderLoad: @unchecked Sendable {
     private var runs: [[Run]]
     /// The index in `tables` of each table handle, -1 for other tables.
     private var slots: [Int]
+    /// Per table, whether it has been flushed, so that it is no longer empty; and whether it was written since.
+    private var flushed: [Bool]
+    private var writtenSinceFlush: [Bool]
     private let sorting = DispatchQueue(label: "chorus.store.key-order-load")
     private let sortingGroup = DispatchGroup()
     /// Runs handed off and not yet written: the writer waits rather than let memory grow when the sorting falls behind.
@@ -55,6 +67,8 @@ final class KeyOrderLoad: @unchecked Sendable {
         bytes = tables.map { _ in [] }
         starts = tables.map { _ in [] }
         runs = tables.map { _ in [] }
+        flushed = tables.map { _ in false }
+        writtenSinceFlush = tables.map { _ in false }
         slots = [Int](repeating: -1, count: Int(tables.map(\.database.handle).max() ?? 0) + 1)
         for (index, table) in tables.enumerated() { slots[Int(table.database.handle)] = index }
     }
@@ -73,16 +87,30 @@ final class KeyOrderLoad: @unchecked Sendable {
         return slots[handle]
     }
 
-    /// Sorts what is left, merges every run of each table, and appends the surviving entries through `append`; then
-    /// removes the runs' files.
-    func finish(_ append: (_ table: StoreTable, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void)
-        throws
-    {
+    /// Sorts what is left, merges every run of each table, and hands the surviving writes to `sink`; then removes the
+    /// runs' files.
+    func finish(_ sink: Sink) throws {
         for slot in tables.indices { handOff(slot) }
         sortingGroup.wait()
         defer { for runs in runs { for run in runs { unlink(run.path) } } }
         if let error = failure.withLock({ $0 }) { throw error }
-        for (slot, table) in tables.enumerated() { try merge(runs[slot], into: table, append) }
+        for slot in tables.indices { try merge(runs[slot], of: slot, sink) }
+    }
+
+    /// Merges what was written to `table` so far into it through `sink`, so that it can be read. For rare reads: each
+    /// waits for the sorting thread and merges everything written to the table since the last.
+    func flush(_ table: StoreTable, _ sink: Sink) throws {
+        let slot = try slot(table)
+        guard writtenSinceFlush[slot] else { return }
+        writtenSinceFlush[slot] = false
+        handOff(slot)
+        sortingGroup.wait()
+        if let error = failure.withLock({ $0 }) { throw error }
+        let flushing = runs[slot]
+        runs[slot] = []
+        defer { for run in flushing { unlink(run.path) } }
+        try merge(flushing, of: slot, sink)
+        flushed[slot] = true
     }
 
     /// Removes the runs' files of a load that will not finish.
@@ -94,6 +122,7 @@ final class KeyOrderLoad: @unchecked Sendable {
 
     private func add(kind: UInt8, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, to slot: Int) throws {
         guard key.count <= Int(UInt16.max) else { throw LMDBError(EINVAL, "a key of \(key.count) bytes for \(tables[slot].name)") }
+        writtenSinceFlush[slot] = true
         starts[slot].append(bytes[slot].count)
         bytes[slot].append(kind)
         withUnsafeBytes(of: UInt16(key.count).littleEndian) { bytes[slot].append(contentsOf: $0) }
@@ -151,11 +180,10 @@ final class KeyOrderLoad: @unchecked Sendable {
         }
     }
 
-    /// Merges the runs of one table, oldest first, and appends each key's last write if it is a put.
-    private func merge(
-        _ runs: [Run], into table: StoreTable,
-        _ append: (StoreTable, UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void
-    ) throws {
+    /// Merges the runs of one table, oldest first, and hands each key's last write to `sink`: every put, and the deletes
+    /// once the table is no longer empty (until then a delete only cancels earlier writes of the load).
+    private func merge(_ runs: [Run], of slot: Int, _ sink: Sink) throws {
+        let (table, append) = (tables[slot], !flushed[slot])
         let readers = try runs.map { try RunReader(path: $0.path, count: $0.count) }
         // A heap of the readers that have a record, smallest key first; of equal keys, the newest run first, whose
         // write to the key is the last.
@@ -185,7 +213,11 @@ final class KeyOrderLoad: @unchecked Sendable {
             if isNewKey {
                 try readers[top].withRecord { key, value in
                     lastKey = key
-                    if readers[top].kind == 1 { try append(table, key, value) }
+                    if readers[top].kind == 1 {
+                        try sink(table, key, value, append)
+                    } else if !append {
+                        try sink(table, key, nil, false)
+                    }
                 }
             }
             try readers[top].advance()

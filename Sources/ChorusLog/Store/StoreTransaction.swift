@@ -44,10 +44,21 @@ public struct StoreTransaction {
         loadingHandles != 0 && table.database.handle < 64 && loadingHandles & (1 << table.database.handle) != 0
     }
 
-    /// Throws if `table` is being loaded in key order: what was written to it is not in it yet.
+    /// If `table` is being loaded in key order, merges what was written to it so far, which is not in it yet.
     private func readable(_ table: StoreTable) throws {
-        if isLoading(table) {
-            throw LMDBError(EINVAL, "\(table.name) is being loaded in key order and cannot be read before the load ends")
+        if isLoading(table), let load, case .write(let transaction) = access {
+            try load.flush(table, Self.sink(transaction))
+        }
+    }
+
+    /// Where a key-order load's merged writes go.
+    private static func sink(_ transaction: LMDBWriteTransaction) -> KeyOrderLoad.Sink {
+        { table, key, value, append in
+            if let value {
+                try transaction.put(value, for: key, in: table.database, append: append)
+            } else {
+                try transaction.delete(key, in: table.database)
+            }
         }
     }
 
@@ -148,7 +159,8 @@ public struct StoreTransaction {
     /// Runs `body` with a transaction in which `tables`, empty, are loaded in key order: what `body` writes to them
     /// is collected, sorted (on a thread of its own, spilling runs into `directory`) and appended to them when `body`
     /// returns, in a fraction of the time of writes in random key order. Of several writes to one key the last one
-    /// counts, as usual; but `body` cannot read these tables, and a delete cannot say whether its key was there.
+    /// counts, as usual, and a delete cannot say whether its key was there. Reading one of these tables inside `body`
+    /// first merges what was written to it so far, which costs about as much as all those writes: for rare reads.
     public func loadingInKeyOrder<R>(
         _ tables: [StoreTable], spillingInto directory: String, _ body: (StoreTransaction) throws -> R
     ) throws -> R {
@@ -170,7 +182,7 @@ public struct StoreTransaction {
             load.abandon()
             throw error
         }
-        try load.finish { table, key, value in try transaction.put(value, for: key, in: table.database, append: true) }
+        try load.finish(Self.sink(transaction))
         return result
     }
 
