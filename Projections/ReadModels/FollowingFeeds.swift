@@ -80,7 +80,7 @@ struct FollowingFeeds: DerivedReadModel {
 
     /// Positions a derivation keeps of the authors it has read (8 bytes each): a few popular accounts are followed
     /// by most users, and reading their posts once instead of once per follower saves most of the join's reads.
-    static let derivationBudget = 1 << 17
+    static let derivationBudget = 1 << 18
 
     /// The positions of `author`'s posts, oldest first, from the posts tab.
     private func positions(of author: [UInt8], in transaction: StoreTransaction) throws -> [UInt64] {

@@ -184,11 +184,14 @@ final class KeyOrderLoad: @unchecked Sendable {
     /// once the table is no longer empty (until then a delete only cancels earlier writes of the load).
     private func merge(_ runs: [Run], of slot: Int, _ sink: Sink) throws {
         let (table, append) = (tables[slot], !flushed[slot])
-        let readers = try runs.map { try RunReader(path: $0.path, count: $0.count) }
+        var mappings: [RunMapping] = []
+        defer { for mapping in mappings { mapping.unmap() } }
+        for run in runs { mappings.append(try RunMapping(path: run.path)) }
+        var readers = try zip(mappings, runs).map { try RunReader(mapping: $0, count: $1.count) }
         // A heap of the readers that have a record, smallest key first; of equal keys, the newest run first, whose
         // write to the key is the last.
         func precedes(_ left: Int, _ right: Int) -> Bool {
-            let comparison = readers[left].compareKey(with: readers[right])
+            let comparison = readers[left].compareKey(with: readers[right].key)
             return comparison != 0 ? comparison < 0 : left > right
         }
         var heap = readers.indices.filter { readers[$0].hasRecord }
@@ -211,13 +214,12 @@ final class KeyOrderLoad: @unchecked Sendable {
             // The first write seen of a key is its last one (newest run, and last within it: see writeRun).
             let isNewKey = lastKey.map { readers[top].compareKey(with: $0) != 0 } ?? true
             if isNewKey {
-                try readers[top].withRecord { key, value in
-                    lastKey = key
-                    if readers[top].kind == 1 {
-                        try sink(table, key, value, append)
-                    } else if !append {
-                        try sink(table, key, nil, false)
-                    }
+                let reader = readers[top]
+                lastKey = reader.key
+                if reader.kind == 1 {
+                    try sink(table, reader.key, reader.value, append)
+                } else if !append {
+                    try sink(table, reader.key, nil, false)
                 }
             }
             try readers[top].advance()
@@ -245,44 +247,57 @@ final class KeyOrderLoad: @unchecked Sendable {
     }
 }
 
-/// Reads a run's records in order where they lie: the file is mapped (it was written moments ago, so it is in the
-/// page cache), and each key and value is handed out in place. Reading a record through `fread` calls took most of a
-/// merge's time.
-private final class RunReader {
-    private let base: UnsafeRawPointer?
-    private let size: Int
-    private var offset = 0
-    private var remaining: Int
-    private(set) var hasRecord = false
-    private(set) var kind: UInt8 = 0
-    private var key = UnsafeRawBufferPointer(start: nil, count: 0)
-    private var value = UnsafeRawBufferPointer(start: nil, count: 0)
+/// A run's file, mapped for reading: it was written moments ago, so it is in the page cache. Unmapped by the merge
+/// that maps it.
+private struct RunMapping {
+    let base: UnsafeRawPointer?
+    let size: Int
 
-    init(path: String, count: Int) throws {
+    init(path: String) throws {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw LMDBError(errno, "open(\(path))") }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw LMDBError(errno, "fstat(\(path))") }
         size = Int(status.st_size)
-        if size > 0 {
-            guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), mapped != MAP_FAILED else {
-                throw LMDBError(errno, "mmap(\(path))")
-            }
-            madvise(mapped, size, MADV_SEQUENTIAL)
-            base = UnsafeRawPointer(mapped)
-        } else {
+        guard size > 0 else {
             base = nil
+            return
         }
+        guard let mapped = mmap(nil, size, PROT_READ, MAP_PRIVATE, descriptor, 0), mapped != MAP_FAILED else {
+            throw LMDBError(errno, "mmap(\(path))")
+        }
+        madvise(mapped, size, MADV_SEQUENTIAL)
+        base = UnsafeRawPointer(mapped)
+    }
+
+    func unmap() {
+        if let base { munmap(UnsafeMutableRawPointer(mutating: base), size) }
+    }
+}
+
+/// Reads a mapped run's records in order where they lie, handing out each key and value in place: reading them
+/// through `fread` calls took most of a merge's time. A value of pointers, so that moving through a merge's heap costs
+/// no reference counting.
+private struct RunReader {
+    private let base: UnsafeRawPointer?
+    private let size: Int
+    private var offset = 0
+    private var remaining: Int
+    private(set) var hasRecord = false
+    private(set) var kind: UInt8 = 0
+    /// The current record's key and value, valid while the mapping is.
+    private(set) var key = UnsafeRawBufferPointer(start: nil, count: 0)
+    private(set) var value = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    init(mapping: RunMapping, count: Int) throws {
+        base = mapping.base
+        size = mapping.size
         remaining = count
         try advance()
     }
 
-    deinit {
-        if let base { munmap(UnsafeMutableRawPointer(mutating: base), size) }
-    }
-
-    func advance() throws {
+    mutating func advance() throws {
         guard remaining > 0 else {
             hasRecord = false
             return
@@ -300,19 +315,9 @@ private final class RunReader {
         hasRecord = true
     }
 
-    /// Calls `body` with the current record's key and value, which stay valid while this reader lives.
-    func withRecord<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(key, value)
-    }
-
     /// Compares the current key with `other`.
     func compareKey(with other: UnsafeRawBufferPointer) -> Int32 {
         let common = key.isEmpty || other.isEmpty ? 0 : memcmp(key.baseAddress!, other.baseAddress!, min(key.count, other.count))
         return common != 0 ? common : Int32(key.count - other.count)
-    }
-
-    /// Compares the current keys of two readers that both have one.
-    func compareKey(with other: RunReader) -> Int32 {
-        compareKey(with: other.key)
     }
 }

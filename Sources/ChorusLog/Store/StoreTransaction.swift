@@ -22,8 +22,10 @@ public struct StoreTransaction {
 
     private let access: Access
     /// Tables being loaded in key order (see ``loadingInKeyOrder(_:spillingInto:_:)``), and a bit per table handle
-    /// to tell them apart without touching the load on every read and write.
-    private var load: KeyOrderLoad?
+    /// to tell them apart without touching the load on every read and write. Unmanaged: `loadingInKeyOrder` holds the
+    /// load for as long as this transaction can be used, and a retain and release per write were a tenth of a build's
+    /// reference counting.
+    private var load: Unmanaged<KeyOrderLoad>?
     private var loadingHandles: UInt64 = 0
 
     init(_ transaction: LMDBReadTransaction) { access = .read(transaction) }
@@ -47,7 +49,7 @@ public struct StoreTransaction {
     /// If `table` is being loaded in key order, merges what was written to it so far, which is not in it yet.
     private func readable(_ table: StoreTable) throws {
         if isLoading(table), let load, case .write(let transaction) = access {
-            try load.flush(table, Self.sink(transaction))
+            try load._withUnsafeGuaranteedRef { try $0.flush(table, Self.sink(transaction)) }
         }
     }
 
@@ -135,7 +137,9 @@ public struct StoreTransaction {
     public func put(_ value: [UInt8], for key: [UInt8], in table: StoreTable, append: Bool = false) throws {
         let transaction = try writing("put")
         if isLoading(table), let load {
-            return try key.withUnsafeBytes { key in try value.withUnsafeBytes { try load.put($0, for: key, in: table) } }
+            return try load._withUnsafeGuaranteedRef { load in
+                try key.withUnsafeBytes { key in try value.withUnsafeBytes { try load.put($0, for: key, in: table) } }
+            }
         }
         try key.withUnsafeBytes { key in
             try value.withUnsafeBytes { value in
@@ -150,7 +154,7 @@ public struct StoreTransaction {
         let transaction = try writing("delete")
         if isLoading(table), let load {
             // Whether the key was there is not known before the load ends.
-            try key.withUnsafeBytes { try load.delete($0, in: table) }
+            try load._withUnsafeGuaranteedRef { load in try key.withUnsafeBytes { try load.delete($0, in: table) } }
             return false
         }
         return try key.withUnsafeBytes { try transaction.delete($0, in: table.database) }
@@ -173,17 +177,20 @@ public struct StoreTransaction {
         }
         let load = KeyOrderLoad(tables: tables, spillingInto: directory)
         var loading = self
-        loading.load = load
+        loading.load = Unmanaged.passUnretained(load)
         for table in tables { loading.loadingHandles |= 1 << table.database.handle }
-        let result: R
-        do {
-            result = try body(loading)
-        } catch {
-            load.abandon()
-            throw error
+        // `loading` refers to the load unretained: it lives until here.
+        return try withExtendedLifetime(load) {
+            let result: R
+            do {
+                result = try body(loading)
+            } catch {
+                load.abandon()
+                throw error
+            }
+            try load.finish(Self.sink(transaction))
+            return result
         }
-        try load.finish(Self.sink(transaction))
-        return result
     }
 
     /// Removes every entry of `table`.
