@@ -21,8 +21,10 @@ public struct ReadView {
 
     public func userSummary(_ user: UserID) throws -> UserSummary? {
         if let known = summaries.known[user] { return known }
-        let found = try profileRecord(user).map { summary(user, $0) }
-        if let found { summaries.known[user] = found }
+        guard let stored = try transaction.value(for: ProjectionKey(user).bytes, in: tables.profiles) else { return nil }
+        let fields = try ProfileRecord.summaryFields(decoding: stored)
+        let found = UserSummary(id: user, name: fields.name, major: fields.major, profileImage: fields.profileImage)
+        summaries.known[user] = found
         return found
     }
 

@@ -110,4 +110,14 @@ struct ProfileRecord: Hashable {
         email = try reader.readString()
         try reader.finish()
     }
+
+    /// Only what a user summary shows, which every post, comment and notification embeds: the bio and e-mail are
+    /// skipped rather than made into strings.
+    static func summaryFields(decoding bytes: [UInt8]) throws -> (name: String, major: String, profileImage: MediaID?) {
+        var reader = PayloadReader(bytes)
+        let name = try reader.readString()
+        let major = try reader.readString()
+        try reader.skipString()
+        return (name, major, try reader.readOptional(MediaID.self))
+    }
 }

@@ -25,6 +25,22 @@ struct JSONWriterTests {
             == #"{"none":null,"list":[1,2],"flag":true,"nested":{"id":"a","name":"b","major":"","profileImage":null}}"#)
     }
 
+    @Test("whole numbers are written digit for digit, from zero to the extremes")
+    func integers() {
+        var generator = SystemRandomNumberGenerator()
+        let unsigned: [UInt64] = [0, 9, 10, 99, 100, 1_000_000, UInt64.max] + (0..<500).map { _ in .random(in: 0...UInt64.max, using: &generator) }
+        for value in unsigned {
+            var json = JSONWriter()
+            value.write(to: &json)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == String(value))
+        }
+        for value in [0, -1, 42, -10, Int.min, Int.max] {
+            var json = JSONWriter()
+            value.write(to: &json)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == String(value))
+        }
+    }
+
     /// Foundation's own fractional seconds come from a Double and are sometimes a millisecond short (….999 as
     /// ….998), so the reference is its whole-second form plus the exact milliseconds.
     @Test("timestamps are RFC 3339 UTC with exact milliseconds, across centuries")
@@ -37,7 +53,9 @@ struct JSONWriterTests {
             let (seconds, fraction) = (Int64((Double(milliseconds) / 1000).rounded(.down)), ((milliseconds % 1000) + 1000) % 1000)
             let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
             let expected = whole.dropLast() + "." + String(String(fraction + 1000).dropFirst()) + "Z"
-            #expect(Timestamp.format(time) == expected, "\(milliseconds)")
+            var json = JSONWriter()
+            time.write(to: &json)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"\(expected)\"", "\(milliseconds)")
         }
     }
 }

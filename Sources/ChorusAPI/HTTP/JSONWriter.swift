@@ -1,3 +1,5 @@
+import ChorusLog
+
 /// Writes JSON straight into bytes. Every answer goes through here: Foundation's `JSONEncoder` built a tree of
 /// boxed values per answer and took 40 % of the server's time rendering feeds.
 struct JSONWriter {
@@ -88,6 +90,26 @@ struct JSONWriter {
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
+    /// A quoted ``Timestamp``.
+    mutating func timestamp(_ time: EventTime) {
+        bytes.append(UInt8(ascii: "\""))
+        Timestamp.write(time, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A whole number's digits, without making a string of them first (each post has two counts).
+    mutating func integer(_ value: UInt64) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in  // UInt64.max has 20
+            var (rest, start) = (value, digits.count)
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
+                rest /= 10
+            } while rest > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
     private mutating func separate() {
         if !atFirst { bytes.append(UInt8(ascii: ",")) }
     }
@@ -107,11 +129,14 @@ extension Bool: JSONWritable {
 }
 
 extension UInt64: JSONWritable {
-    func write(to json: inout JSONWriter) { json.raw(String(self)) }
+    func write(to json: inout JSONWriter) { json.integer(self) }
 }
 
 extension Int: JSONWritable {
-    func write(to json: inout JSONWriter) { json.raw(String(self)) }
+    func write(to json: inout JSONWriter) {
+        if self < 0 { json.raw("-") }
+        json.integer(UInt64(magnitude))
+    }
 }
 
 extension Double: JSONWritable {

@@ -26,14 +26,14 @@ struct ObjectRenderer: Sendable {
         PostJSON(
             id: post.id.rawValue, author: user(post.author), caption: post.caption, text: post.text,
             image: imageURL(post.image), repostOf: post.repostOf.map { .init(self.post($0)) },
-            createdAt: Timestamp.format(post.createdAt), likes: post.likes, comments: post.comments,
+            createdAt: post.createdAt, likes: post.likes, comments: post.comments,
             hasLiked: post.hasLiked)
     }
 
     func comment(_ comment: Comment) -> CommentJSON {
         CommentJSON(
             id: comment.id.rawValue, postId: comment.postID.rawValue, author: user(comment.author), text: comment.text,
-            createdAt: Timestamp.format(comment.createdAt))
+            createdAt: comment.createdAt)
     }
 
     func notification(_ notification: ChorusProjections.Notification) -> NotificationJSON {
@@ -41,13 +41,13 @@ struct ObjectRenderer: Sendable {
             id: notification.id, type: notification.kind.rawValue, actor: user(notification.actor),
             actorIsFollowed: notification.actorIsFollowed,
             post: notification.post.map { .init(id: $0.id.rawValue, image: imageURL($0.image)) },
-            comment: notification.comment.map(comment), createdAt: Timestamp.format(notification.createdAt))
+            comment: notification.comment.map(comment), createdAt: notification.createdAt)
     }
 
     func message(_ message: Message) -> MessageJSON {
         MessageJSON(
             id: message.id.rawValue, from: user(message.from), to: user(message.to), text: message.text,
-            createdAt: Timestamp.format(message.createdAt))
+            createdAt: message.createdAt)
     }
 
     func conversation(_ conversation: Conversation) -> ConversationJSON {
@@ -62,14 +62,14 @@ struct ObjectRenderer: Sendable {
 /// RFC 3339 UTC with milliseconds: `2026-11-22T10:00:00.123Z`. Written by hand: every post in a feed has one, and
 /// Foundation's formatter cost more than the rest of the post.
 enum Timestamp {
-    static func format(_ time: EventTime) -> String {
+    /// Appends the timestamp's 24 characters to `text`.
+    static func write(_ time: EventTime, into text: inout [UInt8]) {
         let milliseconds = time.millisecondsSince1970
         let seconds = milliseconds.floorDivided(by: 1000)
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civilDate(daysSince1970: days)
-        var text = [UInt8]()
-        text.reserveCapacity(24)
+        text.reserveCapacity(text.count + 24)
         func digits(_ value: Int64, _ count: Int) {
             var divisor: Int64 = 1
             for _ in 1..<count { divisor *= 10 }
@@ -94,7 +94,6 @@ enum Timestamp {
         text.append(UInt8(ascii: "."))
         digits(milliseconds - seconds * 1000, 3)
         text.append(UInt8(ascii: "Z"))
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
@@ -179,7 +178,7 @@ struct PostJSON: JSONWritable {
     let text: String
     let image: String?
     let repostOf: Repost?
-    let createdAt: String
+    let createdAt: EventTime
     let likes: UInt64
     let comments: UInt64
     let hasLiked: Bool
@@ -205,7 +204,7 @@ struct CommentJSON: JSONWritable {
     let postId: String
     let author: UserJSON
     let text: String
-    let createdAt: String
+    let createdAt: EventTime
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -237,7 +236,7 @@ struct NotificationJSON: JSONWritable {
     let actorIsFollowed: Bool
     let post: PostPart?
     let comment: CommentJSON?
-    let createdAt: String
+    let createdAt: EventTime
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -257,7 +256,7 @@ struct MessageJSON: JSONWritable {
     let from: UserJSON
     let to: UserJSON
     let text: String
-    let createdAt: String
+    let createdAt: EventTime
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -340,4 +339,9 @@ struct MediaJSON: JSONWritable {
             $0.field("url", url)
         }
     }
+}
+
+/// Times are written as ``Timestamp``s, straight into the answer: each post, comment, message and notification has one.
+extension EventTime: JSONWritable {
+    func write(to json: inout JSONWriter) { json.timestamp(self) }
 }

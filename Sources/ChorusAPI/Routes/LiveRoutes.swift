@@ -170,7 +170,7 @@ struct LiveStream: Sendable {
             if topics.contains(.post(event.post)), let author = try view.userSummary(event.author) {
                 let comment = CommentJSON(
                     id: event.comment.rawValue, postId: event.post.rawValue, author: renderer.user(author),
-                    text: event.text, createdAt: Timestamp.format(recorded.recordedAt))
+                    text: event.text, createdAt: recorded.recordedAt)
                 outgoing.append(.init(name: "comment", data: JSONBody.encode(comment)))
             }
             try notification(at: recorded.position, in: view).map { outgoing.append($0) }
@@ -186,7 +186,7 @@ struct LiveStream: Sendable {
             guard let from = try view.userSummary(event.from), let to = try view.userSummary(event.to) else { break }
             let message = MessageJSON(
                 id: event.message.rawValue, from: renderer.user(from), to: renderer.user(to), text: event.text,
-                createdAt: Timestamp.format(recorded.recordedAt))
+                createdAt: recorded.recordedAt)
             if topics.contains(.conversation(partner)) {
                 outgoing.append(.init(name: "message", data: JSONBody.encode(message)))
             }

@@ -30,7 +30,7 @@ struct MessageRoutes {
                     id: message.message.rawValue,
                     from: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
                     to: renderer.user(try UserRoutes.require(view.userSummary(to), "user")), text: message.text,
-                    createdAt: Timestamp.format(recorded.time))
+                    createdAt: recorded.time)
             }
         }
         endpoints.getPage(group, "conversations", { view, caller, page in try view.conversations(of: caller.user, page: page) },

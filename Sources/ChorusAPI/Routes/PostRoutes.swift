@@ -75,7 +75,7 @@ struct PostRoutes {
                     return CommentJSON(
                         id: comment.comment.rawValue, postId: post.rawValue,
                         author: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
-                        text: comment.text, createdAt: Timestamp.format(recorded.time))
+                        text: comment.text, createdAt: recorded.time)
                 }
             } catch let error as DomainError where error.code == .unknownPost {
                 throw APIError.notFound("no post \(post)")

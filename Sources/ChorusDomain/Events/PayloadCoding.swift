@@ -60,6 +60,14 @@ public struct PayloadReader {
 
     public mutating func readUInt64() throws -> UInt64 { UInt64(bitPattern: try readInt64()) }
 
+    /// Moves past a string without making it: for readers that need only some fields of a record.
+    public mutating func skipString() throws {
+        guard offset + 4 <= bytes.count else { throw PayloadError.truncated }
+        let length = Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) })
+        guard length <= bytes.count - offset - 4 else { throw PayloadError.truncated }
+        offset += 4 + length
+    }
+
     public mutating func readString() throws -> String {
         guard offset + 4 <= bytes.count else { throw PayloadError.truncated }
         let length = Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) })
