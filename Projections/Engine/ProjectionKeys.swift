@@ -21,7 +21,9 @@ struct ProjectionKey {
 
     mutating func append(_ id: some ChorusIdentifier) {
         if !bytes.isEmpty { bytes.append(0) }
-        bytes.append(contentsOf: id.rawValue.utf8)
+        // In place where the id's storage allows it, which saves a retain and release per key.
+        let utf8 = id.rawValue.utf8
+        if utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: utf8) }
     }
 
     mutating func append(_ position: LogPosition) {

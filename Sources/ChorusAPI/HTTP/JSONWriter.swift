@@ -59,16 +59,15 @@ struct JSONWriter {
 
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Most text needs no escaping: copy it whole.
-        var text = text
-        let copied = text.withUTF8 { utf8 in
+        // Most text needs no escaping: copy it whole, read in place (a native string's storage is contiguous).
+        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
             guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
                 return false
             }
             bytes.append(contentsOf: utf8)
             return true
         }
-        if copied {
+        if copied == true {
             bytes.append(UInt8(ascii: "\""))
             return
         }
