@@ -88,6 +88,8 @@ struct ErrorMiddleware: RouterMiddleware {
             return error
         case let error as DomainError:
             return APIError(error)
+        case is PasswordWorkBusy:
+            return .unavailable("too many sign-ups and logins are waiting for their password to be checked; retry shortly")
         case ProjectionError.notCaughtUp(let wanted, let applied):
             return APIError(
                 .serviceUnavailable, "not_caught_up",

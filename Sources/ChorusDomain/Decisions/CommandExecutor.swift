@@ -7,15 +7,22 @@ public final class CommandExecutor: Sendable {
     private let state: DecisionState
     private let media: any MediaCatalog
     private let hasher: PasswordHasher
+    /// Where every bcrypt hash and check runs, bounded.
+    private let passwordWork: PasswordWork
     /// Verified against when no user has the e-mail, so that a login takes as long either way.
     private let decoyHash: String
 
-    /// `log` must have been opened with ``DecisionState/tableNames`` as its state tables.
-    public init(log: EventLog, media: any MediaCatalog, passwordHasher: PasswordHasher = PasswordHasher()) {
+    /// `log` must have been opened with ``DecisionState/tableNames`` as its state tables. Sign-ups and logins past
+    /// `passwordWork`'s bounds throw ``PasswordWorkBusy``.
+    public init(
+        log: EventLog, media: any MediaCatalog, passwordHasher: PasswordHasher = PasswordHasher(),
+        passwordWork: PasswordWork = PasswordWork()
+    ) {
         self.log = log
         self.state = DecisionState(log: log)
         self.media = media
         self.hasher = passwordHasher
+        self.passwordWork = passwordWork
         self.decoyHash = passwordHasher.hash("decoy password that no one has")
     }
 
@@ -23,7 +30,8 @@ public final class CommandExecutor: Sendable {
     ///
     /// With an `idempotencyKey` (scoped to the command's actor), a retry of the same request returns the first
     /// result and appends nothing, and another request under the same key is ``DomainError/Code/idempotencyConflict``.
-    /// - Throws: ``DomainError`` when refused (nothing appended), or an ``EventLogError``.
+    /// - Throws: ``DomainError`` when refused (nothing appended), ``PasswordWorkBusy`` when too many sign-ups and
+    ///   logins wait already, or an ``EventLogError``.
     public func execute(
         _ command: Command, idempotencyKey: String? = nil, durability: WriteDurability = .durable
     ) async throws -> CommandResult {
@@ -32,10 +40,10 @@ public final class CommandExecutor: Sendable {
         case .registerUser(_, let password, _, _, _):
             // bcrypt runs off the threads tasks run on, and never in the writer.
             let (media, hasher) = (self.media, self.hasher)
-            let registration = try await BlockingWork.run { try command.prepare(media: media, hasher: hasher) }
+            let registration = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
             // A replayed registration hands out a session, so it must know the password.
             if let idempotencyKey,
-                let first = try await BlockingWork.run({
+                let first = try await passwordWork.run({
                     try self.firstRegistration(registration, password: password, key: idempotencyKey)
                 })
             {
@@ -46,7 +54,7 @@ public final class CommandExecutor: Sendable {
             prepared = try command.prepare(media: media, hasher: hasher)
             if case .logIn(let email, let password, let session, let expiresAt) = prepared.decision {
                 // The writer checks again that the user exists.
-                let user = try await BlockingWork.run { try self.authenticate(email: email, password: password) }
+                let user = try await passwordWork.run { try self.authenticate(email: email, password: password) }
                 prepared.decision = .startSession(SessionStarted(session: session, user: user, expiresAt: expiresAt))
             }
         default:
