@@ -13,6 +13,12 @@ struct ProjectionKey {
         append(id)
     }
 
+    /// A key that begins with an id's UTF-8 as stored (a table's key or value).
+    init(bytes id: UnsafeRawBufferPointer) {
+        self.init()
+        bytes.append(contentsOf: id)
+    }
+
     static func position(_ position: LogPosition) -> [UInt8] {
         var key = ProjectionKey()
         key.append(position)

@@ -59,6 +59,7 @@ extension StoreTransaction {
         _ item: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Item?
     ) throws -> Page<Item> {
         var items: [Item] = []
+        items.reserveCapacity(request.limit)
         var lastPosition: LogPosition?
         var hasMore = false
         let after: LogPosition?
@@ -104,6 +105,7 @@ extension PositionChunks {
         _ item: (LogPosition) throws -> Item?
     ) throws -> Page<Item> {
         var items: [Item] = []
+        items.reserveCapacity(request.limit)
         var lastPosition: LogPosition?
         var hasMore = false
         var before: LogPosition?

@@ -21,9 +21,14 @@ public struct ReadView {
 
     public func userSummary(_ user: UserID) throws -> UserSummary? {
         if let known = summaries.known[user] { return known }
-        guard let stored = try transaction.value(for: ProjectionKey(user).bytes, in: tables.profiles) else { return nil }
-        let fields = try ProfileRecord.summaryFields(decoding: stored)
-        let found = UserSummary(id: user, name: fields.name, major: fields.major, profileImage: fields.profileImage)
+        let key = ProjectionKey(user).bytes
+        guard let profile = try key.withUnsafeBytes({ try transaction.valueInPlace(for: $0, in: tables.profiles) }) else {
+            return nil
+        }
+        let fields = try ProfileRecord.summaryFields(in: profile)
+        let found = UserSummary(
+            id: user, name: String(copying: fields.name), major: String(copying: fields.major),
+            profileImage: fields.profileImage.map { MediaID(unchecked: String(copying: $0)) })
         summaries.known[user] = found
         return found
     }
@@ -89,36 +94,65 @@ public struct ReadView {
 
     // MARK: Posts
 
+    /// Every post answers in two forms: ``StoredPost``, read in place, for answers written out inside the snapshot
+    /// (the HTTP API), and ``Post``, its copy, for everyone else.
     public func post(_ post: PostID, viewer: UserID?) throws -> Post? {
-        try self.post(post, viewer: viewer, withRepost: true)
+        try storedPost(post, viewer: viewer).map(Post.init)
+    }
+
+    public func storedPost(_ post: PostID, viewer: UserID?) throws -> StoredPost? {
+        // The key as the table holds it, so that the answer's id lies in the snapshot too.
+        let key = ProjectionKey(post).bytes
+        var found: UnsafeRawBufferPointer?
+        try transaction.scan(tables.posts, from: key) { stored, _ in
+            if stored.elementsEqual(key) { found = stored }
+            return false
+        }
+        return try found.flatMap { try storedPost(at: $0, viewer: viewer) }
     }
 
     /// Every post, newest first.
     public func homeFeed(viewer: UserID?, page: PageRequest) throws -> Page<Post> {
+        try storedHomeFeed(viewer: viewer, page: page).map(Post.init)
+    }
+
+    public func storedHomeFeed(viewer: UserID?, page: PageRequest) throws -> Page<StoredPost> {
         try transaction.page(tables.home, prefix: [], order: .newestFirst, request: page) { _, value in
-            try post(PostID(unchecked: String(decoding: value, as: UTF8.self)), viewer: viewer)
+            try storedPost(at: value, viewer: viewer)
         }
     }
 
     /// Posts of the users `user` follows, and `user`'s own, newest first.
     public func followingFeed(of user: UserID, page: PageRequest) throws -> Page<Post> {
+        try storedFollowingFeed(of: user, page: page).map(Post.init)
+    }
+
+    public func storedFollowingFeed(of user: UserID, page: PageRequest) throws -> Page<StoredPost> {
         try PositionChunks(table: tables.feeds).page(of: user, request: page, in: transaction) { position in
             let key = ProjectionKey.position(position)
-            guard let post = try transaction.value(for: key, in: tables.home) else {
+            guard let post = try key.withUnsafeBytes({ try transaction.valueInPlace(for: $0, in: tables.home) }) else {
                 throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
             }
-            return try self.post(PostID(unchecked: String(decoding: post, as: UTF8.self)), viewer: user)
+            return try storedPost(at: post, viewer: user)
         }
     }
 
     /// The posts tab; nil for an unknown user.
     public func posts(by user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post>? {
+        try storedPosts(by: user, viewer: viewer, page: page)?.map(Post.init)
+    }
+
+    public func storedPosts(by user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<StoredPost>? {
         guard try profileRecord(user) != nil else { return nil }
         return try postPage(tables.userPosts, owner: user, viewer: viewer, page: page)
     }
 
     /// The likes tab: posts `user` liked, most recently liked first; nil for an unknown user.
     public func likedPosts(by user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post>? {
+        try storedLikedPosts(by: user, viewer: viewer, page: page)?.map(Post.init)
+    }
+
+    public func storedLikedPosts(by user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<StoredPost>? {
         guard try profileRecord(user) != nil else { return nil }
         return try postPage(tables.userLikes, owner: user, viewer: viewer, page: page)
     }
@@ -212,26 +246,51 @@ public struct ReadView {
         return summary
     }
 
-    private func post(_ id: PostID, viewer: UserID?, withRepost: Bool) throws -> Post? {
-        guard let record = try postRecord(id) else { return nil }
+    /// The post whose id is `id`, a buffer in the snapshot (a key or value of a table), with the post it reposts.
+    private func storedPost(at id: UnsafeRawBufferPointer, viewer: UserID?) throws -> StoredPost? {
+        guard let (post, repostOf) = try storedFields(at: id, viewer: viewer) else { return nil }
+        return StoredPost(post: post, repostOf: try repostOf.flatMap { try storedFields(at: $0, viewer: viewer)?.fields })
+    }
+
+    private func storedFields(at id: UnsafeRawBufferPointer, viewer: UserID?) throws -> (
+        fields: StoredPost.Fields, repostOf: UnsafeRawBufferPointer?
+    )? {
+        guard let stored = try transaction.valueInPlace(for: id, in: tables.posts) else { return nil }
+        let record = try PostRecord.InPlace(stored)
         var hasLiked = false
         if let viewer {
-            var like = ProjectionKey(id)
+            var like = ProjectionKey(bytes: id)
             like.append(viewer)
             hasLiked = try transaction.withValue(for: like.bytes, in: tables.postLikes) { $0 != nil }
         }
-        let repost = try withRepost ? record.repostOf.flatMap { try post($0, viewer: viewer, withRepost: false) } : nil
-        let counters = try transaction.counters(ProjectionKey(id).bytes, count: PostCounters.counterCount, in: tables.postCounters)
-        return Post(
-            id: id, author: try requireSummary(record.author), caption: record.caption, text: record.text,
-            image: record.image, repost: repost.map(Post.Repost.of), createdAt: record.createdAt,
-            likes: counters[PostCounters.likesCounter], comments: counters[PostCounters.commentsCounter], hasLiked: hasLiked)
+        let counters = try transaction.counters(Array(id), count: PostCounters.counterCount, in: tables.postCounters)
+        guard let author = try storedSummary(of: record.author) else {
+            throw ProjectionError.inconsistent("no profile for the author of \(String(copying: id))")
+        }
+        let fields = StoredPost.Fields(
+            id: id, author: author, caption: record.caption, text: record.text, image: record.image,
+            createdAt: record.createdAt, likes: counters[PostCounters.likesCounter],
+            comments: counters[PostCounters.commentsCounter], hasLiked: hasLiked)
+        return (fields, record.repostOf)
     }
 
-    private func postPage(_ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post> {
+    /// The summary of the user whose id is `user`, a buffer in the snapshot, read in place; remembered for the rest
+    /// of the view.
+    private func storedSummary(of user: UnsafeRawBufferPointer) throws -> StoredUserSummary? {
+        if let known = summaries.stored.first(where: { $0.id.starts(withBytes: user) && $0.id.count == user.count }) {
+            return known
+        }
+        guard let profile = try transaction.valueInPlace(for: user, in: tables.profiles) else { return nil }
+        let fields = try ProfileRecord.summaryFields(in: profile)
+        let summary = StoredUserSummary(id: user, name: fields.name, major: fields.major, profileImage: fields.profileImage)
+        summaries.stored.append(summary)
+        return summary
+    }
+
+    private func postPage(_ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest) throws -> Page<StoredPost> {
         try transaction.page(table, prefix: ProjectionKey(owner).prefix(), order: .newestFirst, request: page) {
             _, value in
-            try post(PostID(unchecked: String(decoding: value, as: UTF8.self)), viewer: viewer)
+            try storedPost(at: value, viewer: viewer)
         }
     }
 
@@ -317,4 +376,6 @@ struct SearchMatch: Comparable {
 /// The user summaries one view has read; a view lives inside one read transaction, so they cannot change.
 private final class SummaryMemo {
     var known: [UserID: UserSummary] = [:]
+    /// In place; a page names a few dozen users at most, so a list searched from the start does.
+    var stored: [StoredUserSummary] = []
 }

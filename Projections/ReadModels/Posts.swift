@@ -96,15 +96,37 @@ struct PostRecord: Hashable {
         return try reader.read(UserID.self)
     }
 
+    /// An encoded record read in place (see ``StoredPost``); the one reading of the format.
+    struct InPlace {
+        let author: UnsafeRawBufferPointer
+        let caption: UnsafeRawBufferPointer
+        let text: UnsafeRawBufferPointer
+        let image: UnsafeRawBufferPointer?
+        let repostOf: UnsafeRawBufferPointer?
+        let createdAt: EventTime
+        let position: LogPosition
+
+        init(_ bytes: UnsafeRawBufferPointer) throws {
+            var cursor = PayloadCursor(bytes)
+            author = try cursor.readUTF8()
+            caption = try cursor.readUTF8()
+            text = try cursor.readUTF8()
+            image = try cursor.readOptionalUTF8()
+            repostOf = try cursor.readOptionalUTF8()
+            createdAt = EventTime(millisecondsSince1970: try cursor.readInt64())
+            position = LogPosition(UInt64(bitPattern: try cursor.readInt64()))
+            try cursor.finish()
+        }
+    }
+
     init(decoding bytes: [UInt8]) throws {
-        var reader = PayloadReader(bytes)
-        author = try reader.read(UserID.self)
-        caption = try reader.readString()
-        text = try reader.readString()
-        image = try reader.readOptional(MediaID.self)
-        repostOf = try reader.readOptional(PostID.self)
-        createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
-        position = LogPosition(try reader.readUInt64())
-        try reader.finish()
+        let record = try bytes.withUnsafeBytes { try InPlace($0) }
+        author = UserID(unchecked: String(copying: record.author))
+        caption = String(copying: record.caption)
+        text = String(copying: record.text)
+        image = record.image.map { MediaID(unchecked: String(copying: $0)) }
+        repostOf = record.repostOf.map { PostID(unchecked: String(copying: $0)) }
+        createdAt = record.createdAt
+        position = record.position
     }
 }

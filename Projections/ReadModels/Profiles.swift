@@ -111,13 +111,15 @@ struct ProfileRecord: Hashable {
         try reader.finish()
     }
 
-    /// Only what a user summary shows, which every post, comment and notification embeds: the bio and e-mail are
-    /// skipped rather than made into strings.
-    static func summaryFields(decoding bytes: [UInt8]) throws -> (name: String, major: String, profileImage: MediaID?) {
-        var reader = PayloadReader(bytes)
-        let name = try reader.readString()
-        let major = try reader.readString()
-        try reader.skipString()
-        return (name, major, try reader.readOptional(MediaID.self))
+    /// Only what a user summary shows, which every post, comment and notification embeds, read in place (see
+    /// ``StoredUserSummary``): the bio is skipped, the e-mail not read.
+    static func summaryFields(in bytes: UnsafeRawBufferPointer) throws -> (
+        name: UnsafeRawBufferPointer, major: UnsafeRawBufferPointer, profileImage: UnsafeRawBufferPointer?
+    ) {
+        var cursor = PayloadCursor(bytes)
+        let name = try cursor.readUTF8()
+        let major = try cursor.readUTF8()
+        _ = try cursor.readUTF8()
+        return (name, major, try cursor.readOptionalUTF8())
     }
 }

@@ -13,13 +13,24 @@ struct JSONWriterTests {
             json.object { $0.field("text", text) }
             let parsed = try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [String: Any]
             #expect(parsed?["text"] as? String == text)
+            // The same text read in place, and as the last part of a URL.
+            var inPlace = JSONWriter()
+            Array(text.utf8).withUnsafeBytes { utf8 in
+                inPlace.object {
+                    $0.field("text", UTF8Text(utf8))
+                    $0.field("url", MediaURL(base: "http://h\"", id: utf8))
+                }
+            }
+            let parsedInPlace = try JSONSerialization.jsonObject(with: Data(inPlace.bytes)) as? [String: Any]
+            #expect(parsedInPlace?["text"] as? String == text)
+            #expect(parsedInPlace?["url"] as? String == "http://h\"/v1/media/" + text)
         }
         var json = JSONWriter()
         json.object {
             $0.field("none", String?.none)
             $0.field("list", [1, 2])
             $0.field("flag", true)
-            $0.field("nested", UserJSON(id: "a", name: "b", major: "", profileImage: nil))
+            $0.field("nested", UserJSON<String, String>(id: "a", name: "b", major: "", profileImage: nil))
         }
         #expect(String(decoding: json.bytes, as: UTF8.self)
             == #"{"none":null,"list":[1,2],"flag":true,"nested":{"id":"a","name":"b","major":"","profileImage":null}}"#)

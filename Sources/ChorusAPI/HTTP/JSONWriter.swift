@@ -7,7 +7,8 @@ struct JSONWriter {
     /// Whether the next value in the current object or array is its first (no comma before it).
     private var atFirst = true
 
-    init(capacity: Int = 4_096) { bytes.reserveCapacity(capacity) }
+    /// A page of 20 posts is about 7 KB: one allocation for most answers.
+    init(capacity: Int = 16_384) { bytes.reserveCapacity(capacity) }
 
     /// The bytes of `value` as JSON.
     static func encode(_ value: some JSONWritable) -> [UInt8] {
@@ -59,19 +60,40 @@ struct JSONWriter {
 
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
-        // Most text needs no escaping: copy it whole, read in place (a native string's storage is contiguous).
-        let copied = text.utf8.withContiguousStorageIfAvailable { utf8 in
-            guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
-                return false
-            }
-            bytes.append(contentsOf: utf8)
-            return true
+        escaped(text)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// A string of UTF-8 bytes.
+    mutating func string(utf8: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        escaped(utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// One string of `prefix`, `middle` and `utf8`, such as a URL made of a base, a path and an id.
+    mutating func string(_ prefix: String, _ middle: StaticString, utf8: UnsafeRawBufferPointer) {
+        bytes.append(UInt8(ascii: "\""))
+        escaped(prefix)
+        middle.withUTF8Buffer { escaped(UnsafeRawBufferPointer($0)) }
+        escaped(utf8)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Read in place where the string's storage allows (a native string's does), saving a retain and release.
+    private mutating func escaped(_ text: String) {
+        if text.utf8.withContiguousStorageIfAvailable({ escaped(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(text.utf8).withUnsafeBytes { escaped($0) }
         }
-        if copied == true {
-            bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func escaped(_ utf8: UnsafeRawBufferPointer) {
+        // Most text needs no escaping: copy it whole.
+        guard utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            bytes.append(contentsOf: utf8)
             return
         }
-        for byte in text.utf8 {
+        for byte in utf8 {
             switch byte {
             case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
             case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
@@ -84,7 +106,6 @@ struct JSONWriter {
             default: bytes.append(byte)
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }

@@ -10,8 +10,15 @@ struct ObjectRenderer: Sendable {
 
     func imageURL(_ media: MediaID?) -> String? { media.map { "\(publicBaseURL)/v1/media/\($0.rawValue)" } }
 
-    func user(_ user: UserSummary) -> UserJSON {
+    func user(_ user: UserSummary) -> UserJSON<String, String> {
         UserJSON(id: user.id.rawValue, name: user.name, major: user.major, profileImage: imageURL(user.profileImage))
+    }
+
+    /// A user summary read in place, written without making strings of it.
+    func user(_ user: StoredUserSummary) -> UserJSON<UTF8Text, MediaURL> {
+        UserJSON(
+            id: UTF8Text(user.id), name: UTF8Text(user.name), major: UTF8Text(user.major),
+            profileImage: user.profileImage.map { MediaURL(base: publicBaseURL, id: $0) })
     }
 
     func profile(_ profile: Profile) -> ProfileJSON {
@@ -22,12 +29,9 @@ struct ObjectRenderer: Sendable {
             email: profile.email)
     }
 
-    func post(_ post: Post) -> PostJSON {
-        PostJSON(
-            id: post.id.rawValue, author: user(post.author), caption: post.caption, text: post.text,
-            image: imageURL(post.image), repostOf: post.repostOf.map { .init(self.post($0)) },
-            createdAt: post.createdAt, likes: post.likes, comments: post.comments,
-            hasLiked: post.hasLiked)
+    /// A post read in place, written without making strings of it (see ``ChorusProjections/StoredPost``).
+    func post(_ post: StoredPost) -> PostJSON {
+        PostJSON(post: post.post, repostOf: post.repostOf, renderer: self)
     }
 
     func comment(_ comment: Comment) -> CommentJSON {
@@ -54,7 +58,7 @@ struct ObjectRenderer: Sendable {
         ConversationJSON(partner: user(conversation.partner), lastMessage: message(conversation.lastMessage))
     }
 
-    func page<Item: Sendable & Hashable, JSON: JSONWritable>(_ page: Page<Item>, _ render: (Item) -> JSON) -> PageJSON<JSON> {
+    func page<Item, JSON: JSONWritable>(_ page: Page<Item>, _ render: (Item) -> JSON) -> PageJSON<JSON> {
         PageJSON(items: page.items.map(render), nextCursor: page.nextCursor?.description)
     }
 }
@@ -117,11 +121,12 @@ extension Int64 {
     }
 }
 
-struct UserJSON: JSONWritable {
-    let id: String
-    let name: String
-    let major: String
-    let profileImage: String?
+/// A user summary: from a ``UserSummary`` (strings), or from a ``ChorusProjections/StoredUserSummary`` read in place.
+struct UserJSON<Text: JSONWritable, Image: JSONWritable>: JSONWritable {
+    let id: Text
+    let name: Text
+    let major: Text
+    let profileImage: Image?
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -164,45 +169,49 @@ struct ProfileJSON: JSONWritable {
     }
 }
 
+/// A post, and inside it the post it reposts (without the one that reposts in turn).
 struct PostJSON: JSONWritable {
-    /// A reposted post, boxed: a struct cannot hold itself.
-    final class Repost: JSONWritable {
-        let post: PostJSON
-        init(_ post: PostJSON) { self.post = post }
-        func write(to json: inout JSONWriter) { post.write(to: &json) }
-    }
-
-    let id: String
-    let author: UserJSON
-    let caption: String
-    let text: String
-    let image: String?
-    let repostOf: Repost?
-    let createdAt: EventTime
-    let likes: UInt64
-    let comments: UInt64
-    let hasLiked: Bool
+    let post: StoredPost.Fields
+    let repostOf: StoredPost.Fields?
+    let renderer: ObjectRenderer
 
     func write(to json: inout JSONWriter) {
         json.object {
-            $0.field("id", id)
-            $0.field("author", author)
-            $0.field("caption", caption)
-            $0.field("text", text)
-            $0.field("image", image)
-            $0.field("repostOf", repostOf)
-            $0.field("createdAt", createdAt)
-            $0.field("likes", likes)
-            $0.field("comments", comments)
-            $0.field("hasLiked", hasLiked)
+            $0.field("id", UTF8Text(post.id))
+            $0.field("author", renderer.user(post.author))
+            $0.field("caption", UTF8Text(post.caption))
+            $0.field("text", UTF8Text(post.text))
+            $0.field("image", post.image.map { MediaURL(base: renderer.publicBaseURL, id: $0) })
+            $0.field("repostOf", repostOf.map { PostJSON(post: $0, repostOf: nil, renderer: renderer) })
+            $0.field("createdAt", post.createdAt)
+            $0.field("likes", post.likes)
+            $0.field("comments", post.comments)
+            $0.field("hasLiked", post.hasLiked)
         }
     }
+}
+
+/// Text read in place, as UTF-8.
+struct UTF8Text: JSONWritable {
+    let utf8: UnsafeRawBufferPointer
+
+    init(_ utf8: UnsafeRawBufferPointer) { self.utf8 = utf8 }
+
+    func write(to json: inout JSONWriter) { json.string(utf8: utf8) }
+}
+
+/// The URL of a media id read in place: `<base>/v1/media/<id>`.
+struct MediaURL: JSONWritable {
+    let base: String
+    let id: UnsafeRawBufferPointer
+
+    func write(to json: inout JSONWriter) { json.string(base, "/v1/media/", utf8: id) }
 }
 
 struct CommentJSON: JSONWritable {
     let id: String
     let postId: String
-    let author: UserJSON
+    let author: UserJSON<String, String>
     let text: String
     let createdAt: EventTime
 
@@ -232,7 +241,7 @@ struct NotificationJSON: JSONWritable {
 
     let id: String
     let type: String
-    let actor: UserJSON
+    let actor: UserJSON<String, String>
     let actorIsFollowed: Bool
     let post: PostPart?
     let comment: CommentJSON?
@@ -253,8 +262,8 @@ struct NotificationJSON: JSONWritable {
 
 struct MessageJSON: JSONWritable {
     let id: String
-    let from: UserJSON
-    let to: UserJSON
+    let from: UserJSON<String, String>
+    let to: UserJSON<String, String>
     let text: String
     let createdAt: EventTime
 
@@ -270,7 +279,7 @@ struct MessageJSON: JSONWritable {
 }
 
 struct ConversationJSON: JSONWritable {
-    let partner: UserJSON
+    let partner: UserJSON<String, String>
     let lastMessage: MessageJSON
 
     func write(to json: inout JSONWriter) {

@@ -28,7 +28,7 @@ struct Endpoints: Sendable {
     }
 
     /// Adds `GET path`: a page of the caller's list that `list` reads, rendered item by item.
-    func getPage<Item: Sendable & Hashable>(
+    func getPage<Item>(
         _ group: RouterGroup<Context>, _ path: RouterPath,
         _ list: @escaping @Sendable (ReadView, Caller, PageRequest) throws -> Page<Item>,
         render: @escaping @Sendable (Item) -> some JSONWritable

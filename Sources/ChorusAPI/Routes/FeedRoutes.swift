@@ -8,9 +8,9 @@ struct FeedRoutes {
 
     func add(to group: RouterGroup<ChorusRequestContext>) {
         let renderer = endpoints.renderer
-        endpoints.getPage(group, "feed/home", { view, caller, page in try view.homeFeed(viewer: caller.user, page: page) },
+        endpoints.getPage(group, "feed/home", { view, caller, page in try view.storedHomeFeed(viewer: caller.user, page: page) },
             render: renderer.post)
-        endpoints.getPage(group, "feed/following", { view, caller, page in try view.followingFeed(of: caller.user, page: page) },
+        endpoints.getPage(group, "feed/following", { view, caller, page in try view.storedFollowingFeed(of: caller.user, page: page) },
             render: renderer.post)
         endpoints.getPage(group, "notifications", { view, caller, page in try view.notifications(of: caller.user, page: page) },
             render: renderer.notification)

@@ -162,7 +162,7 @@ struct LiveStream: Sendable {
         switch try DomainEvent(decoding: recorded) {
         case .postCreated(let event):
             if topics.contains(.feed), try event.author == me || view.follows(me, event.author),
-                let post = try view.post(event.post, viewer: me)
+                let post = try view.storedPost(event.post, viewer: me)
             {
                 outgoing.append(.init(name: "post", data: JSONBody.encode(renderer.post(post))))
             }

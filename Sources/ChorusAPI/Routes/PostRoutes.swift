@@ -38,14 +38,14 @@ struct PostRoutes {
                 request, context: context, requestBody: bytes, status: .created, command: command
             ) { view, result in
                 let post = PostID(unchecked: result.createdID ?? "")
-                return renderer.post(try UserRoutes.require(view.post(post, viewer: caller.user), "post"))
+                return renderer.post(try UserRoutes.require(view.storedPost(post, viewer: caller.user), "post"))
             }
         }
         group.get("posts/:id") { request, context in
             let caller = try context.requireCaller()
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
             return try await endpoints.read(request) { view in
-                renderer.post(try UserRoutes.require(view.post(post, viewer: caller.user), "post"))
+                renderer.post(try UserRoutes.require(view.storedPost(post, viewer: caller.user), "post"))
             }
         }
         group.put("posts/:id/like") { request, context in try await like(request, context, liked: true) }

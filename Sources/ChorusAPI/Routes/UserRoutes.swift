@@ -61,10 +61,10 @@ struct UserRoutes {
             }
         }
         group.get("users/:id/posts") { request, context in
-            try await postTab(request, context) { view, user, viewer, page in try view.posts(by: user, viewer: viewer, page: page) }
+            try await postTab(request, context) { view, user, viewer, page in try view.storedPosts(by: user, viewer: viewer, page: page) }
         }
         group.get("users/:id/likes") { request, context in
-            try await postTab(request, context) { view, user, viewer, page in try view.likedPosts(by: user, viewer: viewer, page: page) }
+            try await postTab(request, context) { view, user, viewer, page in try view.storedLikedPosts(by: user, viewer: viewer, page: page) }
         }
         group.get("users/:id/followers") { request, context in
             try await userTab(request, context) { view, user, page in try view.followers(of: user, page: page) }
@@ -101,7 +101,7 @@ struct UserRoutes {
 
     private func postTab(
         _ request: Request, _ context: ChorusRequestContext,
-        _ tab: @escaping (ReadView, UserID, UserID, PageRequest) throws -> Page<Post>?
+        _ tab: @escaping (ReadView, UserID, UserID, PageRequest) throws -> Page<StoredPost>?
     ) async throws -> Response {
         let caller = try context.requireCaller()
         let user = try Endpoints.pathID(context, "id", as: UserID.self)

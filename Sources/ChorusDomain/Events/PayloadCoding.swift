@@ -39,12 +39,17 @@ public struct PayloadWriter {
     }
 }
 
-/// Reads what ``PayloadWriter`` wrote; throws ``PayloadError`` on any mismatch.
-public struct PayloadReader {
-    private let bytes: [UInt8]
-    private var offset = 0
+/// Reads what ``PayloadWriter`` wrote where it lies: strings come back as their UTF-8 bytes in place, valid as long as
+/// the buffer is. For answers written straight from stored records; ``PayloadReader`` is built on it. Throws
+/// ``PayloadError`` on any mismatch.
+public struct PayloadCursor {
+    private let bytes: UnsafeRawBufferPointer
+    public private(set) var offset: Int
 
-    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+    public init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
 
     public mutating func readByte() throws -> UInt8 {
         guard offset < bytes.count else { throw PayloadError.truncated }
@@ -55,34 +60,64 @@ public struct PayloadReader {
     public mutating func readInt64() throws -> Int64 {
         guard offset + 8 <= bytes.count else { throw PayloadError.truncated }
         defer { offset += 8 }
-        return bytes.withUnsafeBytes { Int64(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: Int64.self)) }
+        return Int64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: Int64.self))
     }
+
+    /// A string's UTF-8 bytes, in place.
+    public mutating func readUTF8() throws -> UnsafeRawBufferPointer {
+        guard offset + 4 <= bytes.count else { throw PayloadError.truncated }
+        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        guard length <= bytes.count - offset - 4 else { throw PayloadError.truncated }
+        defer { offset += 4 + length }
+        return UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<(offset + 4 + length)])
+    }
+
+    public mutating func readOptionalUTF8() throws -> UnsafeRawBufferPointer? {
+        switch try readByte() {
+        case 0: return nil
+        case 1: return try readUTF8()
+        case let flag: throw PayloadError.badFlag(flag)
+        }
+    }
+
+    /// Fails unless every byte was read.
+    public func finish() throws {
+        guard offset == bytes.count else { throw PayloadError.trailingBytes(bytes.count - offset) }
+    }
+}
+
+/// Reads what ``PayloadWriter`` wrote into values of their own; throws ``PayloadError`` on any mismatch.
+public struct PayloadReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    public init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// Reads one field through a ``PayloadCursor`` at the current offset.
+    private mutating func read<T>(_ field: (inout PayloadCursor) throws -> T) throws -> T {
+        let start = offset
+        return try bytes.withUnsafeBytes { bytes in
+            var cursor = PayloadCursor(bytes, offset: start)
+            defer { offset = cursor.offset }
+            return try field(&cursor)
+        }
+    }
+
+    public mutating func readByte() throws -> UInt8 { try read { try $0.readByte() } }
+
+    public mutating func readInt64() throws -> Int64 { try read { try $0.readInt64() } }
 
     public mutating func readUInt64() throws -> UInt64 { UInt64(bitPattern: try readInt64()) }
 
     /// Moves past a string without making it: for readers that need only some fields of a record.
-    public mutating func skipString() throws {
-        guard offset + 4 <= bytes.count else { throw PayloadError.truncated }
-        let length = Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) })
-        guard length <= bytes.count - offset - 4 else { throw PayloadError.truncated }
-        offset += 4 + length
-    }
+    public mutating func skipString() throws { _ = try read { try $0.readUTF8() } }
 
     public mutating func readString() throws -> String {
-        guard offset + 4 <= bytes.count else { throw PayloadError.truncated }
-        let length = Int(bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset, as: UInt32.self)) })
-        offset += 4
-        guard length <= bytes.count - offset else { throw PayloadError.truncated }
-        defer { offset += length }
-        return String(decoding: bytes[offset..<offset + length], as: UTF8.self)
+        try read { String(decoding: try $0.readUTF8(), as: UTF8.self) }
     }
 
     public mutating func readOptionalString() throws -> String? {
-        switch try readByte() {
-        case 0: return nil
-        case 1: return try readString()
-        case let flag: throw PayloadError.badFlag(flag)
-        }
+        try read { try $0.readOptionalUTF8().map { String(decoding: $0, as: UTF8.self) } }
     }
 
     public mutating func read<ID: ChorusIdentifier>(_: ID.Type) throws -> ID { ID(unchecked: try readString()) }

@@ -87,6 +87,13 @@ public struct StoreTransaction {
         return try body(found)
     }
 
+    /// The value stored under `key`, in place: valid until the closure this transaction was handed to returns (in a
+    /// write transaction, until the next write).
+    public func valueInPlace(for key: UnsafeRawBufferPointer, in table: StoreTable) throws -> UnsafeRawBufferPointer? {
+        try readable(table)
+        return try reading.value(in: table.database, for: key)
+    }
+
     /// Visits entries in key order from the first key at or after `start` (forward) or at or before it (backward),
     /// until `body` returns false.
     public func scan(
@@ -202,7 +209,7 @@ public struct StoreTransaction {
 
 extension UnsafeRawBufferPointer {
     /// Whether these bytes begin with `prefix` (compared with `memcmp`, where `starts(with:)` goes byte by byte).
-    func starts(withBytes prefix: UnsafeRawBufferPointer) -> Bool {
+    public func starts(withBytes prefix: UnsafeRawBufferPointer) -> Bool {
         count >= prefix.count && (prefix.isEmpty || memcmp(baseAddress!, prefix.baseAddress!, prefix.count) == 0)
     }
 }
