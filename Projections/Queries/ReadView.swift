@@ -257,13 +257,14 @@ public struct ReadView {
     )? {
         guard let stored = try transaction.valueInPlace(for: id, in: tables.posts) else { return nil }
         let record = try PostRecord.InPlace(stored)
+        let counters = try transaction.counters(Array(id), count: PostCounters.counterCount, in: tables.postCounters)
         var hasLiked = false
-        if let viewer {
+        // Most posts have no likes, and then no one need be looked up.
+        if let viewer, counters[PostCounters.likesCounter] > 0 {
             var like = ProjectionKey(bytes: id)
             like.append(viewer)
             hasLiked = try transaction.withValue(for: like.bytes, in: tables.postLikes) { $0 != nil }
         }
-        let counters = try transaction.counters(Array(id), count: PostCounters.counterCount, in: tables.postCounters)
         guard let author = try storedSummary(of: record.author) else {
             throw ProjectionError.inconsistent("no profile for the author of \(String(copying: id))")
         }
