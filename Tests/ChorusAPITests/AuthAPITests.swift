@@ -86,6 +86,14 @@ struct AuthAPITests {
             }
             let basic = try await api.call(.get, "/v1/me", headers: ["Authorization": "Basic YTpi"])
             #expect(basic.status == .unauthorized)
+
+            // The scheme in any case, blanks around either part; nothing else.
+            for header in ["bearer \(second)", "BEARER \(second)", "  Bearer   \(second)  ", "Bearer\t\(second)"] {
+                #expect(try await api.call(.get, "/v1/me", headers: ["Authorization": header]).status == .ok, "\(header)")
+            }
+            for header in ["Bearer", "Bearer ", "Bearer\(second)", "Bearerx \(second)", "Beare \(second)", "\(second)"] {
+                #expect(try await api.call(.get, "/v1/me", headers: ["Authorization": header]).status == .unauthorized, "\(header)")
+            }
         }
     }
 }

@@ -21,10 +21,19 @@ struct AuthMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
+    /// The token of `Authorization: Bearer <token>`: the scheme in any case, blanks around either part ignored. Read
+    /// byte by byte; splitting, lowercasing and trimming it with Foundation was 4 % of answering a feed page.
     static func bearerToken(_ request: Request) -> String? {
         guard let value = request.headers[.authorization] else { return nil }
-        let parts = value.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        return parts[1].trimmingCharacters(in: .whitespaces)
+        let utf8 = value.utf8
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        guard let schemeStart = utf8.firstIndex(where: { !isBlank($0) }),
+            let schemeEnd = utf8[schemeStart...].firstIndex(where: isBlank),
+            // ASCII letters fold to lower case with 0x20.
+            utf8[schemeStart..<schemeEnd].elementsEqual("bearer".utf8, by: { $0 | 0x20 == $1 }),
+            let tokenStart = utf8[schemeEnd...].firstIndex(where: { !isBlank($0) }),
+            let tokenLast = utf8.lastIndex(where: { !isBlank($0) })
+        else { return nil }
+        return String(value[tokenStart...tokenLast])
     }
 }
