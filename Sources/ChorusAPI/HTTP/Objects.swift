@@ -66,38 +66,44 @@ struct ObjectRenderer: Sendable {
 /// RFC 3339 UTC with milliseconds: `2026-11-22T10:00:00.123Z`. Written by hand: every post in a feed has one, and
 /// Foundation's formatter cost more than the rest of the post.
 enum Timestamp {
-    /// Appends the timestamp's 24 characters to `text`.
+    /// Appends the timestamp's 24 characters to `text`, made on the stack and appended at once.
     static func write(_ time: EventTime, into text: inout [UInt8]) {
         let milliseconds = time.millisecondsSince1970
         let seconds = milliseconds.floorDivided(by: 1000)
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civilDate(daysSince1970: days)
-        text.reserveCapacity(text.count + 24)
-        func digits(_ value: Int64, _ count: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<count { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                text.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-                rest %= divisor
-                divisor /= 10
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { characters in
+            var offset = 0
+            func put(_ character: UInt8) {
+                characters[offset] = character
+                offset += 1
             }
+            /// `value`'s last `count` digits, leading zeros included.
+            func digits(_ value: Int64, _ count: Int) {
+                var rest = value
+                for index in stride(from: offset + count - 1, through: offset, by: -1) {
+                    characters[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+                    rest /= 10
+                }
+                offset += count
+            }
+            digits(year, 4)
+            put(UInt8(ascii: "-"))
+            digits(month, 2)
+            put(UInt8(ascii: "-"))
+            digits(day, 2)
+            put(UInt8(ascii: "T"))
+            digits(secondOfDay / 3600, 2)
+            put(UInt8(ascii: ":"))
+            digits(secondOfDay % 3600 / 60, 2)
+            put(UInt8(ascii: ":"))
+            digits(secondOfDay % 60, 2)
+            put(UInt8(ascii: "."))
+            digits(milliseconds - seconds * 1000, 3)
+            put(UInt8(ascii: "Z"))
+            text.append(contentsOf: characters)
         }
-        digits(year, 4)
-        text.append(UInt8(ascii: "-"))
-        digits(month, 2)
-        text.append(UInt8(ascii: "-"))
-        digits(day, 2)
-        text.append(UInt8(ascii: "T"))
-        digits(secondOfDay / 3600, 2)
-        text.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 3600 / 60, 2)
-        text.append(UInt8(ascii: ":"))
-        digits(secondOfDay % 60, 2)
-        text.append(UInt8(ascii: "."))
-        digits(milliseconds - seconds * 1000, 3)
-        text.append(UInt8(ascii: "Z"))
     }
 
     /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
