@@ -109,9 +109,6 @@ public struct PayloadReader {
 
     public mutating func readUInt64() throws -> UInt64 { UInt64(bitPattern: try readInt64()) }
 
-    /// Moves past a string without making it: for readers that need only some fields of a record.
-    public mutating func skipString() throws { _ = try read { try $0.readUTF8() } }
-
     public mutating func readString() throws -> String {
         try read { String(decoding: try $0.readUTF8(), as: UTF8.self) }
     }
