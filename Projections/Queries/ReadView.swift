@@ -21,14 +21,9 @@ public struct ReadView {
 
     public func userSummary(_ user: UserID) throws -> UserSummary? {
         if let known = summaries.known[user] { return known }
-        let key = ProjectionKey(user).bytes
-        guard let profile = try key.withUnsafeBytes({ try transaction.valueInPlace(for: $0, in: tables.profiles) }) else {
-            return nil
-        }
-        let fields = try ProfileRecord.summaryFields(in: profile)
-        let found = UserSummary(
-            id: user, name: String(copying: fields.name), major: String(copying: fields.major),
-            profileImage: fields.profileImage.map { MediaID(unchecked: String(copying: $0)) })
+        // Copied while the key it was looked up by lives.
+        guard let found = try ProjectionKey(user).bytes.withUnsafeBytes({ try summaryInPlace(of: $0).map(UserSummary.init) })
+        else { return nil }
         summaries.known[user] = found
         return found
     }
@@ -281,11 +276,14 @@ public struct ReadView {
         if let known = summaries.stored.first(where: { $0.id.starts(withBytes: user) && $0.id.count == user.count }) {
             return known
         }
-        guard let profile = try transaction.valueInPlace(for: user, in: tables.profiles) else { return nil }
-        let fields = try ProfileRecord.summaryFields(in: profile)
-        let summary = StoredUserSummary(id: user, name: fields.name, major: fields.major, profileImage: fields.profileImage)
+        guard let summary = try summaryInPlace(of: user) else { return nil }
         summaries.stored.append(summary)
         return summary
+    }
+
+    /// The summary of the user whose id is `user`, read in place, its id being `user` itself.
+    private func summaryInPlace(of user: UnsafeRawBufferPointer) throws -> StoredUserSummary? {
+        try transaction.valueInPlace(for: user, in: tables.profiles).map { try ProfileRecord.InPlace($0).summary(of: user) }
     }
 
     private func postPage(_ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest) throws -> Page<StoredPost> {

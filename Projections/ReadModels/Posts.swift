@@ -92,8 +92,7 @@ struct PostRecord: Hashable {
 
     /// Only the author of an encoded record, which comes first: notifications need no more of a post.
     static func author(decoding bytes: [UInt8]) throws -> UserID {
-        var reader = PayloadReader(bytes)
-        return try reader.read(UserID.self)
+        try bytes.withUnsafeBytes { UserID(unchecked: String(copying: try InPlace($0).author)) }
     }
 
     /// An encoded record read in place (see ``StoredPost``); the one reading of the format.

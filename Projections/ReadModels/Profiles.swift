@@ -102,24 +102,36 @@ struct ProfileRecord: Hashable {
     }
 
     init(decoding bytes: [UInt8]) throws {
-        var reader = PayloadReader(bytes)
-        name = try reader.readString()
-        major = try reader.readString()
-        bio = try reader.readString()
-        profileImage = try reader.readOptional(MediaID.self)
-        email = try reader.readString()
-        try reader.finish()
+        let record = try bytes.withUnsafeBytes { try InPlace($0) }
+        name = String(copying: record.name)
+        major = String(copying: record.major)
+        bio = String(copying: record.bio)
+        profileImage = record.profileImage.map { MediaID(unchecked: String(copying: $0)) }
+        email = String(copying: record.email)
     }
 
-    /// Only what a user summary shows, which every post, comment and notification embeds, read in place (see
-    /// ``StoredUserSummary``): the bio is skipped, the e-mail not read.
-    static func summaryFields(in bytes: UnsafeRawBufferPointer) throws -> (
-        name: UnsafeRawBufferPointer, major: UnsafeRawBufferPointer, profileImage: UnsafeRawBufferPointer?
-    ) {
-        var cursor = PayloadCursor(bytes)
-        let name = try cursor.readUTF8()
-        let major = try cursor.readUTF8()
-        _ = try cursor.readUTF8()
-        return (name, major, try cursor.readOptionalUTF8())
+    /// An encoded record read in place (see ``StoredUserSummary``, which every post, comment and notification
+    /// embeds); the one reading of the format.
+    struct InPlace {
+        let name: UnsafeRawBufferPointer
+        let major: UnsafeRawBufferPointer
+        let bio: UnsafeRawBufferPointer
+        let profileImage: UnsafeRawBufferPointer?
+        let email: UnsafeRawBufferPointer
+
+        init(_ bytes: UnsafeRawBufferPointer) throws {
+            var cursor = PayloadCursor(bytes)
+            name = try cursor.readUTF8()
+            major = try cursor.readUTF8()
+            bio = try cursor.readUTF8()
+            profileImage = try cursor.readOptionalUTF8()
+            email = try cursor.readUTF8()
+            try cursor.finish()
+        }
+
+        /// The summary of `user`, whose id is a buffer as long-lived as this record's.
+        func summary(of user: UnsafeRawBufferPointer) -> StoredUserSummary {
+            StoredUserSummary(id: user, name: name, major: major, profileImage: profileImage)
+        }
     }
 }
