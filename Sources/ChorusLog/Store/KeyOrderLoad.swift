@@ -155,7 +155,7 @@ final class KeyOrderLoad: @unchecked Sendable {
     private static func writeRun(_ bytes: [UInt8], _ starts: [Int], to path: String) throws {
         try bytes.withUnsafeBytes { bytes in
             let order = starts.sorted { left, right in
-                let comparison = compareKeys(of: bytes, at: left, and: right)
+                let comparison = RunRecord.compare(RunRecord.key(in: bytes, at: left), RunRecord.key(in: bytes, at: right))
                 // Of equal keys, the latest write first: the merge keeps the first it sees.
                 return comparison != 0 ? comparison < 0 : left > right
             }
@@ -163,7 +163,9 @@ final class KeyOrderLoad: @unchecked Sendable {
             var sorted = [UInt8]()
             sorted.reserveCapacity(bytes.count)
             for start in order {
-                sorted.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<(start + recordSize(in: bytes, at: start))]))
+                let sizes = RunRecord.sizes(in: bytes, at: start)
+                let end = start + RunRecord.headerSize + sizes.key + sizes.value
+                sorted.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
             }
             let descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw LMDBError(errno, "open(\(path))") }
@@ -232,18 +234,28 @@ final class KeyOrderLoad: @unchecked Sendable {
             }
         }
     }
+}
 
-    private static func recordSize(in bytes: UnsafeRawBufferPointer, at start: Int) -> Int {
-        let keySize = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 1, as: UInt16.self)))
-        let valueSize = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 3, as: UInt32.self)))
-        return 7 + keySize + valueSize
+/// A write as a load holds it, in memory and in a run's file: its kind (1 put, 0 delete), key size (u16), value size
+/// (u32), key and value.
+private enum RunRecord {
+    static let headerSize = 7
+
+    /// The sizes of the key and value of the record at `start`, whose header `bytes` holds whole.
+    static func sizes(in bytes: UnsafeRawBufferPointer, at start: Int) -> (key: Int, value: Int) {
+        (Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 1, as: UInt16.self))),
+         Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 3, as: UInt32.self))))
     }
 
-    private static func compareKeys(of bytes: UnsafeRawBufferPointer, at left: Int, and right: Int) -> Int32 {
-        let leftSize = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: left + 1, as: UInt16.self)))
-        let rightSize = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: right + 1, as: UInt16.self)))
-        let common = memcmp(bytes.baseAddress! + left + 7, bytes.baseAddress! + right + 7, min(leftSize, rightSize))
-        return common != 0 ? common : Int32(leftSize - rightSize)
+    /// The key of the record at `start`, which `bytes` holds whole.
+    static func key(in bytes: UnsafeRawBufferPointer, at start: Int) -> UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(rebasing: bytes[(start + headerSize)..<(start + headerSize + sizes(in: bytes, at: start).key)])
+    }
+
+    /// Byte order, a key before every longer key it begins.
+    static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int32 {
+        let common = left.isEmpty || right.isEmpty ? 0 : memcmp(left.baseAddress!, right.baseAddress!, min(left.count, right.count))
+        return common != 0 ? common : Int32(left.count - right.count)
     }
 }
 
@@ -303,11 +315,10 @@ private struct RunReader {
             return
         }
         remaining -= 1
-        guard let base, offset + 7 <= size else { throw LMDBError(EIO, "a run of a key-order load ends early") }
+        guard let base, offset + RunRecord.headerSize <= size else { throw LMDBError(EIO, "a run of a key-order load ends early") }
         kind = base.load(fromByteOffset: offset, as: UInt8.self)
-        let keyCount = Int(UInt16(littleEndian: base.loadUnaligned(fromByteOffset: offset + 1, as: UInt16.self)))
-        let valueCount = Int(UInt32(littleEndian: base.loadUnaligned(fromByteOffset: offset + 3, as: UInt32.self)))
-        let keyStart = offset + 7
+        let (keyCount, valueCount) = RunRecord.sizes(in: UnsafeRawBufferPointer(start: base, count: size), at: offset)
+        let keyStart = offset + RunRecord.headerSize
         guard keyStart + keyCount + valueCount <= size else { throw LMDBError(EIO, "a run of a key-order load ends early") }
         key = UnsafeRawBufferPointer(start: base + keyStart, count: keyCount)
         value = UnsafeRawBufferPointer(start: base + keyStart + keyCount, count: valueCount)
@@ -316,8 +327,5 @@ private struct RunReader {
     }
 
     /// Compares the current key with `other`.
-    func compareKey(with other: UnsafeRawBufferPointer) -> Int32 {
-        let common = key.isEmpty || other.isEmpty ? 0 : memcmp(key.baseAddress!, other.baseAddress!, min(key.count, other.count))
-        return common != 0 ? common : Int32(key.count - other.count)
-    }
+    func compareKey(with other: UnsafeRawBufferPointer) -> Int32 { RunRecord.compare(key, other) }
 }
