@@ -1,4 +1,5 @@
 import ChorusDomain
+import ChorusLog
 import Crypto
 import Foundation
 import Synchronization
@@ -73,13 +74,15 @@ public final class MediaStore: MediaCatalog {
 
     /// Starts an upload into a temporary file.
     public func beginUpload() throws -> MediaUpload {
-        try MediaUpload(directory: directory) { [self] id, type in
-            index.withLock { $0[id] = type }
-            return path(id, type)
-        }
+        try MediaUpload(directory: directory, store: self)
     }
 
-    private func path(_ media: MediaID, _ type: MediaType) -> String {
+    /// Records a file that ``MediaUpload/finish(declared:)`` has put in place.
+    fileprivate func didStore(_ media: MediaID, _ type: MediaType) {
+        index.withLock { $0[media] = type }
+    }
+
+    fileprivate func path(_ media: MediaID, _ type: MediaType) -> String {
         directory + "/" + media.rawValue + "." + type.fileExtension
     }
 }
@@ -99,13 +102,13 @@ public final class MediaUpload {
     private var head: [UInt8] = []
     private var size = 0
     private var finished = false
-    private let place: (MediaID, MediaType) -> String
+    private let store: MediaStore
 
-    init(directory: String, place: @escaping (MediaID, MediaType) -> String) throws {
+    init(directory: String, store: MediaStore) throws {
         temporary = directory + "/.upload-" + UUID().uuidString.lowercased()
         descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw POSIXError.current("open \(temporary)") }
-        self.place = place
+        self.store = store
     }
 
     deinit {
@@ -125,17 +128,21 @@ public final class MediaUpload {
     }
 
     /// Checks the bytes against `declared`, then stores them under their id (once, however often they are
-    /// uploaded).
-    public func finish(declared: MediaType) throws -> MediaID {
+    /// uploaded). The syncs run off the caller's thread: it may be an event loop that other connections share.
+    public func finish(declared: MediaType) async throws -> MediaID {
         guard MediaType.sniff(head) == declared else { throw Failure.unsupportedType }
         let digest = Array(hasher.finalize())
         let high = digest[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
         let low = digest[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
         let id = MediaID(bits: high, low)
-        guard fsync(descriptor) == 0 else { throw POSIXError.current("fsync \(temporary)") }
+        let (descriptor, temporary, destination) = (descriptor, temporary, store.path(id, declared))
+        try await BlockingWork.run {
+            guard fsync(descriptor) == 0 else { throw POSIXError.current("fsync \(temporary)") }
+            try AtomicFile.commit(temporary, as: destination)
+        }
         close(descriptor)
         finished = true
-        try AtomicFile.commit(temporary, as: place(id, declared))
+        store.didStore(id, declared)
         return id
     }
 }

@@ -50,7 +50,7 @@ struct MediaRoutes {
                 for try await buffer in request.body {
                     try buffer.withUnsafeReadableBytes { try upload.append($0) }
                 }
-                id = try upload.finish(declared: type)
+                id = try await upload.finish(declared: type)
             } catch MediaUpload.Failure.tooLarge {
                 throw APIError.tooLarge("media is at most \(MediaStore.maximumSize) bytes")
             } catch MediaUpload.Failure.unsupportedType {

@@ -33,6 +33,7 @@ public enum ChorusServer {
     ) -> some ApplicationProtocol {
         Application(
             router: makeRouter(backend: backend, configuration: configuration),
+            server: EventLoopBoundHTTP1.builder(),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
             // drains its requests first, then the read models stop following, then the log writer commits what it
