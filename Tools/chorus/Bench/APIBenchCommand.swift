@@ -30,6 +30,12 @@ struct APIBenchCommand: AsyncParsableCommand {
     @Option(help: "Open connections wrk keeps.")
     var connections = 32
 
+    /// wrk shares the machine with the server it measures: every core its threads take is one the server cannot use.
+    /// One thread keeps 32 connections busy at these rates; on 2 cores a second one cost the server about 8 % of its
+    /// throughput (BENCHMARKS.md).
+    @Option(help: "Threads wrk runs; it shares the machine with the server it measures.")
+    var wrkThreads = 1
+
     @Option(help: "Demo users signed in to spread the load.")
     var users = 100
 
@@ -40,7 +46,7 @@ struct APIBenchCommand: AsyncParsableCommand {
         #if DEBUG
         printProgress("warning: this is a debug build; benchmark with `swift run -c release chorus bench api`")
         #endif
-        guard events >= 1_000, seconds > 0, connections > 0, users > 1, messages > 0 else {
+        guard events >= 1_000, seconds > 0, connections > 0, wrkThreads > 0, users > 1, messages > 0 else {
             throw ValidationError("sizes must be positive (and --events at least 1000)")
         }
         let wrk = try Wrk.locateOrInstall()
@@ -61,15 +67,15 @@ struct APIBenchCommand: AsyncParsableCommand {
             tokens.append(try await server.logIn(email: "user\(index)@demo.chorus", password: "password"))
         }
 
-        printProgress("GET /v1/feed/following for \(seconds) s over \(connections) connections")
+        printProgress("GET /v1/feed/following for \(seconds) s over \(connections) connections from \(wrkThreads) wrk threads")
         let feed = try wrk.run(
             url: server.base + "/v1/feed/following", script: Wrk.script(method: "GET", tokens: tokens.map(\.token)),
-            seconds: seconds, connections: connections)
+            seconds: seconds, connections: connections, threads: wrkThreads)
         printProgress("POST /v1/posts for \(seconds) s")
         let posts = try wrk.run(
             url: server.base + "/v1/posts",
             script: Wrk.script(method: "POST", tokens: tokens.map(\.token), body: #"{"text":"a benchmark post"}"#),
-            seconds: seconds, connections: connections)
+            seconds: seconds, connections: connections, threads: wrkThreads)
         printProgress("timing \(messages) messages from send to live delivery")
         let delivery = try await LiveDeliveryProbe(server: server, sender: tokens[0], recipient: tokens[1])
             .measure(messages: messages)

@@ -49,13 +49,13 @@ struct Wrk {
         return lua
     }
 
-    func run(url: String, script: String, seconds: Int, connections: Int) throws -> Result {
+    func run(url: String, script: String, seconds: Int, connections: Int, threads: Int) throws -> Result {
         let scriptPath = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-wrk-\(UUID().uuidString).lua").path
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: scriptPath) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-t2", "-c\(connections)", "-d\(seconds)s", "-s", scriptPath, url]
+        process.arguments = ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "-s", scriptPath, url]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
