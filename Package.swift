@@ -27,6 +27,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/vapor/console-kit", from: "4.16.2"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusLog imports it.
@@ -104,6 +105,7 @@ let package = Package(
                 "ChorusAPI",
                 "ChorusDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ConsoleKitTerminal", package: "console-kit"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tools/chorus"
@@ -148,7 +150,7 @@ let package = Package(
         // The `chorus` command, run as a process.
         .testTarget(
             name: "ChorusToolTests",
-            dependencies: ["chorus", "ChorusTestSupport"],
+            dependencies: ["chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusAPI"],
             path: "Tests/ChorusToolTests"
         ),
     ]

@@ -61,32 +61,3 @@ extension DemoCommand {
         return summary
     }
 }
-
-/// Progress as plain lines on standard error, at most every two seconds.
-struct ProgressLines {
-    let total: Int
-    let unit: String
-    private let clock = ContinuousClock()
-    private let started: ContinuousClock.Instant
-    private var lastLine: ContinuousClock.Instant
-
-    init(total: Int, unit: String) {
-        self.total = total
-        self.unit = unit
-        started = clock.now
-        lastLine = clock.now
-    }
-
-    mutating func update(_ done: Int, of total: Int? = nil) {
-        let total = total ?? self.total
-        let now = clock.now
-        guard now - lastLine >= .seconds(2) || done >= total else { return }
-        lastLine = now
-        let elapsed = (now - started).seconds
-        let rate = elapsed > 0 ? Double(done) / elapsed : 0
-        let remaining = rate > 0 ? Double(max(0, total - done)) / rate : 0
-        printProgress(
-            "\(done)/\(total) \(unit) (\(Int(Double(done) * 100 / Double(max(total, 1))))%), "
-                + "\(Int(rate)) \(unit)/s, about \(Int(remaining)) s left")
-    }
-}

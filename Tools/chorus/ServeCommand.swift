@@ -16,8 +16,7 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The data directory (CHORUS_DATA; default ./chorus-data).")
-    var data: String?
+    @OptionGroup var data: DataDirectoryOption
 
     @Option(help: "The address to listen on (CHORUS_HOST; default 127.0.0.1).")
     var host: String?
@@ -39,7 +38,7 @@ struct ServeCommand: AsyncParsableCommand {
         settings.publicBaseURL = publicURL ?? environment["CHORUS_PUBLIC_URL"]
         settings.adminToken = environment["CHORUS_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
         guard (1...65_535).contains(settings.port) else { throw ValidationError("--port must be from 1 to 65535") }
-        let data = DataDirectory(self.data ?? environment["CHORUS_DATA"] ?? "./chorus-data")
+        let data = self.data.directory
 
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)

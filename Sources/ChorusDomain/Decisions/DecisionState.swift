@@ -94,32 +94,62 @@ public struct DecisionState: Sendable {
         }
     }
 
-    /// Records what `event`, appended at `position`, changes in the state; called in the same transaction.
-    func apply(_ event: DomainEvent, at position: LogPosition, in state: StoreTransaction) throws {
+    /// One change an event makes to the state: a value put under a key, or the key removed.
+    struct Change {
+        let table: StoreTable
+        let key: [UInt8]
+        /// Nil: the key is removed.
+        let value: [UInt8]?
+    }
+
+    /// What `event`, appended at `position`, changes in the state. The command path applies it in the append's own
+    /// transaction; ``DecisionStateAudit`` folds the whole log through it to recompute the state.
+    func changes(for event: DomainEvent, at position: LogPosition) -> [Change] {
         switch event {
         case .userRegistered(let event):
-            try state.put(Array(event.user.rawValue.utf8), for: Self.key(Validate.emailKey(event.email)), in: emails)
-            try state.put(Array(event.passwordHash.utf8), for: Self.key(event.user.rawValue), in: users)
+            [
+                Change(table: emails, key: Self.key(Validate.emailKey(event.email)), value: Array(event.user.rawValue.utf8)),
+                Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8)),
+            ]
         case .postCreated(let event):
-            try state.put(Array(event.author.rawValue.utf8), for: Self.key(event.post.rawValue), in: posts)
+            [Change(table: posts, key: Self.key(event.post.rawValue), value: Array(event.author.rawValue.utf8))]
         case .followed(let event):
-            try state.put(Edge.value(since: position), for: Self.key(event.follower.rawValue, event.followee.rawValue), in: follows)
+            [Change(table: follows, key: Self.key(event.follower.rawValue, event.followee.rawValue), value: Edge.value(since: position))]
         case .unfollowed(let event):
-            try state.delete(Self.key(event.follower.rawValue, event.followee.rawValue), in: follows)
+            [Change(table: follows, key: Self.key(event.follower.rawValue, event.followee.rawValue), value: nil)]
         case .liked(let event):
-            try state.put(Edge.value(since: position), for: Self.key(event.user.rawValue, event.post.rawValue), in: likes)
+            [Change(table: likes, key: Self.key(event.user.rawValue, event.post.rawValue), value: Edge.value(since: position))]
         case .unliked(let event):
-            try state.delete(Self.key(event.user.rawValue, event.post.rawValue), in: likes)
+            [Change(table: likes, key: Self.key(event.user.rawValue, event.post.rawValue), value: nil)]
         case .sessionStarted(let event):
-            var value = Array(event.user.rawValue.utf8) + [0]
-            withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian) { value.append(contentsOf: $0) }
-            try state.put(value, for: Self.key(event.session.rawValue), in: sessions)
+            [Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event))]
         case .sessionEnded(let event):
-            try state.delete(Self.key(event.session.rawValue), in: sessions)
+            [Change(table: sessions, key: Self.key(event.session.rawValue), value: nil)]
         case .profileEdited, .commentAdded, .messageSent:
-            break
+            []
         }
     }
+
+    /// Records what `event`, appended at `position`, changes in the state; called in the same transaction.
+    func apply(_ event: DomainEvent, at position: LogPosition, in state: StoreTransaction) throws {
+        for change in changes(for: event, at: position) {
+            if let value = change.value {
+                try state.put(value, for: change.key, in: change.table)
+            } else {
+                _ = try state.delete(change.key, in: change.table)
+            }
+        }
+    }
+
+    /// A session as stored: its user, NUL, and its expiry.
+    private static func sessionValue(_ event: SessionStarted) -> [UInt8] {
+        var value = Array(event.user.rawValue.utf8) + [0]
+        withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian) { value.append(contentsOf: $0) }
+        return value
+    }
+
+    /// The tables whose every entry follows from the events alone (all but `idempotency`, which records requests).
+    var derivedTables: [StoreTable] { [emails, users, posts, follows, likes, sessions] }
 
     /// The result first recorded for `key` by `actor`, with the fingerprint of the request that produced it.
     func idempotentResult(actor: String, key: String, in state: StoreTransaction) throws -> (

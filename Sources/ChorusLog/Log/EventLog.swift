@@ -147,6 +147,15 @@ public final class EventLog: Sendable {
         try withReadTransaction { try body(StoreTransaction($0)) }
     }
 
+    /// Runs `body` in one read transaction on the state tables, with the position of the last event that same
+    /// transaction sees: the state is exactly the log folded through it.
+    public func readState<R>(withHead body: (StoreTransaction, LogPosition) throws -> R) throws -> R {
+        try withReadTransaction { transaction in
+            let head = try transaction.withEventCursor(schema) { try $0.last()?.position } ?? .start
+            return try body(StoreTransaction(transaction), head)
+        }
+    }
+
     private static func stateDatabaseName(_ name: String) -> String { "state." + name }
 
     /// Runs `body` inside the writer's next transaction, with whatever else is committed in that group, and returns

@@ -49,10 +49,6 @@ struct LogBenchCommand: AsyncParsableCommand {
 }
 
 /// Progress goes to standard error, so that standard output is the table and the JSON line alone.
-func printProgress(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
-}
-
 /// A fresh directory for one benchmark run, removed afterwards.
 struct BenchWorkDirectory {
     let path: String
