@@ -262,6 +262,25 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
+    /// Writes a compacted copy of the environment, as one read transaction sees it, into the empty directory
+    /// `destination` (`mdb_env_copy2` with `MDB_CP_COMPACT`: free pages left out). Writers go on meanwhile.
+    func copyCompacted(to destination: String) throws {
+        var code = try copyOnce(to: destination)
+        if code == MDB_MAP_RESIZED {
+            // Another process grew the map since this one opened it.
+            try adoptMapSize()
+            code = try copyOnce(to: destination)
+        }
+        try LMDBError.check(code, "mdb_env_copy2(\(destination))")
+    }
+
+    private func copyOnce(to destination: String) throws -> Int32 {
+        try resizeLock.withSharedLock { () throws(LMDBError) -> Int32 in
+            guard !isClosed else { throw LMDBError.environmentClosed(path) }
+            return mdb_env_copy2(handle, destination, UInt32(MDB_CP_COMPACT))
+        }
+    }
+
     /// The number of entries in `database` at the latest committed state.
     func entryCount(_ database: LMDBDatabase) throws -> Int {
         try read { try $0.entryCount(database) }

@@ -128,6 +128,12 @@ public final class EventLog: Sendable {
         do { try environment.sync() } catch let error as LMDBError { throw EventLogError.storage(error) }
     }
 
+    /// Writes a consistent, compacted copy of the log (events, indexes and the state tables) as of one moment into
+    /// `directory`, which must exist and be empty; appends go on meanwhile. The copy opens as a log like any other.
+    public func copyCompacted(to directory: String) throws {
+        do { try environment.copyCompacted(to: directory) } catch let error as LMDBError { throw EventLogError.storage(error) }
+    }
+
     /// Figures for monitoring and benchmarks.
     public var statistics: EventLogStatistics {
         let writes = writer?.statistics ?? (commits: 0, jobs: 0, commitTime: .zero, indexedThrough: .start)
