@@ -173,6 +173,17 @@ public final class ProjectionEngine: Sendable {
         store.close()
     }
 
+    /// The position the read models in `directory` were applied through, read without opening them for writing (a
+    /// server may have them open); nil when `directory` holds none.
+    public static func storedPosition(in directory: String) throws -> LogPosition? {
+        guard FileManager.default.fileExists(atPath: directory + "/data.mdb") else { return nil }
+        var configuration = KeyValueStoreConfiguration()
+        configuration.readOnly = true
+        let store = try KeyValueStore(directory: directory, tables: [Tables.checkpoint], configuration: configuration)
+        defer { store.close() }
+        return try store.read { try checkpoint(in: $0, store.table(Tables.checkpoint)) }
+    }
+
     /// Builds the read models of `log` from position 1 through `last` (time travel) or the head, into `directory`,
     /// which must not hold read models yet; returns the position built to.
     public static func rebuild(

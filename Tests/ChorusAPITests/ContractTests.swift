@@ -74,6 +74,12 @@ struct ContractTests {
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: ana.token))
             expect(.post, "/v1/admin/projections/rebuild", try await api.call(.post, "/v1/admin/projections/rebuild", token: "admin"))
             expect(.post, "/v1/admin/projections/rebuild", try await api.call(.post, "/v1/admin/projections/rebuild"))
+            // And once the rebuild has ended, with how it ended.
+            while api.backend.readModels.rebuildProgress != nil { try await Task.sleep(for: .milliseconds(20)) }
+            let ended = try await api.call(.get, "/v1/admin/projections", token: "admin")
+            let last = ((ended.object["projections"] as? [[String: Any]])?.first?["lastRebuild"]) as? [String: Any]
+            #expect(last?["outcome"] as? String == "finished", "\(ended.object)")
+            expect(.get, "/v1/admin/projections", ended)
             expect(.post, "/v1/auth/logout", try await api.call(.post, "/v1/auth/logout", token: ana.token))
             #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
         }

@@ -8,10 +8,11 @@ struct ChorusRun {
 }
 
 /// Runs `chorus` with `arguments` and waits for it to exit.
-func runChorus(_ arguments: [String]) throws -> ChorusRun {
+func runChorus(_ arguments: [String], environment: [String: String] = [:]) throws -> ChorusRun {
     let process = Process()
     process.executableURL = try chorusExecutableURL()
     process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let output = Pipe()
     let errors = Pipe()
     process.standardOutput = output

@@ -25,6 +25,8 @@ public final class ServedReadModels: Sendable {
     private let served: Mutex<ProjectionEngine>
     private let following = Mutex<Task<Void, Never>?>(nil)
     private let rebuild = Mutex<RebuildState>(.none)
+    /// Events the running rebuild has replayed, and how many it replays.
+    private let rebuildCounts = Mutex<(replayed: Int, total: Int)>((0, 0))
     private let rebuilding = Mutex<Task<Void, Never>?>(nil)
 
     init(log: EventLog, data: DataDirectory, logger: Logger) throws {
@@ -54,6 +56,12 @@ public final class ServedReadModels: Sendable {
     public var current: ProjectionEngine { served.withLock { $0 } }
 
     public var rebuildState: RebuildState { rebuild.withLock { $0 } }
+
+    /// How far the running rebuild is: events replayed into the new read models, of how many. Nil when none runs.
+    public var rebuildProgress: (replayed: Int, total: Int)? {
+        guard case .rebuilding = rebuildState else { return nil }
+        return rebuildCounts.withLock { $0 }
+    }
 
     /// Starts applying the log to the served read models as it grows.
     public func startFollowing() {
@@ -124,6 +132,7 @@ public final class ServedReadModels: Sendable {
         let started = rebuild.withLock { state -> Bool in
             if case .rebuilding = state { return false }
             state = .rebuilding(since: .now)
+            rebuildCounts.withLock { $0 = (0, Int(clamping: log.head.rawValue)) }
             return true
         }
         if started {
@@ -155,10 +164,13 @@ public final class ServedReadModels: Sendable {
         logger.notice("rebuilding the read models online", metadata: ["generation": "\(name)"])
         let log = self.log
         let logger = self.logger
-        let fresh = try await BlockingWork.run {
+        let fresh = try await BlockingWork.run { [self] in
             let engine = try ProjectionEngine(log: log, directory: path, batchSize: 16_384, durable: false, logger: logger)
             // The bulk, then what arrived meanwhile, until little is left for the swap itself.
-            repeat { try engine.catchUp() } while log.head.rawValue - engine.position.rawValue > 1_000
+            repeat {
+                try engine.catchUp { replayed, total in rebuildCounts.withLock { $0 = (replayed, total) } }
+                rebuildCounts.withLock { $0 = (Int(clamping: engine.position.rawValue), Int(clamping: log.head.rawValue)) }
+            } while log.head.rawValue - engine.position.rawValue > 1_000
             return engine
         }
         try Task.checkCancellation()

@@ -16,6 +16,10 @@ struct OperationsRoutes {
         /// otherwise.
         let state: String
         let eventsPerSecond: Double
+        /// While rebuilding: events replayed into the new read models, of how many.
+        let rebuildProgress: (replayed: Int, total: Int)?
+        /// How the last online rebuild since the server started ended, if one did.
+        let lastRebuild: ServedReadModels.RebuildState
 
         func write(to json: inout JSONWriter) {
             json.object {
@@ -25,6 +29,45 @@ struct OperationsRoutes {
                 $0.field("lag", lag)
                 $0.field("state", state)
                 $0.field("eventsPerSecond", eventsPerSecond)
+                if let rebuildProgress {
+                    $0.field("rebuildProgress", RebuildProgress(replayed: rebuildProgress.replayed, total: rebuildProgress.total))
+                }
+                switch lastRebuild {
+                case .finished(let position, let at):
+                    $0.field("lastRebuild", LastRebuild(outcome: "finished", position: position.rawValue, at: at, error: nil))
+                case .failed(let reason):
+                    $0.field("lastRebuild", LastRebuild(outcome: "failed", position: nil, at: nil, error: reason))
+                case .none, .rebuilding:
+                    break
+                }
+            }
+        }
+    }
+
+    struct RebuildProgress: JSONWritable {
+        let replayed: Int
+        let total: Int
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("replayed", replayed)
+                $0.field("total", total)
+            }
+        }
+    }
+
+    struct LastRebuild: JSONWritable {
+        let outcome: String
+        let position: UInt64?
+        let at: EventTime?
+        let error: String?
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("outcome", outcome)
+                if let position { $0.field("position", position) }
+                if let at { $0.field("at", at) }
+                if let error { $0.field("error", error) }
             }
         }
     }
@@ -71,7 +114,8 @@ struct OperationsRoutes {
         return Statuses(projections: [
             ProjectionStatus(
                 name: "readModels", position: projections.position.rawValue, head: backend.log.head.rawValue,
-                lag: projections.lag, state: state, eventsPerSecond: projections.eventsPerSecond.rounded())
+                lag: projections.lag, state: state, eventsPerSecond: projections.eventsPerSecond.rounded(),
+                rebuildProgress: backend.readModels.rebuildProgress, lastRebuild: backend.readModels.rebuildState)
         ])
     }
 

@@ -29,7 +29,7 @@ public final class EventLog: Sendable {
                 writerLock = nil
             } else {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                guard let lock = try DirectoryLock(directory: directory, name: "writer.lock") else {
+                guard let lock = try DirectoryLock(directory: directory, name: Self.writerLockName) else {
                     throw EventLogError.locked(directory)
                 }
                 writerLock = lock
@@ -85,6 +85,19 @@ public final class EventLog: Sendable {
         environment.close()
         writerLock?.release()
     }
+
+    /// Whether another process (a server) has the log in `directory` open for writing now.
+    public static func isOpenForWriting(directory: String) -> Bool {
+        do {
+            guard let lock = try DirectoryLock(directory: directory, name: Self.writerLockName) else { return true }
+            lock.release()
+            return false
+        } catch {
+            return false
+        }
+    }
+
+    private static let writerLockName = "writer.lock"
 
     /// Whether this process only reads the log.
     public var isReadOnly: Bool { writer == nil }

@@ -132,16 +132,7 @@ final class BenchServer: @unchecked Sendable {
     func request(_ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil) async throws
         -> (status: Int, body: [String: Any])
     {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        if let json {
-            request.httpBody = try JSONSerialization.data(withJSONObject: json)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+        try await HTTPJSONClient(base: base).call(method, path, token: token, json: json)
     }
 }
 
