@@ -72,6 +72,55 @@ public final class LogWriteBatch {
         return outcome
     }
 
+    /// Appends one command's events exactly as another log recorded them (`chorus log import`): each at its own
+    /// position, which must be the next, with its stream's next version, and its own time, ids and actor.
+    ///
+    /// All are checked before the first is written, so a refused command writes nothing.
+    public func appendRecorded(_ events: [RecordedEvent]) throws {
+        guard let first = events.first else { return }
+        var version = try streamVersion(first.stream)
+        for (offset, event) in events.enumerated() {
+            let position = LogPosition(head.rawValue + UInt64(offset) + 1)
+            guard event.position == position else {
+                throw EventLogError.invalidAppend("event at position \(event.position) where \(position) is next")
+            }
+            guard event.commandID == first.commandID, event.stream == first.stream else {
+                throw EventLogError.invalidAppend("position \(event.position): one command's events share a command and a stream")
+            }
+            version += 1
+            guard event.streamVersion == version else {
+                throw EventLogError.invalidAppend(
+                    "position \(event.position): stream \(event.stream) is at version \(version - 1), not \(event.streamVersion - 1)")
+            }
+            try NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload).validate()
+        }
+        guard first.actor.utf8.count <= AppendRequest.maximumActorLength else {
+            throw EventLogError.invalidAppend("position \(first.position): an actor of more than \(AppendRequest.maximumActorLength) bytes")
+        }
+        // The rest of a command whose first events an earlier, interrupted import appended may follow them.
+        var commandStart: LogPosition?
+        if let original = try outcome(ofCommand: first.commandID) {
+            guard original.lastPosition == head else {
+                throw EventLogError.invalidAppend(
+                    "position \(first.position): command \(first.commandID) was already appended at \(original.firstPosition)")
+            }
+            commandStart = original.firstPosition
+        }
+        for event in events {
+            let fields = EventRecordCodec.Fields(
+                position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt,
+                commandID: event.commandID, correlationID: event.correlationID, stream: event.stream, actor: event.actor,
+                event: NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload))
+            try LogSchema.withPositionKey(event.position) { positionKey in
+                try transaction.reserve(
+                    EventRecordCodec.encodedSize(fields), for: positionKey, in: schema.events, append: true
+                ) { EventRecordCodec.encode(fields, into: $0) }
+            }
+            staged.record(event, commandStartsAt: commandStart)
+            head = event.position
+        }
+    }
+
     /// The stream's last version, including appends earlier in the batch.
     public func streamVersion(_ stream: StreamID) throws -> UInt64 {
         if let version = staged.streamVersions[stream] ?? committedTail.streamVersions[stream] { return version }

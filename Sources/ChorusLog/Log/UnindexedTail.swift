@@ -35,10 +35,10 @@ struct UnindexedTail {
     }
 
     /// Records one stored event, when rebuilding the tail from the log; events come in position order.
-    mutating func record(_ event: RecordedEvent) {
+    mutating func record(_ event: RecordedEvent, commandStartsAt start: LogPosition? = nil) {
         indexEntries.append(IndexEntry(stream: event.stream, version: event.streamVersion, position: event.position))
         streamVersions[event.stream] = event.streamVersion
-        let first = commands[event.commandID]?.firstPosition ?? event.position
+        let first = commands[event.commandID]?.firstPosition ?? start ?? event.position
         commands[event.commandID] = AppendOutcome(
             firstPosition: first, lastPosition: event.position, streamVersion: event.streamVersion, isReplay: true)
     }

@@ -5,6 +5,6 @@ struct LogCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "log",
         abstract: "Verify, export, import and back up the event log of a data directory.",
-        subcommands: [LogVerifyCommand.self, LogBackupCommand.self]
+        subcommands: [LogVerifyCommand.self, LogExportCommand.self, LogImportCommand.self, LogBackupCommand.self]
     )
 }

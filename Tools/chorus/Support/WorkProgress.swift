@@ -17,13 +17,14 @@ final class WorkProgress {
     private let clock = ContinuousClock()
     private let started: ContinuousClock.Instant
 
-    init(_ title: String, total: Int, unit: String) {
+    /// - Parameter allowsBar: false when standard output carries the command's own output (an export to it).
+    init(_ title: String, total: Int, unit: String, allowsBar: Bool = true) {
         self.title = title
         self.total = total
         self.unit = unit
         started = clock.now
         lines = ProgressLines(total: total, unit: unit)
-        if isatty(STDOUT_FILENO) == 1 {
+        if allowsBar, isatty(STDOUT_FILENO) == 1 {
             let bar = Terminal().progressBar(title: title)
             bar.start(refreshRate: 100)
             self.bar = bar

@@ -1,0 +1,65 @@
+import ChorusLog
+
+/// Appends events another log recorded (an export) to a log, exactly as recorded, and records in the decision state
+/// what each decides, as the command path would have: `chorus log import` and `chorus replay --into`.
+///
+/// Every event is decoded before anything is appended. Commands go in whole and in order; the first that is refused
+/// stops the import there, with everything before it appended, so an interrupted or refused import can be run again
+/// from where the log now ends.
+public struct RecordedEventImporter: Sendable {
+    private let log: EventLog
+    private let state: DecisionState
+
+    public init(log: EventLog) {
+        self.log = log
+        state = DecisionState(log: log)
+    }
+
+    /// Appends `events`: in position order from the log's next position, each command's events together. Not
+    /// durable until ``EventLog/syncToDisk()``.
+    public func append(_ events: [RecordedEvent]) async throws {
+        var decoded: [(RecordedEvent, DomainEvent)] = []
+        decoded.reserveCapacity(events.count)
+        var undecodable: Error?
+        for event in events {
+            do {
+                decoded.append((event, try DomainEvent(decoding: event)))
+            } catch {
+                undecodable = error
+                // What decodes goes in, up to the command of the first event that does not.
+                while decoded.last?.0.commandID == event.commandID { decoded.removeLast() }
+                break
+            }
+        }
+        let commands = Self.commands(decoded)
+        let state = self.state
+        let refusal: EventLogError? = try await log.perform(.nonDurableBulkImport, eventCount: decoded.count) { batch in
+            for command in commands {
+                do {
+                    try batch.appendRecorded(command.map(\.0))
+                } catch let error as EventLogError {
+                    return error
+                }
+                for (event, domainEvent) in command {
+                    try state.apply(domainEvent, at: event.position, in: batch.state)
+                }
+            }
+            return nil
+        }
+        if let refusal { throw refusal }
+        if let undecodable { throw undecodable }
+    }
+
+    /// Consecutive events of one command, together.
+    private static func commands(_ events: [(RecordedEvent, DomainEvent)]) -> [[(RecordedEvent, DomainEvent)]] {
+        var commands: [[(RecordedEvent, DomainEvent)]] = []
+        for event in events {
+            if let last = commands.last?.last, last.0.commandID == event.0.commandID {
+                commands[commands.count - 1].append(event)
+            } else {
+                commands.append([event])
+            }
+        }
+        return commands
+    }
+}

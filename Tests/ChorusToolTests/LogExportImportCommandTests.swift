@@ -1,0 +1,85 @@
+import ChorusTestSupport
+import Foundation
+import Testing
+
+@Suite("chorus log export and import")
+struct LogExportImportCommandTests {
+    @Test("export, import and export again give the same bytes; an interrupted import resumes without duplicates")
+    func roundTrip() async throws {
+        try await withTemporaryDirectory { root in
+            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "1500", "--seed", "9"]).status == 0)
+            let first = root + "/first.jsonl"
+            let export = try runChorus(["log", "export", "--data", root + "/a", "--output", first])
+            try #require(export.status == 0, "\(export.standardError)")
+            let lines = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n")
+            #expect(lines.count >= 1500)
+
+            // An import stopped part-way (here: given the first 40 % of the lines, ending wherever they end).
+            let partial = root + "/partial.jsonl"
+            try (lines.prefix(lines.count * 2 / 5).joined(separator: "\n") + "\n").write(
+                toFile: partial, atomically: true, encoding: .utf8)
+            let stopped = try runChorus(["log", "import", "--data", root + "/b", partial, "--json"])
+            #expect(stopped.status == 0, "\(stopped.standardError)")
+            #expect(try lastJSONLine(stopped.standardOutput)["imported"] as? Int == lines.count * 2 / 5)
+
+            let resumed = try runChorus(["log", "import", "--data", root + "/b", first, "--json"])
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            let report = try lastJSONLine(resumed.standardOutput)
+            #expect(report["skipped"] as? Int == lines.count * 2 / 5)
+            #expect(report["imported"] as? Int == lines.count - lines.count * 2 / 5)
+            #expect(report["head"] as? Int == lines.count)
+
+            let second = root + "/second.jsonl"
+            try #require(try runChorus(["log", "export", "--data", root + "/b", "--output", second]).status == 0)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: second)) == Data(contentsOf: URL(fileURLWithPath: first)))
+            let verify = try runChorus(["log", "verify", "--data", root + "/b"])
+            #expect(verify.status == 0, "\(verify.standardOutput)")
+
+            // Exported to standard output too, from a position on.
+            let tail = try runChorus(["log", "export", "--data", root + "/a", "--from", "1001"])
+            #expect(tail.standardOutput.split(separator: "\n").map(String.init) == lines.dropFirst(1000).map(String.init))
+        }
+    }
+
+    @Test("bad lines are refused with their line number; what came before them stays, and nothing after")
+    func refusals() async throws {
+        try await withTemporaryDirectory { root in
+            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "300", "--seed", "2"]).status == 0)
+            let export = try runChorus(["log", "export", "--data", root + "/a"])
+            let lines = export.standardOutput.split(separator: "\n").map(String.init)
+            func importing(_ lines: [String], into name: String) throws -> ChorusRun {
+                let file = root + "/\(name).jsonl"
+                try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+                return try runChorus(["log", "import", "--data", root + "/" + name, file])
+            }
+            func head(of name: String) throws -> Int {
+                let status = try runChorus(["projections", "status", "--data", root + "/" + name, "--json", "--interval", "0.01"])
+                return try lastJSONLine(status.standardOutput)["head"] as? Int ?? -1
+            }
+
+            let notJSON = try importing(Array(lines.prefix(10)) + ["{not json"] + lines.dropFirst(10), into: "notjson")
+            #expect(notJSON.status == 1)
+            #expect(notJSON.standardError.contains("line 11: not a JSON object"), "\(notJSON.standardError)")
+
+            // A payload that is valid base64 but not the event its type says.
+            var broken = try #require(try JSONSerialization.jsonObject(with: Data(lines[20].utf8)) as? [String: Any])
+            broken["payload"] = Data([1, 2, 3]).base64EncodedString()
+            let brokenLine = String(decoding: try JSONSerialization.data(withJSONObject: broken, options: [.sortedKeys]), as: UTF8.self)
+            let undecodable = try importing(Array(lines.prefix(20)) + [brokenLine] + lines.dropFirst(21), into: "undecodable")
+            #expect(undecodable.status == 1)
+            #expect(undecodable.standardError.contains("at position 21"), "\(undecodable.standardError)")
+            #expect(try head(of: "undecodable") == 20)
+
+            let gap = try importing(Array(lines.prefix(30)) + lines.dropFirst(31), into: "gap")
+            #expect(gap.status == 1)
+            #expect(gap.standardError.contains("position 32 where 31 is next"), "\(gap.standardError)")
+            #expect(try head(of: "gap") == 30)
+
+            // Another log's export into this one.
+            try #require(try runChorus(["demo", "--data", root + "/other", "--events", "300", "--seed", "3"]).status == 0)
+            let foreign = try importing(lines, into: "other")
+            #expect(foreign.status == 1)
+            #expect(foreign.standardError.contains("already holds a different event at position 1"), "\(foreign.standardError)")
+        }
+    }
+}

@@ -1,0 +1,73 @@
+import ChorusLog
+import Foundation
+
+/// One event as `chorus log export` writes it and `chorus log import` reads it: a JSON object on one line with every
+/// field of the stored record, the payload in base64. Lossless, and written with sorted keys, so that export, import
+/// and export again give the same bytes.
+struct ExportedEvent: Codable {
+    var position: UInt64
+    var stream: String
+    var streamVersion: UInt64
+    var type: String
+    var schemaVersion: UInt16
+    var recordedAtMilliseconds: Int64
+    var commandId: UUID
+    var correlationId: UUID
+    var actor: String
+    var payload: Data
+
+    init(_ event: RecordedEvent) {
+        position = event.position.rawValue
+        stream = event.stream.rawValue
+        streamVersion = event.streamVersion
+        type = event.type
+        schemaVersion = event.schemaVersion
+        recordedAtMilliseconds = event.recordedAt.millisecondsSince1970
+        commandId = event.commandID.uuid
+        correlationId = event.correlationID.uuid
+        actor = event.actor
+        payload = Data(event.payload)
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
+    /// The event's line, without its newline.
+    static func line(_ event: RecordedEvent) throws -> Data {
+        try encoder.encode(ExportedEvent(event))
+    }
+
+    /// The event on line `number` of an export; throws a message naming the line and what is wrong.
+    static func parse(_ line: Data, number: Int) throws -> RecordedEvent {
+        let exported: ExportedEvent
+        do {
+            exported = try JSONDecoder().decode(ExportedEvent.self, from: line)
+        } catch DecodingError.keyNotFound(let key, _) {
+            throw OperatorError("line \(number): \"\(key.stringValue)\" is missing")
+        } catch DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context),
+            DecodingError.dataCorrupted(let context)
+        {
+            let field = context.codingPath.map(\.stringValue).joined(separator: ".")
+            throw OperatorError("line \(number): " + (field.isEmpty ? "not a JSON object" : "\"\(field)\" is not valid"))
+        }
+        guard exported.position > 0, exported.streamVersion > 0, exported.schemaVersion > 0 else {
+            throw OperatorError("line \(number): position, streamVersion and schemaVersion must be positive")
+        }
+        guard let stream = Self.stream(exported.stream) else {
+            throw OperatorError("line \(number): \"stream\" must be 1 to \(StreamID.maximumUTF8Length) UTF-8 bytes without NUL")
+        }
+        return RecordedEvent(
+            position: LogPosition(exported.position), stream: stream, streamVersion: exported.streamVersion,
+            type: exported.type, schemaVersion: exported.schemaVersion,
+            recordedAt: EventTime(millisecondsSince1970: exported.recordedAtMilliseconds),
+            commandID: CommandID(exported.commandId), correlationID: CorrelationID(exported.correlationId),
+            actor: exported.actor, payload: Array(exported.payload))
+    }
+
+    private static func stream(_ name: String) -> StreamID? {
+        do { return try StreamID(name) } catch { return nil }
+    }
+}

@@ -1,0 +1,128 @@
+import ArgumentParser
+import ChorusAPI
+import ChorusDomain
+import ChorusLog
+import Foundation
+
+struct LogImportCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Append the events of a `chorus log export` to a data directory's log, exactly as exported.",
+        discussion: """
+            Every event is checked before it is appended: its fields, that it decodes as a Chorus event, that \
+            positions and stream versions run on without a gap, that no command appears twice, that times never go \
+            back. Appends in bulk and syncs at the end. Resumable: events the log already holds (the same ones, at \
+            the same positions) are skipped, so after an interruption the same command finishes the import without \
+            duplicates. The server must be stopped. Read models are built by the next `chorus serve`, or by \
+            `chorus projections rebuild`.
+            """
+    )
+
+    @OptionGroup var data: DataDirectoryOption
+    @OptionGroup var output: JSONOutputOption
+
+    @Argument(help: "The export to read; - reads standard input.")
+    var file: String
+
+    /// Events appended per write transaction (whole commands).
+    static let batchSize = 4_096
+
+    mutating func run() async throws {
+        let directory = data.directory
+        let log: EventLog
+        do {
+            log = try directory.openLog()
+        } catch let error as EventLogError where error.code == .locked {
+            throw OperatorError("a server has \(directory.root) open; stop it before importing")
+        }
+        defer { log.close() }
+        let clock = ContinuousClock()
+        let started = clock.now
+        let startHead = log.head
+        var reader = try LineReader(path: file)
+        let size = file == "-" ? 0 : ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
+        let progress = WorkProgress("importing", total: size, unit: "bytes")
+        let importer = RecordedEventImporter(log: log)
+        var check = ImportCheck(lastTime: startHead == .start ? nil : try log.read(from: startHead, limit: 1).first?.recordedAt)
+        var batch: [RecordedEvent] = []
+        var skipped = 0
+        var imported = 0
+        var number = 0
+        func flush(keepingLastCommand: Bool) async throws {
+            // A command never spans two batches: its tail waits for the next one.
+            var carried: [RecordedEvent] = []
+            if keepingLastCommand, let command = batch.last?.commandID {
+                while batch.last?.commandID == command { carried.insert(batch.removeLast(), at: 0) }
+            }
+            guard !batch.isEmpty else {
+                batch = carried
+                return
+            }
+            do {
+                try await importer.append(batch)
+            } catch {
+                let through = log.head
+                throw OperatorError(
+                    "\(error); the log now ends at position \(through) (\(through.rawValue - startHead.rawValue) events "
+                        + "imported); fix the export and run the import again to go on from there")
+            }
+            imported += batch.count
+            batch = carried
+            progress.update(reader.bytesRead)
+        }
+        while let line = try reader.next() {
+            number += 1
+            guard !line.isEmpty else { continue }
+            let event = try ExportedEvent.parse(line, number: number)
+            if event.position <= startHead {
+                try check.matchesStored(event, in: log, line: number)
+                skipped += 1
+                continue
+            }
+            try check.admit(event, line: number)
+            batch.append(event)
+            if batch.count >= Self.batchSize { try await flush(keepingLastCommand: true) }
+        }
+        try await flush(keepingLastCommand: false)
+        try log.syncToDisk()
+        progress.finish()
+        let seconds = (clock.now - started).seconds
+        output.emit(
+            "imported \(imported) events into \(directory.log) (\(skipped) already there), now through position "
+                + "\(log.head), in \(String(format: "%.1f", seconds)) s",
+            ["imported": imported, "skipped": skipped, "head": log.head.rawValue, "seconds": seconds])
+    }
+}
+
+/// What an import checks across lines: lines the log already holds match it, and times never go back.
+struct ImportCheck {
+    private var lastTime: EventTime?
+    /// Stored events read ahead, for comparing lines the log already holds; `next` is the one to compare next.
+    private var stored: [RecordedEvent] = []
+    private var next = 0
+
+    /// `lastTime`: when the log's last event was recorded.
+    init(lastTime: EventTime?) { self.lastTime = lastTime }
+
+    /// Throws if `event`, to be appended, was recorded before the event before it.
+    mutating func admit(_ event: RecordedEvent, line: Int) throws {
+        if let lastTime, event.recordedAt < lastTime {
+            throw OperatorError("line \(line): position \(event.position) is recorded before the event before it")
+        }
+        lastTime = event.recordedAt
+    }
+
+    /// Throws unless the log holds exactly `event` at its position: a resumed import of the same export.
+    mutating func matchesStored(_ event: RecordedEvent, in log: EventLog, line: Int) throws {
+        if next >= stored.count || stored[next].position != event.position {
+            stored = try log.read(from: event.position, limit: 4_096)
+            next = 0
+        }
+        guard next < stored.count, stored[next] == event else {
+            throw OperatorError(
+                "line \(line): the log already holds a different event at position \(event.position); import into an "
+                    + "empty data directory, or resume with the export this log was imported from")
+        }
+        next += 1
+    }
+}
