@@ -58,9 +58,9 @@ struct LogBackupCommandTests {
             #expect(posts.status == 200, "\(posts.json)")
             let texts = Set(posts.items.compactMap { $0["text"] as? String })
             for write in before { #expect(texts.contains(write.text), "missing \(write.text)") }
-            // Nothing acknowledged after the backup had returned.
+            // Nothing written after the backup had returned: at most the one post in flight as it did.
             let numbers = texts.compactMap { $0.split(separator: " ").last.flatMap { Int($0) } }
-            #expect(!numbers.isEmpty && numbers.allSatisfy { $0 <= during }, "\(numbers.sorted()) after \(during)")
+            #expect(!numbers.isEmpty && numbers.allSatisfy { $0 <= during + 1 }, "\(numbers.sorted()) after \(during)")
             #expect(await restored.stop() == 0)
         }
     }

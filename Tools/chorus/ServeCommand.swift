@@ -30,6 +30,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "When the log is empty, first fill it with a demo workload of about this many events.")
     var demoEvents: Int?
 
+    @Flag(help: "Serve the log as it is and refuse every write with 403: for a past state made by `chorus replay --into`.")
+    var readOnly = false
+
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var settings = ServerConfiguration()
@@ -46,15 +49,20 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "chorus.serve")
+        settings.readOnly = readOnly
+        if readOnly, demoEvents != nil { throw ValidationError("--demo-events writes; it cannot go with --read-only") }
         if let demoEvents {
             guard demoEvents > 0 else { throw ValidationError("--demo-events must be positive") }
             try await fillWithDemo(data, events: demoEvents, logger: logger)
         }
-        let backend = try ChorusBackend(data: data, logger: logger)
+        if readOnly, !FileManager.default.fileExists(atPath: data.log + "/data.mdb") {
+            throw ValidationError("--read-only serves an existing log, and \(data.log) holds none")
+        }
+        let backend = try ChorusBackend(data: data, readOnly: readOnly, logger: logger)
         defer { backend.close() }
         logger.info(
             "serving", metadata: ["data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
-                "position": "\(backend.log.head)"])
+                "position": "\(backend.log.head)", "mode": "\(readOnly ? "read-only" : "read-write")"])
         let application = ChorusServer.makeApplication(backend: backend, configuration: settings, logger: logger)
         try await application.runService()
         logger.info("stopped")

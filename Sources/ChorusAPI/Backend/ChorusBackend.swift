@@ -20,12 +20,15 @@ public final class ChorusBackend: Sendable {
     /// The engine answering now (see ``readModels``).
     public var projections: ProjectionEngine { readModels.current }
 
-    /// Opens (creating if needed) the backend in `data`. The read models follow the log once
+    /// Opens (creating if needed) the backend in `data`. With `readOnly`, the log is only read (a past state made by
+    /// `chorus replay --into`, or a copy): nothing can be appended. The read models follow the log once
     /// `readModels.startFollowing()` is called (the server's service group does).
-    public init(data: DataDirectory, passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger) throws {
+    public init(
+        data: DataDirectory, readOnly: Bool = false, passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
+    ) throws {
         self.data = data
         let metrics = self.metrics
-        let log = try data.openLog(commitObserver: { metrics.recordCommit($0) })
+        let log = try data.openLog(readOnly: readOnly, commitObserver: { metrics.recordCommit($0) })
         do {
             let media = try MediaStore(directory: data.media)
             self.media = media

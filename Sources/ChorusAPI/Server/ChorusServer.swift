@@ -13,6 +13,8 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// Where clients reach the server, for media URLs; `http://host:port` when not set.
     public var publicBaseURL: String?
+    /// Serves the data directory's log as it is, refusing every write with 403 (`chorus serve --read-only`).
+    public var readOnly = false
     /// How long a read waits for `Chorus-Min-Position` (API.md: 5 s).
     public var consistencyTimeout: Duration = .seconds(5)
     /// How often an idle live stream gets a comment line (API.md: 15 s).
@@ -50,6 +52,7 @@ public enum ChorusServer {
         // Middleware applies to the routes added after it, and to "no such route"; the first added is outermost.
         router.add(middleware: MetricsMiddleware(metrics: backend.metrics))
         router.add(middleware: ErrorMiddleware())
+        if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
         OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken).add(to: router)
         AuthRoutes(endpoints: endpoints).addOpen(to: router)

@@ -44,10 +44,7 @@ struct LogBackupCommand: AsyncParsableCommand {
                 log.close()
                 throw error
             }
-            let media = try copyMedia(from: source.media, to: target.media)
-            if files.fileExists(atPath: source.sessionSecret) {
-                try files.copyItem(atPath: source.sessionSecret, toPath: target.sessionSecret)
-            }
+            let media = try DataDirectoryFiles.copyMediaAndSessionKey(from: source, to: target)
             let copied = try target.openLog(readOnly: true)
             let head = copied.head
             copied.close()
@@ -67,20 +64,5 @@ struct LogBackupCommand: AsyncParsableCommand {
             try? files.removeItem(atPath: staging)
             throw error
         }
-    }
-
-    /// Copies every stored media file (not uploads in progress); returns how many.
-    private func copyMedia(from source: String, to destination: String) throws -> Int {
-        let files = FileManager.default
-        try files.createDirectory(atPath: destination, withIntermediateDirectories: true)
-        guard let names = try? files.contentsOfDirectory(atPath: source) else { return 0 }
-        let stored = names.filter { !$0.hasPrefix(".") }
-        let progress = WorkProgress("copying media", total: stored.count, unit: "files")
-        for (index, name) in stored.enumerated() {
-            try files.copyItem(atPath: source + "/" + name, toPath: destination + "/" + name)
-            progress.update(index + 1)
-        }
-        progress.finish()
-        return stored.count
     }
 }

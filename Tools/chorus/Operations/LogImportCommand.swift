@@ -24,9 +24,6 @@ struct LogImportCommand: AsyncParsableCommand {
     @Argument(help: "The export to read; - reads standard input.")
     var file: String
 
-    /// Events appended per write transaction (whole commands).
-    static let batchSize = 4_096
-
     mutating func run() async throws {
         let directory = data.directory
         let log: EventLog
@@ -42,32 +39,20 @@ struct LogImportCommand: AsyncParsableCommand {
         var reader = try LineReader(path: file)
         let size = file == "-" ? 0 : ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         let progress = WorkProgress("importing", total: size, unit: "bytes")
-        let importer = RecordedEventImporter(log: log)
+        var batches = ImportBatches(log: log)
         var check = ImportCheck(lastTime: startHead == .start ? nil : try log.read(from: startHead, limit: 1).first?.recordedAt)
-        var batch: [RecordedEvent] = []
         var skipped = 0
-        var imported = 0
         var number = 0
-        func flush(keepingLastCommand: Bool) async throws {
-            // A command never spans two batches: its tail waits for the next one.
-            var carried: [RecordedEvent] = []
-            if keepingLastCommand, let command = batch.last?.commandID {
-                while batch.last?.commandID == command { carried.insert(batch.removeLast(), at: 0) }
-            }
-            guard !batch.isEmpty else {
-                batch = carried
-                return
-            }
+        /// Appends through `batches`, saying where the log ends now if an event is refused.
+        func importing(_ body: () async throws -> Void) async throws {
             do {
-                try await importer.append(batch)
+                try await body()
             } catch {
                 let through = log.head
                 throw OperatorError(
                     "\(error); the log now ends at position \(through) (\(through.rawValue - startHead.rawValue) events "
                         + "imported); fix the export and run the import again to go on from there")
             }
-            imported += batch.count
-            batch = carried
             progress.update(reader.bytesRead)
         }
         while let line = try reader.next() {
@@ -80,10 +65,10 @@ struct LogImportCommand: AsyncParsableCommand {
                 continue
             }
             try check.admit(event, line: number)
-            batch.append(event)
-            if batch.count >= Self.batchSize { try await flush(keepingLastCommand: true) }
+            try await importing { try await batches.add(event) }
         }
-        try await flush(keepingLastCommand: false)
+        try await importing { try await batches.finish() }
+        let imported = batches.appended
         try log.syncToDisk()
         progress.finish()
         let seconds = (clock.now - started).seconds

@@ -1,0 +1,138 @@
+import ChorusTestSupport
+import Foundation
+import Testing
+
+@Suite("chorus replay")
+struct ReplayCommandTests {
+    @Test("prints decoded events, filtered by position, time, type, stream and user; hashes are not shown")
+    func filters() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            try #require(try runChorus(["demo", "--data", data, "--events", "800", "--seed", "4"]).status == 0)
+            func replay(_ arguments: [String]) throws -> [[String: Any]] {
+                let run = try runChorus(["replay", "--data", data, "--json"] + arguments)
+                try #require(run.status == 0, "\(run.standardError)")
+                return try run.standardOutput.split(separator: "\n").map { try lastJSONLine(String($0)) }
+            }
+            let all = try replay([])
+            #expect(all.count >= 800)
+            #expect(all.map { $0["position"] as? Int ?? 0 } == Array(1...all.count))
+            let first = try #require(all.first)
+            #expect(first["type"] as? String == "UserRegistered")
+            let registered = try #require(first["data"] as? [String: Any])
+            #expect(registered["passwordHash"] as? String == "(not shown)")
+            let user = try #require(registered["user"] as? String)
+
+            #expect(try replay(["--from", "10", "--to", "19"]).map { $0["position"] as? Int ?? 0 } == Array(10...19))
+            let posts = try replay(["--type", "PostCreated"])
+            #expect(!posts.isEmpty && posts.allSatisfy { $0["type"] as? String == "PostCreated" })
+            #expect(posts.count == all.filter { $0["type"] as? String == "PostCreated" }.count)
+            let stream = try #require(posts.first?["stream"] as? String)
+            #expect(try replay(["--stream", stream]).allSatisfy { $0["stream"] as? String == stream })
+
+            // The user's own events and the events naming them (a follow of them, a message to them).
+            let theirs = try replay(["--user", user])
+            #expect(theirs.count == all.filter { event in
+                event["actor"] as? String == user
+                    || (event["data"] as? [String: Any] ?? [:]).values.contains { $0 as? String == user }
+            }.count)
+            #expect(theirs.contains { $0["actor"] as? String != user }, "someone else's event naming them")
+
+            let time = try #require(all[400]["recordedAt"] as? String)
+            let since = try replay(["--since", time])
+            #expect(since.first?["recordedAt"] as? String == time)
+            #expect(since.count == all.filter { ($0["recordedAt"] as? String ?? "") >= time }.count)
+            #expect(try replay(["--until", time]).count == all.filter { ($0["recordedAt"] as? String ?? "") < time }.count)
+
+            let text = try runChorus(["replay", "--data", data, "--to", "1"])
+            #expect(text.standardOutput.hasPrefix("1  "))
+            #expect(text.standardOutput.contains("UserRegistered"))
+            let bad = try runChorus(["replay", "--data", data, "--since", "last tuesday"])
+            #expect(bad.status != 0)
+            #expect(bad.standardError.contains("ISO 8601"))
+        }
+    }
+
+    @Test("--follow prints events as a server appends them")
+    func follow() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            let server = try await ServerProcess(data: data, extraArguments: ["--demo-events", "500"])
+            let head = try #require(try await server.call("GET", "/health").json["position"] as? Int)
+            let follower = Process()
+            follower.executableURL = try chorusExecutableURL()
+            follower.arguments = ["replay", "--data", data, "--json", "--follow", "--from", String(head + 1)]
+            let output = Pipe()
+            follower.standardOutput = output
+            try follower.run()
+            defer { follower.terminate() }
+
+            let login = try await server.call("POST", "/v1/auth/login", json: ["email": "user2@demo.chorus", "password": "password"])
+            let token = try #require(login.json["token"] as? String)
+            let post = try await server.call("POST", "/v1/posts", token: token, json: ["text": "seen live by replay"])
+            let position = try #require(post.position)
+
+            // Lines arrive as they are appended: the login's session, then the post.
+            var received = ""
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !received.contains("seen live by replay"), ContinuousClock.now < deadline {
+                let chunk = output.fileHandleForReading.availableData
+                if chunk.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+                received += String(decoding: chunk, as: UTF8.self)
+            }
+            let lines = try received.split(separator: "\n").map { try lastJSONLine(String($0)) }
+            #expect(lines.first?["type"] as? String == "SessionStarted")
+            let posted = try #require(lines.first { $0["type"] as? String == "PostCreated" })
+            #expect(posted["position"] as? Int == Int(position))
+            #expect(await server.stop() == 0)
+        }
+    }
+
+    @Test("time travel: the read models as of a past position, served read-only; every write answers 403")
+    func timeTravel() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            let past = root + "/past"
+            let server = try await ServerProcess(data: data, extraArguments: ["--demo-events", "800"])
+            let login = try await server.call("POST", "/v1/auth/login", json: ["email": "user1@demo.chorus", "password": "password"])
+            let token = try #require(login.json["token"] as? String)
+            let user = try #require((login.json["user"] as? [String: Any])?["id"] as? String)
+            let before = try await server.call("POST", "/v1/posts", token: token, json: ["text": "before the incident"])
+            let position = try #require(before.position)
+            let incident = try await server.call("POST", "/v1/posts", token: token, json: ["text": "the incident"])
+            #expect(incident.status == 201)
+
+            // Built beside the running server.
+            let travel = try runChorus(["replay", "--data", data, "--to", String(position), "--into", past, "--json"])
+            #expect(travel.status == 0, "\(travel.standardError)")
+            #expect(try lastJSONLine(travel.standardOutput)["position"] as? Int == Int(position))
+            #expect(await server.stop() == 0)
+
+            let served = try await ServerProcess(data: past, extraArguments: ["--read-only"])
+            let posts = try await served.call("GET", "/v1/users/\(user)/posts?limit=100", token: token)
+            #expect(posts.status == 200)
+            #expect(posts.position == position)
+            let texts = posts.items.compactMap { $0["text"] as? String }
+            #expect(texts.contains("before the incident"))
+            #expect(!texts.contains("the incident"))
+            let health = try await served.call("GET", "/health")
+            #expect(health.json["position"] as? Int == Int(position))
+
+            for (method, path, body) in [
+                ("POST", "/v1/posts", ["text": "after"] as [String: Any]),
+                ("POST", "/v1/auth/login", ["email": "user1@demo.chorus", "password": "password"]),
+                ("PATCH", "/v1/me", ["name": "Changed"]),
+                ("PUT", "/v1/users/\(user)/follow", [:]),
+            ] {
+                let answer = try await served.call(method, path, token: token, json: body)
+                #expect(answer.status == 403, "\(method) \(path)")
+                #expect((answer.json["error"] as? [String: Any])?["code"] as? String == "forbidden")
+            }
+            #expect(await served.stop() == 0)
+
+            let exists = try runChorus(["replay", "--data", data, "--to", "5", "--into", past])
+            #expect(exists.status == 1)
+            #expect(exists.standardError.contains("already exists"))
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import ArgumentParser
+import ChorusAPI
+import ChorusLog
+import ChorusProjections
+import Foundation
+
+struct ReplayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replay",
+        abstract: "Print the log's events, decoded, filtered; or build the read models as of a past position.",
+        discussion: """
+            Prints one event per line (with --json, a JSON object: the envelope, and the decoded fields under \
+            "data"), oldest first, filtered by position (--from, --to), time (--since, --until, ISO 8601), type, \
+            stream and user (the actor, or a user the event names). --follow keeps printing events as they are \
+            appended, until interrupted. Reads only, so it may run beside a server.
+
+            Time travel: --to P --into DIR2 copies the log through position P into the new data directory DIR2 \
+            (with the media and session key), and builds its read models as of P. `chorus serve --data DIR2 \
+            --read-only` then serves that past state: every write answers 403.
+            """
+    )
+
+    @OptionGroup var data: DataDirectoryOption
+    @OptionGroup var output: JSONOutputOption
+
+    @Option(help: "The first position.")
+    var from: UInt64 = 1
+
+    @Option(help: "The last position.")
+    var to: UInt64?
+
+    @Option(help: "Only events recorded at or after this time (ISO 8601, such as 2026-11-22T09:00:00Z).")
+    var since: String?
+
+    @Option(help: "Only events recorded before this time (ISO 8601).")
+    var until: String?
+
+    @Option(help: "Only events of this type (such as PostCreated); repeat for several.")
+    var type: [String] = []
+
+    @Option(help: "Only events of this stream (such as post-01m8…); repeat for several.")
+    var stream: [String] = []
+
+    @Option(help: "Only events by this user (the actor) or naming them, by user id.")
+    var user: String?
+
+    @Flag(help: "After the last event, keep printing new ones as they are appended.")
+    var follow = false
+
+    @Option(help: "Build the read models as of --to (default: the head) into this new data directory instead.")
+    var into: String?
+
+    mutating func run() async throws {
+        guard from > 0 else { throw ValidationError("--from must be at least 1") }
+        let filter = try ReplayFilter(
+            types: Set(type), streams: Set(stream), user: user,
+            since: since.map { try Self.time($0, option: "since") }, until: until.map { try Self.time($0, option: "until") })
+        let directory = try data.existing()
+        let log = try directory.openLog(readOnly: true)
+        defer { log.close() }
+        if let into {
+            guard filter.isEmpty, from == 1, !follow else {
+                throw ValidationError("--into builds every event through --to; it takes no other filter, --from or --follow")
+            }
+            try await TimeTravel(source: directory, log: log, through: to.map { LogPosition($0) } ?? log.head)
+                .build(into: into, output: output)
+            return
+        }
+        var printer = EventPrinter(json: output.json)
+        var next = LogPosition(from)
+        while true {
+            let head = log.head
+            let last = min(to.map { LogPosition($0) } ?? head, head)
+            if last >= next {
+                try log.scan(from: next, through: last) { event in
+                    let replayed = ReplayedEvent(event)
+                    if filter.admits(replayed) { printer.print(replayed) }
+                }
+                next = last.next
+            }
+            printer.flush()
+            if !follow || (to.map { next.rawValue > $0 } ?? false) { return }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    private static func time(_ text: String, option: String) throws -> EventTime {
+        guard let time = Timestamps.parse(text) else {
+            throw ValidationError("--\(option) must be an ISO 8601 time such as 2026-11-22T09:00:00Z, not \(text)")
+        }
+        return time
+    }
+}
+
+/// Which events `chorus replay` prints.
+struct ReplayFilter {
+    let types: Set<String>
+    let streams: Set<String>
+    let user: String?
+    let since: EventTime?
+    let until: EventTime?
+
+    var isEmpty: Bool { types.isEmpty && streams.isEmpty && user == nil && since == nil && until == nil }
+
+    func admits(_ replayed: ReplayedEvent) -> Bool {
+        let event = replayed.event
+        if !types.isEmpty, !types.contains(event.type) { return false }
+        if !streams.isEmpty, !streams.contains(event.stream.rawValue) { return false }
+        if let since, event.recordedAt < since { return false }
+        if let until, event.recordedAt >= until { return false }
+        if let user, event.actor != user, !replayed.users.contains(user) { return false }
+        return true
+    }
+}
+
+/// Lines on standard output, written a block at a time.
+struct EventPrinter {
+    let json: Bool
+    private var pending = Data()
+
+    init(json: Bool) { self.json = json }
+
+    mutating func print(_ replayed: ReplayedEvent) {
+        pending.append(contentsOf: (json ? JSONLine.encode(replayed.jsonObject) : replayed.text).utf8)
+        pending.append(UInt8(ascii: "\n"))
+        if pending.count >= 1 << 16 { flush() }
+    }
+
+    mutating func flush() {
+        guard !pending.isEmpty else { return }
+        FileHandle.standardOutput.write(pending)
+        pending.removeAll(keepingCapacity: true)
+    }
+}
