@@ -33,6 +33,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Serve the log as it is and refuse every write with 403: for a past state made by `chorus replay --into`.")
     var readOnly = false
 
+    @Flag(help: "No limits on sign-ups and logins (CHORUS_RATE_LIMITS=off): for load tests, never in production.")
+    var noRateLimits = false
+
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var settings = ServerConfiguration()
@@ -50,6 +53,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "chorus.serve")
         settings.readOnly = readOnly
+        if noRateLimits || environment["CHORUS_RATE_LIMITS"] == "off" { settings.rateLimits = nil }
         if readOnly, demoEvents != nil { throw ValidationError("--demo-events writes; it cannot go with --read-only") }
         if let demoEvents {
             guard demoEvents > 0 else { throw ValidationError("--demo-events must be positive") }

@@ -7,6 +7,29 @@ import Hummingbird
 /// the session the first request started (the executor checks the password again), never from a stored copy.
 struct AuthRoutes {
     let endpoints: Endpoints
+    /// Nil: no limits.
+    let limits: Limits?
+
+    /// The limiters of sign-ups and logins, consulted before any password is hashed.
+    struct Limits {
+        let loginPerAccount: RateLimiter
+        let loginPerAddress: RateLimiter
+        let registrationPerAddress: RateLimiter
+
+        init(_ limits: RateLimits) {
+            loginPerAccount = RateLimiter(limits.loginPerAccount, now: limits.clock)
+            loginPerAddress = RateLimiter(limits.loginPerAddress, now: limits.clock)
+            registrationPerAddress = RateLimiter(limits.registrationPerAddress, now: limits.clock)
+        }
+    }
+
+    /// Throws `429 rate_limited` when `limiter` has no attempt left for `key`.
+    private static func spend(_ limiter: RateLimiter, _ key: String?, _ what: String) throws {
+        guard let key, let wait = limiter.attempt(key) else { return }
+        let seconds = max(1, Int(wait.seconds.rounded(.up)))
+        throw APIError(
+            .tooManyRequests, "rate_limited", "too many \(what); try again in \(seconds) s", retryAfter: seconds)
+    }
 
     struct Registration: Decodable {
         let email: String
@@ -22,14 +45,17 @@ struct AuthRoutes {
     }
 
     func addOpen(to router: Router<ChorusRequestContext>) {
-        router.post("/v1/auth/register") { request, _ in
+        router.post("/v1/auth/register") { request, context in
+            if let limits { try Self.spend(limits.registrationPerAddress, context.remoteAddress, "sign-ups from this address") }
             let (body, _) = try await JSONBody.decode(Registration.self, from: request)
             let command = Command.registerUser(
                 email: body.email, password: body.password, name: body.name, major: body.major, bio: body.bio)
             return try await startSession(command, request: request, status: .created)
         }
-        router.post("/v1/auth/login") { request, _ in
+        router.post("/v1/auth/login") { request, context in
+            if let limits { try Self.spend(limits.loginPerAddress, context.remoteAddress, "logins from this address") }
             let (body, _) = try await JSONBody.decode(Credentials.self, from: request)
+            if let limits { try Self.spend(limits.loginPerAccount, Validate.emailKey(body.email), "logins to this account") }
             return try await startSession(.logIn(email: body.email, password: body.password), request: request, status: .ok)
         }
     }

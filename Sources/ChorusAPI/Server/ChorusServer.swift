@@ -13,6 +13,8 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// Where clients reach the server, for media URLs; `http://host:port` when not set.
     public var publicBaseURL: String?
+    /// How often sign-ups and logins may be tried; nil turns the limits off (load tests).
+    public var rateLimits: RateLimits? = RateLimits()
     /// Serves the data directory's log as it is, refusing every write with 403 (`chorus serve --read-only`).
     public var readOnly = false
     /// How long a read waits for `Chorus-Min-Position` (API.md: 5 s).
@@ -23,6 +25,20 @@ public struct ServerConfiguration: Sendable {
     public init() {}
 
     var baseURL: String { publicBaseURL ?? "http://\(host):\(port)" }
+}
+
+/// How often sign-ups and logins may be tried before `429 rate_limited` with `Retry-After`.
+public struct RateLimits: Sendable {
+    /// Guessing one account's password: 10 tries, then one every 30 s.
+    public var loginPerAccount = RateLimiter.Rule(burst: 10, every: .seconds(30))
+    /// Many accounts from one address: 300 tries, then 5 a second (an office or a campus behind one address).
+    public var loginPerAddress = RateLimiter.Rule(burst: 300, every: .milliseconds(200))
+    /// Accounts made from one address: 30, then one a minute.
+    public var registrationPerAddress = RateLimiter.Rule(burst: 30, every: .seconds(60))
+    /// The limiters' clock; tests move their own.
+    public var clock: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+
+    public init() {}
 }
 
 /// The HTTP API of API.md over a ``ChorusBackend``, as a Hummingbird application whose service group also runs the
@@ -55,11 +71,11 @@ public enum ChorusServer {
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
         OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken).add(to: router)
-        AuthRoutes(endpoints: endpoints).addOpen(to: router)
+        AuthRoutes(endpoints: endpoints, limits: configuration.rateLimits.map(AuthRoutes.Limits.init)).addOpen(to: router)
         MediaRoutes(endpoints: endpoints).addOpen(to: router)
 
         let signedIn = router.group("v1").add(middleware: AuthMiddleware(backend: backend))
-        AuthRoutes(endpoints: endpoints).addProtected(to: signedIn)
+        AuthRoutes(endpoints: endpoints, limits: nil).addProtected(to: signedIn)
         UserRoutes(endpoints: endpoints).add(to: signedIn)
         PostRoutes(endpoints: endpoints).add(to: signedIn)
         FeedRoutes(endpoints: endpoints).add(to: signedIn)

@@ -19,7 +19,7 @@ public func normalized(_ text: String) -> String {
     text.precomposedStringWithCanonicalMapping.trimmingCharacters(in: .whitespacesAndNewlines)
 }
 
-enum Validate {
+public enum Validate {
     /// Optional free text (major, bio, caption): may end up empty.
     static func optionalText(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
         let text = normalized(text ?? "")
@@ -74,7 +74,7 @@ enum Validate {
     }
 
     /// The key under which an e-mail is unique: its lowercase form.
-    static func emailKey(_ email: String) -> String { email.lowercased() }
+    public static func emailKey(_ email: String) -> String { email.lowercased() }
 
     static func password(_ password: String) throws(DomainError) {
         guard FieldLimits.password.contains(password.utf8.count) else {
