@@ -101,6 +101,7 @@ func withAPI(
         do {
             let application = Application(
                 router: ChorusServer.makeRouter(backend: backend, configuration: configuration),
+                server: ChorusServer.serverBuilder(configuration),
                 configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
             try await application.test(setup) { client in
                 try await body(APIFixture(client: client, backend: backend))

@@ -1,5 +1,6 @@
 import ChorusTestSupport
 import Foundation
+import Synchronization
 import Testing
 
 @Suite("chorus serve")
@@ -63,14 +64,21 @@ struct ServeCommandTests {
             let register = try await server.call(
                 "POST", "/v1/auth/register", json: ["email": "a@example.com", "password": "secret1", "name": "A"])
             let token = try #require(register.json["token"] as? String)
+            let answered = AnswerCount()
             let acknowledged = try await withThrowingTaskGroup(of: String?.self) { group in
                 for index in 0..<40 {
                     group.addTask {
                         let answer = try? await server.call("POST", "/v1/posts", token: token, json: ["text": "post \(index)"])
+                        answered.count.add(1, ordering: .relaxed)
                         return answer?.status == 201 ? answer?.json["id"] as? String : nil
                     }
                 }
-                try await Task.sleep(for: .milliseconds(20))
+                // SIGTERM as soon as the first answer is in, with the others on their way (on a busy machine a fixed
+                // pause could end before any request reached the server).
+                let deadline = ContinuousClock.now + .seconds(10)
+                while answered.count.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(2))
+                }
                 let status = await server.stop()
                 #expect(status == 0, "a clean exit")
                 return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
@@ -88,4 +96,9 @@ struct ServeCommandTests {
             #expect(await restarted.stop() == 0)
         }
     }
+}
+
+/// Answers received so far, shared by the tasks that send.
+final class AnswerCount: Sendable {
+    let count = Atomic<Int>(0)
 }

@@ -2,6 +2,7 @@ import ChorusDomain
 import ChorusLog
 import ChorusProjections
 import Hummingbird
+import NIOHTTP1
 
 /// A failure as API.md shows it: a status and `{"error": {"code", "message"}}`.
 struct APIError: Error, Sendable {
@@ -102,6 +103,9 @@ struct ErrorMiddleware: RouterMiddleware {
             return .tooLarge("the body is too large")
         case let error as HTTPError where error.status.code < 500:
             return APIError(error.status, "bad_request", error.body ?? "the request is not valid")
+        case is HTTPParserError:
+            // The client's fault (a body cut short, a connection closed mid-request), not the server's: no error log.
+            return .badRequest("the request is not valid HTTP, or ended before its body did")
         default:
             context.logger.error(
                 "request failed", metadata: ["error": "\(error)", "method": "\(request.method)", "path": "\(request.uri.path)"])

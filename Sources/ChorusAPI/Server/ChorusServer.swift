@@ -2,6 +2,7 @@ import ChorusDomain
 import ChorusLog
 import ChorusProjections
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ServiceLifecycle
 
@@ -13,6 +14,11 @@ public struct ServerConfiguration: Sendable {
     public var adminToken: String?
     /// Where clients reach the server, for media URLs; `http://host:port` when not set.
     public var publicBaseURL: String?
+    /// A connection with no request under way for this long is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// A request whose body has not all arrived this long after its head closes its connection; room for 10 MiB of
+    /// media over a slow mobile link.
+    public var requestTimeout: Duration = .seconds(120)
     /// How often sign-ups and logins may be tried; nil turns the limits off (load tests).
     public var rateLimits: RateLimits? = RateLimits()
     /// Serves the data directory's log as it is, refusing every write with 403 (`chorus serve --read-only`).
@@ -51,13 +57,18 @@ public enum ChorusServer {
     ) -> some ApplicationProtocol {
         Application(
             router: makeRouter(backend: backend, configuration: configuration),
-            server: EventLoopBoundHTTP1.builder(),
+            server: serverBuilder(configuration),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
             // drains its requests first, then the read models stop following, then the log writer commits what it
             // holds and closes.
             services: [LogWriterService(log: backend.log), ProjectionService(readModels: backend.readModels)],
             logger: logger)
+    }
+
+    /// HTTP/1.1 with each connection's tasks on its event loop, and the idle and request timeouts.
+    public static func serverBuilder(_ configuration: ServerConfiguration) -> HTTPServerBuilder {
+        EventLoopBoundHTTP1.builder(idleTimeout: configuration.idleTimeout, requestTimeout: configuration.requestTimeout)
     }
 
     public static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration) -> Router<ChorusRequestContext> {

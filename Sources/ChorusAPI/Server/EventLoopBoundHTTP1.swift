@@ -14,8 +14,15 @@ struct EventLoopBoundHTTP1: ServerChildChannel {
 
     let http1: HTTP1Channel
 
-    static func builder(configuration: HTTP1Channel.Configuration = .init()) -> HTTPServerBuilder {
-        HTTPServerBuilder { responder in
+    /// - Parameters:
+    ///   - idleTimeout: a connection with no request under way for this long is closed (so is one whose request head
+    ///     has not arrived whole by then).
+    ///   - requestTimeout: a request whose body has not arrived whole this long after its head closes its connection.
+    static func builder(idleTimeout: Duration, requestTimeout: Duration) -> HTTPServerBuilder {
+        let configuration = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestDeadlineHandler(timeout: .nanoseconds(requestTimeout.nanoseconds))],
+            idleTimeout: .nanoseconds(idleTimeout.nanoseconds))
+        return HTTPServerBuilder { responder in
             EventLoopBoundHTTP1(http1: HTTP1Channel(responder: responder, configuration: configuration))
         }
     }
