@@ -140,6 +140,9 @@ public final class ServedReadModels: Sendable {
                 do {
                     let position = try await rebuildAndSwap()
                     rebuild.withLock { $0 = .finished(at: position, swappedAt: .now) }
+                } catch is CancellationError {
+                    logger.notice("the online rebuild was abandoned: the server is stopping")
+                    rebuild.withLock { $0 = .failed("abandoned: the server stopped") }
                 } catch {
                     logger.error("the online rebuild failed", metadata: ["error": "\(error)"])
                     rebuild.withLock { $0 = .failed("\(error)") }
