@@ -1,0 +1,207 @@
+import ChorusAPI
+import ChorusLog
+import ChorusProjections
+import ChorusTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// `chorus serve` killed with SIGKILL while users write, again and again.
+@Suite("Crash under load")
+struct CrashUnderLoadTests {
+    static let rounds = 10
+    static let writers = 6
+
+    /// What the writers know was acknowledged, and what was on its way when the server died.
+    struct Ledger {
+        var posts: [(id: String, text: String)] = []
+        var comments: [(post: String, text: String)] = []
+        var messages: [(from: Int, to: Int, text: String)] = []
+        /// Last acknowledged state of a like (writer, post), a follow (writer, user), a name (writer).
+        var likes: [String: Bool] = [:]
+        var follows: [String: Bool] = [:]
+        var names: [Int: String] = [:]
+        /// Keys whose last change was sent but not acknowledged: either state may hold after the crash.
+        var uncertain: Set<String> = []
+        var lastPosition: UInt64 = 0
+    }
+
+    struct User: Sendable {
+        let id: String
+        let token: String
+    }
+
+    @Test("SIGKILL at random moments, 10 times: every acknowledged write survives, none half-applied; rebuild equals resumed")
+    func crashes() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            var server = try await ServerProcess(data: data)
+            var registered: [User] = []
+            for index in 0..<Self.writers {
+                let answer = try await server.call(
+                    "POST", "/v1/auth/register",
+                    json: ["email": "writer\(index)@example.com", "password": "secret-password", "name": "Writer \(index)"])
+                let user = try #require((answer.json["user"] as? [String: Any])?["id"] as? String)
+                registered.append(User(id: user, token: try #require(answer.json["token"] as? String)))
+            }
+            let users = registered
+            let ledger = LedgerBox()
+            for round in 0..<Self.rounds {
+                // Writers until the kill; each does every kind of write, one at a time.
+                let stop = StopFlag()
+                let current = server
+                let writers = (0..<Self.writers).map { index in
+                    Task { await Self.write(as: index, users: users, server: current, ledger: ledger, round: round, stop: stop) }
+                }
+                try await Task.sleep(for: .milliseconds(Int.random(in: 150...700)))
+                kill(server.process.processIdentifier, SIGKILL)
+                while server.process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+                stop.set()
+                for writer in writers { await writer.value }
+
+                server = try await ServerProcess(data: data)
+                try await Self.check(ledger: ledger, users: users, server: server, round: round)
+            }
+            let done = ledger.state.withLock { $0 }
+            // Every kind of write was acknowledged (and so checked) many times over.
+            #expect(done.posts.count > Self.rounds && done.comments.count > Self.rounds && done.messages.count > Self.rounds)
+            #expect(!done.likes.isEmpty && !done.follows.isEmpty && !done.names.isEmpty)
+
+            // Stopped cleanly: the read models the server resumed with and kept up equal a rebuild from the log.
+            #expect(await server.stop() == 0)
+            let verify = try runChorus(["log", "verify", "--data", data])
+            #expect(verify.status == 0, "\(verify.standardOutput)")
+            let log = try DataDirectory(data).openLog(readOnly: true)
+            defer { log.close() }
+            try ProjectionEngine.rebuild(log: log, into: root + "/rebuilt")
+            #expect(try dumpReadModels(atDirectory: data + "/projections") == dumpReadModels(atDirectory: root + "/rebuilt"))
+        }
+    }
+
+    /// One writer's loop: a post, a comment, a like or unlike, a follow or unfollow, a message, a new name, again.
+    static func write(
+        as index: Int, users: [User], server: ServerProcess, ledger: LedgerBox, round: Int, stop: StopFlag
+    ) async {
+        let me = users[index]
+        var step = 0
+        while !stop.isSet {
+            step += 1
+            let other = (index + 1 + step % (users.count - 1)) % users.count
+            let posts = ledger.state.withLock { $0.posts }
+            let target = posts.isEmpty ? nil : posts[(step * 7 + index) % posts.count].id
+            let text = "r\(round) w\(index) s\(step)"
+            // The key a toggle or edit changes, marked uncertain until its answer comes.
+            var key: String?
+            let request: (method: String, path: String, json: [String: Any]?)
+            switch step % 6 {
+            case 0: request = ("POST", "/v1/posts", ["text": text])
+            case 1:
+                guard let target else { continue }
+                request = ("POST", "/v1/posts/\(target)/comments", ["text": text])
+            case 2:
+                guard let target else { continue }
+                key = "like \(index) \(target)"
+                let liked = ledger.state.withLock { $0.likes[key!] ?? false }
+                request = (liked ? "DELETE" : "PUT", "/v1/posts/\(target)/like", nil)
+            case 3:
+                key = "follow \(index) \(other)"
+                let following = ledger.state.withLock { $0.follows[key!] ?? false }
+                request = (following ? "DELETE" : "PUT", "/v1/users/\(users[other].id)/follow", nil)
+            case 4: request = ("POST", "/v1/messages", ["to": users[other].id, "text": text])
+            default:
+                key = "name \(index)"
+                request = ("PATCH", "/v1/me", ["name": text])
+            }
+            if let key { ledger.state.withLock { _ = $0.uncertain.insert(key) } }
+            guard let answer = try? await server.call(request.method, request.path, token: me.token, json: request.json),
+                (200..<300).contains(answer.status), let position = answer.position
+            else { return }  // the server is gone: this request's fate is unknown
+            ledger.state.withLock { ledger in
+                ledger.lastPosition = max(ledger.lastPosition, position)
+                if let key { ledger.uncertain.remove(key) }
+                switch step % 6 {
+                case 0: ledger.posts.append((answer.json["id"] as? String ?? "", text))
+                case 1: ledger.comments.append((target!, text))
+                case 2: ledger.likes[key!] = answer.json["liked"] as? Bool ?? false
+                case 3: ledger.follows[key!] = answer.json["following"] as? Bool ?? false
+                case 4: ledger.messages.append((index, other, text))
+                default: ledger.names[index] = text
+                }
+            }
+        }
+    }
+
+    /// After a restart: every acknowledged write is there; a change whose answer never came either happened whole or
+    /// not at all, and from now on the ledger knows which.
+    static func check(ledger: LedgerBox, users: [User], server: ServerProcess, round: Int) async throws {
+        let known = ledger.state.withLock { $0 }
+        let wait = ["Chorus-Min-Position": String(known.lastPosition)]
+        let reader = users[0].token
+        for post in known.posts {
+            let answer = try await server.call("GET", "/v1/posts/\(post.id)", token: reader, headers: wait)
+            #expect(answer.status == 200 && answer.json["text"] as? String == post.text, "round \(round): post \(post.text)")
+        }
+        for (post, comments) in Dictionary(grouping: known.comments, by: \.post) {
+            let answer = try await server.call("GET", "/v1/posts/\(post)/comments?limit=100", token: reader, headers: wait)
+            let texts = Set(answer.items.compactMap { $0["text"] as? String })
+            for comment in comments { #expect(texts.contains(comment.text), "round \(round): comment \(comment.text)") }
+        }
+        for (pair, messages) in Dictionary(grouping: known.messages, by: { "\($0.from) \($0.to)" }) {
+            let from = messages[0].from, to = messages[0].to
+            let answer = try await server.call(
+                "GET", "/v1/conversations/\(users[to].id)/messages?limit=100", token: users[from].token, headers: wait)
+            let texts = Set(answer.items.compactMap { $0["text"] as? String })
+            for message in messages where !texts.contains(message.text) {
+                Issue.record("round \(round): message \(message.text) of \(pair) is missing")
+            }
+        }
+        var settled: [String: Bool] = [:]
+        for index in users.indices {
+            let me = users[index]
+            // Likes: what the post says of this user.
+            let likeKeys = Set(known.likes.keys).union(known.uncertain).filter { $0.hasPrefix("like \(index) ") }
+            for key in likeKeys.sorted() {
+                let liked = known.likes[key] ?? false
+                let post = String(key.split(separator: " ")[2])
+                let answer = try await server.call("GET", "/v1/posts/\(post)", token: me.token, headers: wait)
+                let actual = answer.json["hasLiked"] as? Bool ?? false
+                if known.uncertain.contains(key) { settled[key] = actual } else {
+                    #expect(actual == liked, "round \(round): \(key)")
+                }
+            }
+            let following = try await server.call("GET", "/v1/users/\(me.id)/following?limit=100", token: me.token, headers: wait)
+            let followed = Set(following.items.compactMap { $0["id"] as? String })
+            for other in users.indices where other != index {
+                let key = "follow \(index) \(other)"
+                let actual = followed.contains(users[other].id)
+                if known.uncertain.contains(key) { settled[key] = actual } else {
+                    #expect(actual == (known.follows[key] ?? false), "round \(round): \(key)")
+                }
+            }
+            let profile = try await server.call("GET", "/v1/users/\(me.id)", token: reader, headers: wait)
+            let name = profile.json["name"] as? String
+            if known.uncertain.contains("name \(index)") {
+                #expect(name != nil && (name == known.names[index] || name!.hasPrefix("r") || name == "Writer \(index)"))
+            } else {
+                #expect(name == (known.names[index] ?? "Writer \(index)"), "round \(round): name of writer \(index)")
+            }
+        }
+        ledger.state.withLock { ledger in
+            for (key, state) in settled where key.hasPrefix("like") { ledger.likes[key] = state }
+            for (key, state) in settled where key.hasPrefix("follow") { ledger.follows[key] = state }
+            ledger.uncertain.removeAll()
+        }
+    }
+}
+
+/// The ledger, shared by the writers and the checks.
+final class LedgerBox: Sendable {
+    let state = Mutex(CrashUnderLoadTests.Ledger())
+}
+
+/// Set once, read by the writers.
+final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .relaxed) }
+    func set() { flag.store(true, ordering: .relaxed) }
+}
