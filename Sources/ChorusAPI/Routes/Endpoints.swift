@@ -97,7 +97,8 @@ struct Endpoints: Sendable {
             limit = value
         }
         var cursor: PageCursor?
-        if let text = query["cursor"] {
+        // An empty cursor is none, as a client that echoes `nextCursor` into the query may send one.
+        if let text = query["cursor"], !text.isEmpty {
             guard let parsed = PageCursor(String(text)) else { throw APIError.badRequest("the cursor is not valid") }
             cursor = parsed
         }

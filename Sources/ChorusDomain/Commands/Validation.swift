@@ -58,12 +58,13 @@ public enum Validate {
         return name
     }
 
-    /// An e-mail of the usual `local@domain.tld` form, at most 254 characters.
+    /// An e-mail of the usual `local@domain.tld` form, at most 254 characters and, as RFC 5321 has it, 254 bytes (it
+    /// is a key of the decision state, whose keys LMDB caps at 511 bytes).
     static func email(_ email: String) throws(DomainError) -> String {
         let email = normalized(email)
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         let valid =
-            email.count <= FieldLimits.email && parts.count == 2 && !parts[0].isEmpty
+            email.utf8.count <= FieldLimits.email && parts.count == 2 && !parts[0].isEmpty
             && !email.contains(where: { $0.isWhitespace || $0.isNewline })
             && { () -> Bool in
                 let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
