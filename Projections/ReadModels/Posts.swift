@@ -119,7 +119,13 @@ struct PostRecord: Hashable {
     }
 
     init(decoding bytes: [UInt8]) throws {
-        let record = try bytes.withUnsafeBytes { try InPlace($0) }
+        // Copied inside the closure: the pointers of an `InPlace` are valid only there (past its last use `bytes`
+        // may be freed, and a copy made later read freed memory).
+        self = try bytes.withUnsafeBytes { try PostRecord(try InPlace($0)) }
+    }
+
+    /// A copy of a record read in place.
+    init(_ record: InPlace) {
         author = UserID(unchecked: String(copying: record.author))
         caption = String(copying: record.caption)
         text = String(copying: record.text)

@@ -102,7 +102,13 @@ struct ProfileRecord: Hashable {
     }
 
     init(decoding bytes: [UInt8]) throws {
-        let record = try bytes.withUnsafeBytes { try InPlace($0) }
+        // Copied inside the closure: the pointers of an `InPlace` are valid only there (past its last use `bytes`
+        // may be freed, and a copy made later read freed memory).
+        self = try bytes.withUnsafeBytes { try ProfileRecord(try InPlace($0)) }
+    }
+
+    /// A copy of a record read in place.
+    init(_ record: InPlace) {
         name = String(copying: record.name)
         major = String(copying: record.major)
         bio = String(copying: record.bio)

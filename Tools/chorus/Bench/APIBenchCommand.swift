@@ -114,6 +114,15 @@ final class BenchServer: @unchecked Sendable {
         throw BenchmarkError("chorus serve did not come up within 60 s")
     }
 
+    /// The server's anonymous resident memory (`RssAnon`), in MiB: its heap, not LMDB's mapped pages.
+    func anonymousMemoryMiB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+            let kilobytes = Double(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+        else { return 0 }
+        return kilobytes / 1024
+    }
+
     func stop() {
         guard process.isRunning else { return }
         process.terminate()

@@ -49,6 +49,32 @@ struct Wrk {
         return lua
     }
 
+    /// A script that mixes the app's reads and writes: each request is one of `requests` (method, path, JSON body or
+    /// nil), drawn with its weight, with a random one of `tokens`.
+    static func mixedScript(tokens: [String], requests: [(weight: Int, method: String, path: String, body: String?)]) -> String {
+        func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
+        var lua = "tokens = {" + tokens.map(quoted).joined(separator: ",") + "}\n"
+        lua += "requests = {" + requests.map { request in
+            "{\(request.weight), \(quoted(request.method)), \(quoted(request.path)), \(request.body.map(quoted) ?? "nil")}"
+        }.joined(separator: ",") + "}\n"
+        lua += "total = 0\nfor _, r in ipairs(requests) do total = total + r[1] end\n"
+        lua += "request = function()\n"
+        lua += "  local pick = math.random(total)\n"
+        lua += "  for _, r in ipairs(requests) do\n"
+        lua += "    pick = pick - r[1]\n"
+        lua += "    if pick <= 0 then\n"
+        lua += "      local headers = {[\"Authorization\"] = \"Bearer \" .. tokens[math.random(#tokens)]}\n"
+        lua += "      if r[4] then headers[\"Content-Type\"] = \"application/json\" end\n"
+        lua += "      return wrk.format(r[2], r[3], headers, r[4])\n"
+        lua += "    end\n"
+        lua += "  end\n"
+        lua += "end\n"
+        lua += "done = function(summary, latency, requests)\n"
+        lua += "  io.write(string.format(\"chorus: %d %d %f\\n\", summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.requests, latency:percentile(99)))\n"
+        lua += "end\n"
+        return lua
+    }
+
     func run(url: String, script: String, seconds: Int, connections: Int, threads: Int) throws -> Result {
         let scriptPath = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-wrk-\(UUID().uuidString).lua").path
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
