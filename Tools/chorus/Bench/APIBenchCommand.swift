@@ -52,20 +52,11 @@ struct APIBenchCommand: AsyncParsableCommand {
         let wrk = try Wrk.locateOrInstall()
         let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
         defer { workDirectory.remove() }
-        printProgress("working in \(workDirectory.path); writing a demo log of \(events) events")
-        let data = DataDirectory(workDirectory.path + "/data")
-        let log = try data.openLog()
-        _ = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
-        try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log)
-        log.close()
-
+        let data = try await BenchServer.demoData(in: workDirectory, events: events)
         let server = try await BenchServer(data: data.root)
         defer { server.stop() }
         printProgress("signing in \(users) demo users")
-        var tokens: [(user: String, token: String)] = []
-        for index in 0..<users {
-            tokens.append(try await server.logIn(email: "user\(index)@demo.chorus", password: "password"))
-        }
+        let tokens = try await server.logInDemoUsers(0..<users)
 
         printProgress("GET /v1/feed/following for \(seconds) s over \(connections) connections from \(wrkThreads) wrk threads")
         let feed = try wrk.run(
@@ -127,6 +118,26 @@ final class BenchServer: @unchecked Sendable {
         guard process.isRunning else { return }
         process.terminate()
         process.waitUntilExit()
+    }
+
+    /// A data directory in `workDirectory` holding a demo log of about `events` events and its read models.
+    static func demoData(in workDirectory: BenchWorkDirectory, events: Int) async throws -> DataDirectory {
+        printProgress("working in \(workDirectory.path); writing a demo log of \(events) events")
+        let data = DataDirectory(workDirectory.path + "/data")
+        let log = try data.openLog()
+        defer { log.close() }
+        _ = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
+        try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log)
+        return data
+    }
+
+    /// Logs in the demo users numbered `indices` (`user<N>@demo.chorus`, password "password").
+    func logInDemoUsers(_ indices: Range<Int>) async throws -> [(user: String, token: String)] {
+        var signedIn: [(user: String, token: String)] = []
+        for index in indices {
+            signedIn.append(try await logIn(email: "user\(index)@demo.chorus", password: "password"))
+        }
+        return signedIn
     }
 
     func logIn(email: String, password: String) async throws -> (user: String, token: String) {

@@ -1,7 +1,5 @@
 import ArgumentParser
 import ChorusAPI
-import ChorusLog
-import ChorusProjections
 import Foundation
 
 struct SoakBenchCommand: AsyncParsableCommand {
@@ -41,25 +39,13 @@ struct SoakBenchCommand: AsyncParsableCommand {
         let wrk = try Wrk.locateOrInstall()
         let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
         defer { workDirectory.remove() }
-        printProgress("working in \(workDirectory.path); writing a demo log of \(events) events")
-        let data = DataDirectory(workDirectory.path + "/data")
-        let log = try data.openLog()
-        _ = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
-        try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log)
-        log.close()
-
+        let data = try await BenchServer.demoData(in: workDirectory, events: events)
         let server = try await BenchServer(data: data.root)
         defer { server.stop() }
         printProgress("signing in \(users) demo users")
-        var tokens: [(user: String, token: String)] = []
-        for index in 0..<users {
-            tokens.append(try await server.logIn(email: "user\(index)@demo.chorus", password: "password"))
-        }
+        let tokens = try await server.logInDemoUsers(0..<users)
         // Followed and messaged by everyone: users who send no requests themselves, so that none is their own.
-        var others: [String] = []
-        for index in users..<(users + 10) {
-            others.append(try await server.logIn(email: "user\(index)@demo.chorus", password: "password").user)
-        }
+        let others = try await server.logInDemoUsers(users..<(users + 10)).map(\.user)
         let home = try await server.request("GET", "/v1/feed/home?limit=100", token: tokens[0].token)
         let posts = (home.body["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
         guard posts.count >= 10 else { throw BenchmarkError("the demo log has too few posts to like") }

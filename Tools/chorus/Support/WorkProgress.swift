@@ -14,15 +14,12 @@ final class WorkProgress {
     private var total: Int
     private let bar: ActivityIndicator<ProgressBar>?
     private var lines: ProgressLines
-    private let clock = ContinuousClock()
-    private let started: ContinuousClock.Instant
 
     /// - Parameter allowsBar: false when standard output carries the command's own output (an export to it).
     init(_ title: String, total: Int, unit: String, allowsBar: Bool = true) {
         self.title = title
         self.total = total
         self.unit = unit
-        started = clock.now
         lines = ProgressLines(total: total, unit: unit)
         if allowsBar, isatty(STDOUT_FILENO) == 1 {
             let bar = Terminal().progressBar(title: title)
@@ -39,9 +36,7 @@ final class WorkProgress {
             lines.update(done, of: self.total)
             return
         }
-        let elapsed = (clock.now - started).seconds
-        let rate = elapsed > 0 ? Double(done) / elapsed : 0
-        let left = rate > 0 ? Int(Double(max(0, self.total - done)) / rate) : 0
+        let (rate, left) = lines.pace(done, of: self.total)
         bar.activity.title = "\(title): \(done)/\(self.total) \(unit), \(Int(rate)) \(unit)/s, ETA \(left) s"
         bar.activity.currentProgress = self.total > 0 ? Double(done) / Double(self.total) : 1
     }
@@ -73,11 +68,16 @@ struct ProgressLines {
         let now = clock.now
         guard now - lastLine >= .seconds(2) || done >= total else { return }
         lastLine = now
-        let elapsed = (now - started).seconds
-        let rate = elapsed > 0 ? Double(done) / elapsed : 0
-        let remaining = rate > 0 ? Double(max(0, total - done)) / rate : 0
+        let (rate, remaining) = pace(done, of: total)
         printProgress(
             "\(done)/\(total) \(unit) (\(Int(Double(done) * 100 / Double(max(total, 1))))%), "
-                + "\(Int(rate)) \(unit)/s, about \(Int(remaining)) s left")
+                + "\(Int(rate)) \(unit)/s, about \(remaining) s left")
+    }
+
+    /// Units per second since the start, and the seconds the rest would take at that rate.
+    func pace(_ done: Int, of total: Int) -> (rate: Double, secondsLeft: Int) {
+        let elapsed = (clock.now - started).seconds
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        return (rate, rate > 0 ? Int(Double(max(0, total - done)) / rate) : 0)
     }
 }
