@@ -75,4 +75,19 @@ extension StoreTransaction {
     func counters(_ key: [UInt8], count: Int, in table: StoreTable) throws -> Counters {
         try withValue(for: key, in: table) { $0.map { Counters(decoding: $0, count: count) } } ?? Counters(count: count)
     }
+
+    /// The counters under `key`, read in place without copying: a feed page reads a row for every post.
+    func countersInPlace(_ key: UnsafeRawBufferPointer, in table: StoreTable) throws -> StoredCounters {
+        StoredCounters(row: try valueInPlace(for: key, in: table))
+    }
+}
+
+/// A row of ``Counters`` where the snapshot holds it; valid as long as the transaction it was read in.
+struct StoredCounters {
+    let row: UnsafeRawBufferPointer?
+
+    subscript(index: Int) -> UInt64 {
+        guard let row, index * 8 + 8 <= row.count else { return 0 }
+        return UInt64(littleEndian: row.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
+    }
 }

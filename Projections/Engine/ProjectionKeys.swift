@@ -25,6 +25,11 @@ struct ProjectionKey {
         return key.bytes
     }
 
+    /// Calls `body` with the key ``position(_:)`` makes, built on the stack instead.
+    static func withPositionKey<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: position.rawValue.bigEndian, body)
+    }
+
     mutating func append(_ id: some ChorusIdentifier) {
         if !bytes.isEmpty { bytes.append(0) }
         // In place where the id's storage allows it, which saves a retain and release per key.

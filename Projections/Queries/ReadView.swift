@@ -124,8 +124,8 @@ public struct ReadView {
 
     public func storedFollowingFeed(of user: UserID, page: PageRequest) throws -> Page<StoredPost> {
         try PositionChunks(table: tables.feeds).page(of: user, request: page, in: transaction) { position in
-            let key = ProjectionKey.position(position)
-            guard let post = try key.withUnsafeBytes({ try transaction.valueInPlace(for: $0, in: tables.home) }) else {
+            let post = try ProjectionKey.withPositionKey(position) { try transaction.valueInPlace(for: $0, in: tables.home) }
+            guard let post else {
                 throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
             }
             return try storedPost(at: post, viewer: user)
@@ -252,7 +252,7 @@ public struct ReadView {
     )? {
         guard let stored = try transaction.valueInPlace(for: id, in: tables.posts) else { return nil }
         let record = try PostRecord.InPlace(stored)
-        let counters = try transaction.counters(Array(id), count: PostCounters.counterCount, in: tables.postCounters)
+        let counters = try transaction.countersInPlace(id, in: tables.postCounters)
         var hasLiked = false
         // Most posts have no likes, and then no one need be looked up.
         if let viewer, counters[PostCounters.likesCounter] > 0 {
