@@ -2,20 +2,28 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: start test deps
+.PHONY: start test deps fuzz-deps
 
 ## Starts Chorus: `chorus serve` (release build) on ./chorus-data at 127.0.0.1:8080, filled with demo data the first
 ## time. CHORUS_DATA, CHORUS_HOST, CHORUS_PORT and CHORUS_ADMIN_TOKEN change the defaults.
 start: deps
 	$(SWIFT) run -c release chorus serve --demo-events 20000
 
-## Runs every test.
-test: deps
+## Runs every test: the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml.
+test: deps fuzz-deps
 	$(SWIFT) test
+	Tests/ContractFuzzing/run
 
 ## Installs LMDB's headers and library (Debian: liblmdb-dev) when pkg-config cannot find them.
 deps:
 	@pkg-config --exists lmdb || { \
 		echo "installing liblmdb-dev"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev pkg-config; \
+	}
+
+## Installs schemathesis from PyPI, which contract fuzzing runs, when Python cannot import it.
+fuzz-deps:
+	@python3 -c "import schemathesis" 2>/dev/null || { \
+		echo "installing schemathesis"; \
+		python3 -m pip install -q --disable-pip-version-check "schemathesis==4.32.5"; \
 	}

@@ -8,6 +8,9 @@ import Synchronization
 /// Transactions exist only inside the synchronous closures of ``read(_:)`` and ``write(durable:_:)``, so none
 /// can cross an `await`. The map grows by itself on `MDB_MAP_FULL` and adopts a size grown by another process.
 final class LMDBEnvironment: @unchecked Sendable {
+    /// The longest key LMDB takes: its compile-time `MDB_MAXKEYSIZE`, 511 as Debian's liblmdb is built.
+    static let maximumKeySize = 511
+
     /// How the environment is opened and how its map grows.
     struct Configuration: Sendable {
         /// The map size to open with; LMDB's file is sparse, so a large map costs address space, not disk.

@@ -13,8 +13,10 @@ protocol LMDBTransactionReading {
 }
 
 extension LMDBTransactionReading {
-    /// The value stored under `key`, or `nil`.
+    /// The value stored under `key`, or `nil`; a key LMDB cannot hold (empty, or longer than its limit) holds nothing,
+    /// so that looking up whatever a client sent is never an error.
     func value(in database: LMDBDatabase, for key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+        guard !key.isEmpty, key.count <= LMDBEnvironment.maximumKeySize else { return nil }
         var keyValue = MDB_val(key)
         var value = MDB_val()
         let code = mdb_get(pointer, database.handle, &keyValue, &value)

@@ -13,7 +13,7 @@ public struct StoreTable: Hashable, Sendable, CustomStringConvertible {
 /// A transaction on key-value tables, valid only inside the closure it is handed to; buffers it hands out point into
 /// the map and are valid only until that closure returns. Keys are at most 511 bytes.
 public struct StoreTransaction {
-    public static let maximumKeySize = 511
+    public static let maximumKeySize = LMDBEnvironment.maximumKeySize
 
     private enum Access {
         case read(LMDBReadTransaction)
