@@ -46,10 +46,13 @@ public final class ProjectionEngine: Sendable {
     private let applied: PositionNotifier
     private let batchSize: Int
     private let durable: Bool
+    private let logger: Logger
     /// Serialises applying: `run` and `catchUp` may race.
     private let applying = Mutex<Throughput>(Throughput())
     /// Set once other read models have replaced these: nothing is applied any more.
     private let retired = Atomic<Bool>(false)
+    /// Why the last batch `run` tried failed, until one succeeds.
+    private let failure = Mutex<String?>(nil)
 
     /// Opens (creating if needed) the read models in `directory` over `log`.
     /// - Parameter durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
@@ -60,8 +63,11 @@ public final class ProjectionEngine: Sendable {
         self.log = log
         self.batchSize = batchSize
         self.durable = durable
+        self.logger = logger
         // The read models can always be rebuilt from the log, so they trade LMDB's protection against stray writes
-        // for writing pages in place (MDB_WRITEMAP), which is several times faster for large batches.
+        // for writing pages in place (MDB_WRITEMAP), which is several times faster for large batches. The store
+        // allocates the file's space ahead of its pages (see KeyValueStoreConfiguration.writesInPlace), so a full
+        // disk fails a batch instead of the process.
         var configuration = KeyValueStoreConfiguration()
         configuration.writesInPlace = true
         // Address space, not disk: a 1M-event rebuild otherwise grows the map four times, and every growth remaps
@@ -85,6 +91,9 @@ public final class ProjectionEngine: Sendable {
         applied = PositionNotifier(head: checkpoint)
     }
 
+    /// Why applying the log fails, while `run` is trying again (a full disk); nil while it succeeds.
+    public var applyFailure: String? { failure.withLock { $0 } }
+
     /// The last log position applied to every read model.
     public var position: LogPosition { applied.head }
 
@@ -107,10 +116,32 @@ public final class ProjectionEngine: Sendable {
         }
     }
 
-    /// Catches up, then follows the live log until the task is cancelled or the log closes.
+    /// Catches up, then follows the live log until the task is cancelled or the log closes. A batch that fails (a
+    /// full disk) is logged and tried again, less and less often, until it succeeds: reads go on answering from the
+    /// last batch applied meanwhile.
     public func run() async throws {
+        var retry = RetryDelay()
         while !Task.isCancelled {
-            guard try applyNextBatch(through: nil, progress: { _, _ in }) == 0 else { continue }
+            let applied: Int
+            do {
+                applied = try applyNextBatch(through: nil, progress: { _, _ in })
+            } catch let error as EventLogError where error.code == .closed {
+                return
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+                let delay = retry.next()
+                logger.error(
+                    "the read models could not apply the next batch of the log; trying again",
+                    metadata: ["position": "\(position)", "error": "\(error)", "retryIn": "\(delay)"])
+                do { try await Task.sleep(for: delay) } catch { return }
+                continue
+            }
+            if retry.failures > 0 {
+                failure.withLock { $0 = nil }
+                logger.notice("the read models apply the log again", metadata: ["position": "\(position)"])
+                retry = RetryDelay()
+            }
+            guard applied == 0 else { continue }
             guard !retired.load(ordering: .relaxed) else { return }
             do {
                 _ = try await log.waitForHead(after: position)

@@ -8,9 +8,17 @@ final class ServerProcess: @unchecked Sendable {
     let process = Process()
     let port: Int
     let base: String
-    private let errors = Pipe()
+    /// Where the server's standard error (its log) goes: a file, which a chatty server cannot fill as it can a pipe.
+    let logFile: String
 
-    init(data: String, extraArguments: [String] = [], environment: [String: String] = [:]) async throws {
+    /// - Parameter logFile: by default beside `data`, as `<data>.log`.
+    init(data: String, logFile: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:])
+        async throws
+    {
+        self.logFile = logFile ?? data + ".log"
+        guard FileManager.default.createFile(atPath: self.logFile, contents: nil),
+            let errors = FileHandle(forWritingAtPath: self.logFile)
+        else { throw ServerError("could not create \(self.logFile)") }
         port = try Self.freePort()
         base = "http://127.0.0.1:\(port)"
         process.executableURL = try chorusExecutableURL()
@@ -68,7 +76,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     func standardError() -> String {
-        String(decoding: errors.fileHandleForReading.availableData, as: UTF8.self)
+        (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
     }
 
     /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.

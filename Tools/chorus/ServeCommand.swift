@@ -36,6 +36,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "No limits on sign-ups and logins (CHORUS_RATE_LIMITS=off): for load tests, never in production.")
     var noRateLimits = false
 
+    @Option(
+        help: ArgumentHelp(
+            "The most disk the log may take, such as 800M or 50G (CHORUS_MAX_LOG_SIZE; default 1T).",
+            discussion: "Past it every write answers 503 unavailable, and the server logs MDB_MAP_FULL; reads go on."))
+    var maxLogSize: ByteCount?
+
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var settings = ServerConfiguration()
@@ -62,7 +68,15 @@ struct ServeCommand: AsyncParsableCommand {
         if readOnly, !FileManager.default.fileExists(atPath: data.log + "/data.mdb") {
             throw ValidationError("--read-only serves an existing log, and \(data.log) holds none")
         }
-        let backend = try ChorusBackend(data: data, readOnly: readOnly, logger: logger)
+        let maximumLogSize = try maxLogSize ?? environment["CHORUS_MAX_LOG_SIZE"].map { text in
+            guard let size = ByteCount(argument: text) else { throw ValidationError("CHORUS_MAX_LOG_SIZE: \(ByteCount.help)") }
+            return size
+        }
+        if let maximumLogSize, maximumLogSize.bytes < ByteCount.minimumLogSize {
+            throw ValidationError("--max-log-size must be at least 1M")
+        }
+        let backend = try ChorusBackend(
+            data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes, logger: logger)
         defer { backend.close() }
         logger.info(
             "serving", metadata: ["data": "\(data.root)", "address": "\(settings.host):\(settings.port)",

@@ -21,14 +21,16 @@ public final class ChorusBackend: Sendable {
     public var projections: ProjectionEngine { readModels.current }
 
     /// Opens (creating if needed) the backend in `data`. With `readOnly`, the log is only read (a past state made by
-    /// `chorus replay --into`, or a copy): nothing can be appended. The read models follow the log once
-    /// `readModels.startFollowing()` is called (the server's service group does).
+    /// `chorus replay --into`, or a copy): nothing can be appended. Past `maximumLogSize` bytes every append fails.
+    /// The read models follow the log once `readModels.startFollowing()` is called (the server's service group does).
     public init(
-        data: DataDirectory, readOnly: Bool = false, passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
+        data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil,
+        passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
     ) throws {
         self.data = data
         let metrics = self.metrics
-        let log = try data.openLog(readOnly: readOnly, commitObserver: { metrics.recordCommit($0) })
+        let log = try data.openLog(
+            readOnly: readOnly, maximumSize: maximumLogSize, commitObserver: { metrics.recordCommit($0) })
         do {
             let media = try MediaStore(directory: data.media)
             self.media = media
@@ -44,6 +46,15 @@ public final class ChorusBackend: Sendable {
             throw error
         }
         self.log = log
+    }
+
+    /// Executes `command`, unless the read models cannot apply the log (a full disk): every write's answer waits for
+    /// them, so the command would be appended and still answered 503. Refused, it appends nothing.
+    public func execute(_ command: Command, idempotencyKey: String?) async throws -> CommandResult {
+        guard readModels.current.applyFailure == nil else {
+            throw APIError.unavailable("the server cannot take writes now: its read models cannot apply the log; retry later")
+        }
+        return try await commands.execute(command, idempotencyKey: idempotencyKey)
     }
 
     /// The user a bearer token speaks for: its MAC is ours and its session has neither ended nor expired.

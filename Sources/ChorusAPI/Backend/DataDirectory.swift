@@ -22,12 +22,17 @@ public struct DataDirectory: Sendable {
     public var sessionSecret: String { root + "/session.key" }
 
     /// The log, with the domain's decision state in it.
-    public func openLog(readOnly: Bool = false, commitObserver: (@Sendable (CommitReport) -> Void)? = nil) throws
-        -> EventLog
-    {
+    /// - Parameter maximumSize: bytes the log's file may grow to, past which every append fails (LMDB's map size).
+    public func openLog(
+        readOnly: Bool = false, maximumSize: Int? = nil, commitObserver: (@Sendable (CommitReport) -> Void)? = nil
+    ) throws -> EventLog {
         var configuration = EventLogConfiguration()
         configuration.stateTables = DecisionState.tableNames
         configuration.readOnly = readOnly
+        if let maximumSize {
+            configuration.maximumMapSize = maximumSize
+            configuration.initialMapSize = min(configuration.initialMapSize, maximumSize)
+        }
         configuration.commitObserver = commitObserver
         return try EventLog(directory: log, configuration: configuration)
     }

@@ -63,7 +63,7 @@ struct AuthRoutes {
     func addProtected(to group: RouterGroup<ChorusRequestContext>) {
         group.post("auth/logout") { request, context in
             let caller = try context.requireCaller()
-            let result = try await endpoints.backend.commands.execute(
+            let result = try await endpoints.backend.execute(
                 .logOut(user: caller.user, session: caller.session), idempotencyKey: try Endpoints.idempotencyKey(request))
             var headers = HTTPFields()
             headers[.chorusPosition] = String(result.position.rawValue)
@@ -72,7 +72,7 @@ struct AuthRoutes {
     }
 
     private func startSession(_ command: Command, request: Request, status: HTTPResponse.Status) async throws -> Response {
-        let result = try await endpoints.backend.commands.execute(
+        let result = try await endpoints.backend.execute(
             command, idempotencyKey: try Endpoints.idempotencyKey(request))
         guard let session = result.session else {
             throw APIError.unavailable("the command started no session")

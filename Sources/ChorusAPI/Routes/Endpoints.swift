@@ -57,7 +57,7 @@ struct Endpoints: Sendable {
             }
             return Self.json(HTTPResponse.Status(code: first.status), first.body, position: first.position)
         }
-        let result = try await backend.commands.execute(command, idempotencyKey: key)
+        let result = try await backend.execute(command, idempotencyKey: key)
         let body = try await self.render(after: result, render)
         if let key {
             try backend.responses.keep(

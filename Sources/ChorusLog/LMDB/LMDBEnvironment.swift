@@ -48,6 +48,10 @@ final class LMDBEnvironment: @unchecked Sendable {
     private let writeSerializer = NSLock()
     /// Prepares file space ahead of LMDB's writes; nil when read-only. Set once, at the end of `init`.
     private var headroom: DataFileHeadroom?
+    /// Allocates disk blocks ahead of the pages a map written in place fills (see ``MapFileReservation``); nil
+    /// unless written in place. Set once, at the end of `init`, with `pageSize`.
+    private var reservation: MapFileReservation?
+    private var pageSize = 0
 
     /// One named database to open, with its `mdb_dbi_open` flags (such as `MDB_DUPSORT`) besides `MDB_CREATE`.
     struct DatabaseDefinition {
@@ -119,7 +123,7 @@ final class LMDBEnvironment: @unchecked Sendable {
         }
         self.databases = opened
         self.mainDatabase = LMDBDatabase(name: "main", handle: main)
-        if !configuration.readOnly, configuration.preparesFileSpace {
+        if !configuration.readOnly, configuration.preparesFileSpace || configuration.writeMap {
             var descriptor: Int32 = -1
             var stat = MDB_stat()
             do {
@@ -130,9 +134,14 @@ final class LMDBEnvironment: @unchecked Sendable {
                 throw error
             }
             let pageSize = Int(stat.ms_psize)
-            // The headroom thread ends (close, deinit) before the environment does.
-            headroom = DataFileHeadroom(
-                descriptor: descriptor, usedBytes: { [unowned self] in try self.usedPages() * pageSize }, logger: logger)
+            self.pageSize = pageSize
+            if configuration.writeMap { reservation = MapFileReservation(descriptor: descriptor) }
+            if configuration.preparesFileSpace {
+                // The headroom thread ends (close, deinit) before the environment does.
+                headroom = DataFileHeadroom(
+                    descriptor: descriptor, usedBytes: { [unowned self] in try self.usedPages() * pageSize },
+                    logger: logger)
+            }
         }
     }
 
@@ -142,6 +151,8 @@ final class LMDBEnvironment: @unchecked Sendable {
         guard configuration.writeMap, !configuration.readOnly else { return nil }
         let file = URL(fileURLWithPath: path + "/data.mdb").resolvingSymlinksInPath().path
         let start = try usedPages() * Int(sysconf(Int32(_SC_PAGESIZE)))
+        // The pages faulted in, and the large write they are for, need the disk blocks behind them.
+        try reservation?.allocate(through: start + bytes, mapSize: currentMapSize.load(ordering: .relaxed))
         return MapPrefault(file: file, from: start, to: start + bytes) { [weak self] body in
             guard let self else { return false }
             return resizeLock.withSharedLock {
@@ -226,6 +237,8 @@ final class LMDBEnvironment: @unchecked Sendable {
         defer { if !durable { mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 0) } }
         let flags: UInt32 = 0
         while true {
+            try reservation?.ensure(
+                used: try usedPages() * pageSize, mapSize: currentMapSize.load(ordering: .relaxed))
             let attempt: TransactionAttempt<R> = try withFileLock { try resizeLock.withSharedLock {
                 guard !isClosed else { throw LMDBError.environmentClosed(path) }
                 var transaction: OpaquePointer?
