@@ -16,7 +16,8 @@ import Glibc
 /// at a time, between write transactions (``withFileLock(_:)``), and syncs them outside the lock; commits then only
 /// overwrite. LMDB ignores bytes past its last page, and never truncates its file in this mode.
 ///
-/// The space kept ready is a quarter of what LMDB uses, between 1 and 64 MiB, so a small log stays small.
+/// The space kept ready is a quarter of what LMDB uses, between 1 and 64 MiB, so a small log stays small, and the file
+/// never grows past the map's maximum size.
 final class DataFileHeadroom: @unchecked Sendable {
     /// Written under the file lock in one go, so the writer waits at most for this much.
     static let chunk = 1 << 20
@@ -27,6 +28,7 @@ final class DataFileHeadroom: @unchecked Sendable {
     static func target(used: Int) -> Int { min(max(used / 4, 1 << 20), 64 << 20) }
 
     private let descriptor: Int32
+    private let maximumFileSize: Int
     /// The bytes LMDB uses, read safely: the meta pages it is read from live in the map, which a resize moves.
     private let usedBytes: @Sendable () throws -> Int
     private let logger: Logger
@@ -36,8 +38,9 @@ final class DataFileHeadroom: @unchecked Sendable {
     private let isStopping = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(descriptor: Int32, usedBytes: @escaping @Sendable () throws -> Int, logger: Logger) {
+    init(descriptor: Int32, maximumFileSize: Int, usedBytes: @escaping @Sendable () throws -> Int, logger: Logger) {
         self.descriptor = descriptor
+        self.maximumFileSize = maximumFileSize
         self.usedBytes = usedBytes
         self.logger = logger
         let thread = Thread { [self] in
@@ -79,7 +82,9 @@ final class DataFileHeadroom: @unchecked Sendable {
             guard !isStopping.load(ordering: .relaxed) else { return }
             do {
                 var space = try space()
-                while !isStopping.load(ordering: .relaxed), space.prepared < Self.target(used: space.used) {
+                while !isStopping.load(ordering: .relaxed), space.prepared < Self.target(used: space.used),
+                    space.used + space.prepared + Self.chunk <= maximumFileSize
+                {
                     try extendByOneChunk(zeros)
                     space = try self.space()
                 }

@@ -139,8 +139,8 @@ final class LMDBEnvironment: @unchecked Sendable {
             if configuration.preparesFileSpace {
                 // The headroom thread ends (close, deinit) before the environment does.
                 headroom = DataFileHeadroom(
-                    descriptor: descriptor, usedBytes: { [unowned self] in try self.usedPages() * pageSize },
-                    logger: logger)
+                    descriptor: descriptor, maximumFileSize: configuration.maximumMapSize,
+                    usedBytes: { [unowned self] in try self.usedPages() * pageSize }, logger: logger)
             }
         }
     }

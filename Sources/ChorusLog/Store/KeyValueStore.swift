@@ -10,7 +10,8 @@ public struct KeyValueStoreConfiguration: Sendable {
     public var maximumReaders: UInt32 = 1024
     public var readOnly = false
     /// Faster large transactions, at the price of LMDB's protection against stray writes through pointers into the
-    /// map (`MDB_WRITEMAP`): for stores that can be rebuilt from the log, such as the read models.
+    /// map (`MDB_WRITEMAP`): for stores that can be rebuilt from the log, such as the read models. The file's disk
+    /// blocks are allocated ahead of each write, so that a full disk fails it with ENOSPC (see MapFileReservation).
     public var writesInPlace = false
 
     public init() {}
