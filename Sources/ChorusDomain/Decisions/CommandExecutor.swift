@@ -114,8 +114,8 @@ public final class CommandExecutor: Sendable {
         let emailKey = Validate.emailKey(normalized(email))
         let state = self.state
         let found = try log.readState { transaction -> (UserID, String)? in
-            // No account has a longer one, and a key past LMDB's 511 bytes cannot even be looked up.
-            guard emailKey.utf8.count <= FieldLimits.email, let user = try state.user(withEmailKey: emailKey, in: transaction),
+            // An e-mail no account can have (empty, or past LMDB's key size) simply finds none.
+            guard let user = try state.user(withEmailKey: emailKey, in: transaction),
                 let hash = try state.passwordHash(of: user, in: transaction)
             else { return nil }
             return (user, hash)
