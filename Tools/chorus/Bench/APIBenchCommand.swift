@@ -50,14 +50,16 @@ struct APIBenchCommand: AsyncParsableCommand {
             throw ValidationError("sizes must be positive (and --events at least 1000)")
         }
         let wrk = try Wrk.locateOrInstall()
-        let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
-        defer { workDirectory.remove() }
-        let data = try await BenchServer.demoData(in: workDirectory, events: events)
-        let server = try await BenchServer(data: data.root)
-        defer { server.stop() }
-        printProgress("signing in \(users) demo users")
-        let tokens = try await server.logInDemoUsers(0..<users)
+        let report = try await BenchServer.withDemo(events: events, users: users, under: output.workDirectory) {
+            server, tokens in try await measure(server, tokens, wrk)
+        }
+        print(report.table)
+        if output.json { print(report.jsonLine) }
+    }
 
+    private func measure(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) async throws
+        -> BenchmarkReport
+    {
         printProgress("GET /v1/feed/following for \(seconds) s over \(connections) connections from \(wrkThreads) wrk threads")
         let feed = try wrk.run(
             url: server.base + "/v1/feed/following", script: Wrk.script(method: "GET", tokens: tokens.map(\.token)),
@@ -80,8 +82,7 @@ struct APIBenchCommand: AsyncParsableCommand {
         report.add("post_create_p99_ms", posts.p99Milliseconds)
         report.add("live_delivery_p50_ms", delivery.p50)
         report.add("live_delivery_p99_ms", delivery.p99, target: .atMost(50))
-        print(report.table)
-        if output.json { print(report.jsonLine) }
+        return report
     }
 }
 
@@ -120,8 +121,23 @@ final class BenchServer: @unchecked Sendable {
         process.waitUntilExit()
     }
 
+    /// Runs `body` with a server on a fresh demo log of about `events` events and the first `users` demo users signed
+    /// in, all in a work directory under `parent` that is removed afterwards: how `bench api` and `bench soak` begin.
+    static func withDemo<R>(
+        events: Int, users: Int, under parent: String?,
+        _ body: (BenchServer, [(user: String, token: String)]) async throws -> R
+    ) async throws -> R {
+        let workDirectory = try BenchWorkDirectory(parent: parent)
+        defer { workDirectory.remove() }
+        let data = try await demoData(in: workDirectory, events: events)
+        let server = try await BenchServer(data: data.root)
+        defer { server.stop() }
+        printProgress("signing in \(users) demo users")
+        return try await body(server, try await server.logInDemoUsers(0..<users))
+    }
+
     /// A data directory in `workDirectory` holding a demo log of about `events` events and its read models.
-    static func demoData(in workDirectory: BenchWorkDirectory, events: Int) async throws -> DataDirectory {
+    private static func demoData(in workDirectory: BenchWorkDirectory, events: Int) async throws -> DataDirectory {
         printProgress("working in \(workDirectory.path); writing a demo log of \(events) events")
         let data = DataDirectory(workDirectory.path + "/data")
         let log = try data.openLog()

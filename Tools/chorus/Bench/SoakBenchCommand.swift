@@ -37,13 +37,16 @@ struct SoakBenchCommand: AsyncParsableCommand {
             throw ValidationError("--minutes must be at least 3 (two of warm-up), --events at least 1000")
         }
         let wrk = try Wrk.locateOrInstall()
-        let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
-        defer { workDirectory.remove() }
-        let data = try await BenchServer.demoData(in: workDirectory, events: events)
-        let server = try await BenchServer(data: data.root)
-        defer { server.stop() }
-        printProgress("signing in \(users) demo users")
-        let tokens = try await server.logInDemoUsers(0..<users)
+        let report = try await BenchServer.withDemo(events: events, users: users, under: output.workDirectory) {
+            server, tokens in try await soak(server, tokens, wrk)
+        }
+        print(report.table)
+        if output.json { print(report.jsonLine) }
+    }
+
+    private func soak(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) async throws
+        -> BenchmarkReport
+    {
         // Followed and messaged by everyone: users who send no requests themselves, so that none is their own.
         let others = try await server.logInDemoUsers(users..<(users + 10)).map(\.user)
         let home = try await server.request("GET", "/v1/feed/home?limit=100", token: tokens[0].token)
@@ -89,7 +92,6 @@ struct SoakBenchCommand: AsyncParsableCommand {
         report.add("heap_mib_after_warmup", settled.first?.heap ?? 0)
         report.add("heap_mib_last", settled.last?.heap ?? 0)
         report.add("heap_growth_ratio", growth, target: .atMost(1.10))
-        print(report.table)
-        if output.json { print(report.jsonLine) }
+        return report
     }
 }
