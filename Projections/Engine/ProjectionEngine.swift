@@ -157,25 +157,17 @@ public final class ProjectionEngine: Sendable {
     /// after `timeout`.
     public func waitUntilApplied(_ target: LogPosition, timeout: Duration) async throws {
         guard position < target else { return }
-        let applied = self.applied
-        try await withThrowingTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                _ = try await applied.waitForHead(after: LogPosition(target.rawValue - 1))
-                return true
-            }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                return false
-            }
-            let reached = try await group.next() ?? false
-            group.cancelAll()
-            guard reached else { throw ProjectionError.notCaughtUp(wanted: target, applied: applied.head) }
+        guard try await applied.waitForHead(after: LogPosition(target.rawValue - 1), until: .now + timeout) != nil else {
+            throw ProjectionError.notCaughtUp(wanted: target, applied: applied.head)
         }
     }
 
-    /// Waits until the read models have applied a position past `position`, and returns the position they reached.
-    public func waitForPosition(after position: LogPosition) async throws -> LogPosition {
-        try await applied.waitForHead(after: position)
+    /// Waits until the read models have applied a position past `position`, and returns the position they reached;
+    /// nil once `deadline` has passed first.
+    public func waitForPosition(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
+        -> LogPosition?
+    {
+        try await applied.waitForHead(after: position, until: deadline)
     }
 
     /// Runs `body` on the read models at one position, and returns its answer with that position.

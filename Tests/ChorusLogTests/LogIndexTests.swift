@@ -38,6 +38,27 @@ struct LogIndexTests {
         }
     }
 
+    @Test("a batch spanning many streams is indexed before it reaches its size, and reads the same")
+    func manyStreamsIndexSooner() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = EventLogConfiguration()
+            configuration.indexBatchStreams = 4
+            let log = try EventLog(directory: directory, configuration: configuration)
+            defer { log.close() }
+            // Three streams: far below both bounds, nothing is indexed.
+            for index in 0..<9 { _ = try await log.append(tick(try StreamID("s\(index % 3)"), "\(index)")) }
+            #expect(log.statistics.indexedThrough == .start)
+            // A fourth stream: the batch is written, though it holds 10 events of the 4,096 it may.
+            // (It is written after the append is answered.)
+            _ = try await log.append(tick("s3", "9"))
+            try await waitUntil { log.statistics.indexedThrough == 10 }
+            _ = try await log.append(tick("s0", "10"))
+            #expect(try log.read(stream: "s0", limit: 100).map(\.text) == ["0", "3", "6", "10"])
+            #expect(try log.streamVersion(of: "s3") == 1)
+            #expect(try log.verifyIntegrity().isSound)
+        }
+    }
+
     private func expectConsistent(_ log: EventLog, commands: [CommandID]) throws {
         let three = try log.read(stream: "three", limit: 100)
         #expect(three.map(\.text) == stride(from: 0, to: 23, by: 3).map { "\($0)" })

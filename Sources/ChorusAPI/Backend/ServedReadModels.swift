@@ -114,12 +114,15 @@ public final class ServedReadModels: Sendable {
         }
     }
 
-    /// The position the served read models reach after `position`, across a swap.
-    public func waitForPosition(after position: LogPosition) async throws -> LogPosition {
+    /// The position the served read models reach after `position`, across a swap; nil once `deadline` has passed
+    /// first.
+    public func waitForPosition(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
+        -> LogPosition?
+    {
         while true {
             let engine = current
             do {
-                return try await engine.waitForPosition(after: position)
+                return try await engine.waitForPosition(after: position, until: deadline)
             } catch where engine !== current {
                 if current.position > position { return current.position }
             }

@@ -137,15 +137,7 @@ struct LiveStream: Sendable {
         if readModels.current.position > position { return readModels.current.position }
         let heartbeat = self.heartbeat
         return try await cancelWhenGracefulShutdown {
-            try await withThrowingTaskGroup(of: LogPosition?.self) { group in
-                group.addTask { try await readModels.waitForPosition(after: position) }
-                group.addTask {
-                    try await Task.sleep(for: heartbeat)
-                    return nil
-                }
-                defer { group.cancelAll() }
-                return try await group.next() ?? nil
-            }
+            try await readModels.waitForPosition(after: position, until: .now + heartbeat)
         }
     }
 

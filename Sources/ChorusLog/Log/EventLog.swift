@@ -66,7 +66,8 @@ public final class EventLog: Sendable {
                 lastRecordedAt: last?.recordedAt ?? EventTime(millisecondsSince1970: 0), tail: tail,
                 limits: .init(
                     maximumEventsPerTransaction: configuration.maximumEventsPerTransaction,
-                    indexBatchSize: configuration.indexBatchSize, commitObserver: configuration.commitObserver),
+                    indexBatchSize: configuration.indexBatchSize,
+                    indexBatchStreams: configuration.indexBatchStreams, commitObserver: configuration.commitObserver),
                 logger: logger)
             writer.start()
             self.writer = writer

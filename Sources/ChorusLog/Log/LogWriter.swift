@@ -11,6 +11,7 @@ final class LogWriter: @unchecked Sendable {
     struct Limits {
         var maximumEventsPerTransaction: Int
         var indexBatchSize: Int
+        var indexBatchStreams: Int
         var commitObserver: (@Sendable (CommitReport) -> Void)?
     }
 
@@ -213,7 +214,9 @@ final class LogWriter: @unchecked Sendable {
             for job in jobs { job.fail(failure) }
         }
         // After answering: the callers need not wait for the index.
-        if tail.eventCount >= limits.indexBatchSize { writeIndex(durable: durable) }
+        if tail.eventCount >= limits.indexBatchSize || (durable && tail.streamCount >= limits.indexBatchStreams) {
+            writeIndex(durable: durable)
+        }
     }
 
     private func waitingCount() -> Int {

@@ -1,11 +1,20 @@
 import Synchronization
 
 /// Publishes a position that only moves forward (the log's head, a projection's checkpoint) and wakes those waiting
-/// for it to pass a position.
+/// for it to pass a position, or for a deadline.
+///
+/// Deadlines are kept here rather than by a timer per wait: every write waits for its read models with a 5-second
+/// deadline, and a cancelled `Task.sleep` holds its timer until it would have fired, so a timer per wait kept five
+/// seconds of writes' timers alive and scattered across the heap. Instead, each publish and one sweeping task (while
+/// any deadline is pending, every ``sweepInterval``) end the waits whose deadline has passed.
 public final class PositionNotifier: Sendable {
+    /// How late a wait may end after its deadline when nothing is published meanwhile.
+    public static let sweepInterval: Duration = .milliseconds(50)
+
     private struct Waiter {
         let after: LogPosition
-        let continuation: CheckedContinuation<LogPosition, any Error>
+        let deadline: ContinuousClock.Instant?
+        let continuation: CheckedContinuation<LogPosition?, any Error>
     }
 
     private struct State {
@@ -13,6 +22,31 @@ public final class PositionNotifier: Sendable {
         var isClosed = false
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiterID: UInt64 = 0
+        /// No pending deadline is earlier; nil when none is pending. It may be earlier than every pending one (its
+        /// waiter was woken since), which costs one needless look at the waiters.
+        var earliestDeadline: ContinuousClock.Instant?
+        var isSweeping = false
+
+        /// Removes the waiters that the head has passed, and those whose deadline has passed by `now`.
+        mutating func takeFinished(now: ContinuousClock.Instant) -> [(Waiter, LogPosition?)] {
+            let expiring = earliestDeadline.map { $0 <= now } ?? false
+            var finished: [(id: UInt64, waiter: Waiter, head: LogPosition?)] = []
+            var earliest: ContinuousClock.Instant?
+            for (id, waiter) in waiters {
+                if waiter.after < head {
+                    finished.append((id, waiter, head))
+                } else if expiring, let deadline = waiter.deadline {
+                    if deadline <= now {
+                        finished.append((id, waiter, nil))
+                    } else {
+                        earliest = min(earliest ?? deadline, deadline)
+                    }
+                }
+            }
+            if expiring { earliestDeadline = earliest }
+            for (id, _, _) in finished { waiters.removeValue(forKey: id) }
+            return finished.map { ($0.waiter, $0.head) }
+        }
     }
 
     private let state: Mutex<State>
@@ -23,26 +57,21 @@ public final class PositionNotifier: Sendable {
 
     public var head: LogPosition { state.withLock { $0.head } }
 
-    /// Moves the position forward and wakes those waiting for it.
+    /// Moves the position forward and wakes those waiting for it, and those whose deadline has passed.
     public func publish(_ head: LogPosition) {
-        let ready = state.withLock { state -> [Waiter] in
+        let finished = state.withLock { state -> [(Waiter, LogPosition?)] in
             state.head = head
             guard !state.waiters.isEmpty else { return [] }
-            var ready: [Waiter] = []
-            state.waiters = state.waiters.filter { _, waiter in
-                guard waiter.after < head else { return true }
-                ready.append(waiter)
-                return false
-            }
-            return ready
+            return state.takeFinished(now: .now)
         }
-        for waiter in ready { waiter.continuation.resume(returning: head) }
+        for (waiter, head) in finished { waiter.continuation.resume(returning: head) }
     }
 
     /// Ends every wait with ``EventLogError/closed``.
     public func close() {
         let waiters = state.withLock { state in
             state.isClosed = true
+            state.earliestDeadline = nil
             defer { state.waiters = [:] }
             return Array(state.waiters.values)
         }
@@ -51,24 +80,63 @@ public final class PositionNotifier: Sendable {
 
     /// Returns the head once it is past `position`; throws `CancellationError` or ``EventLogError/closed``.
     public func waitForHead(after position: LogPosition) async throws -> LogPosition {
+        guard let head = try await wait(after: position, until: nil) else {
+            preconditionFailure("only a deadline ends a wait without a head")
+        }
+        return head
+    }
+
+    /// Returns the head once it is past `position`, or nil once `deadline` has passed (up to ``sweepInterval``
+    /// later); throws `CancellationError` or ``EventLogError/closed``.
+    public func waitForHead(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
+        -> LogPosition?
+    {
+        try await wait(after: position, until: deadline)
+    }
+
+    private func wait(after position: LogPosition, until deadline: ContinuousClock.Instant?) async throws
+        -> LogPosition?
+    {
         let id = state.withLock { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let immediate = state.withLock { state -> Result<LogPosition, any Error>? in
+                var startSweeping = false
+                let immediate = state.withLock { state -> Result<LogPosition?, any Error>? in
                     if state.head > position { return .success(state.head) }
                     if state.isClosed { return .failure(EventLogError.closed) }
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    state.waiters[id] = Waiter(after: position, continuation: continuation)
+                    if let deadline {
+                        if deadline <= .now { return .success(nil) }
+                        state.earliestDeadline = min(state.earliestDeadline ?? deadline, deadline)
+                        startSweeping = !state.isSweeping
+                        state.isSweeping = true
+                    }
+                    state.waiters[id] = Waiter(after: position, deadline: deadline, continuation: continuation)
                     return nil
                 }
                 if let immediate { continuation.resume(with: immediate) }
+                if startSweeping { Task { await sweep() } }
             }
         } onCancel: {
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Ends the waits whose deadline passes, every ``sweepInterval``, until no deadline is pending.
+    private func sweep() async {
+        while true {
+            try? await Task.sleep(for: Self.sweepInterval)
+            let (finished, done) = state.withLock { state in
+                let finished = state.takeFinished(now: .now)
+                if state.earliestDeadline == nil { state.isSweeping = false }
+                return (finished, !state.isSweeping)
+            }
+            for (waiter, head) in finished { waiter.continuation.resume(returning: head) }
+            if done { return }
         }
     }
 }

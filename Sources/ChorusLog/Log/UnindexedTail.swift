@@ -18,6 +18,8 @@ struct UnindexedTail {
     private(set) var commands: [CommandID: AppendOutcome] = [:]
 
     var eventCount: Int { indexEntries.count }
+    /// The streams appended to, each of which the index write touches in its own place.
+    var streamCount: Int { streamVersions.count }
     var isEmpty: Bool { indexEntries.isEmpty }
 
     /// Records one append decided by the writer: `outcome` covers `events` consecutive positions of `stream`.
