@@ -57,6 +57,31 @@ struct ServeCommandTests {
         }
     }
 
+    @Test("--log-level debug logs each answered request, without its query; the default does not; a bad level is refused")
+    func accessLog() async throws {
+        try await withTemporaryDirectory { directory in
+            let quiet = try await ServerProcess(data: directory + "/quiet")
+            _ = try await quiet.call("GET", "/health")
+            #expect(await quiet.stop() == 0)
+            #expect(!quiet.standardError().contains("] request"), "info, the default, logs no request")
+
+            let server = try await ServerProcess(data: directory + "/debug", environment: ["CHORUS_LOG_LEVEL": "debug"])
+            _ = try await server.call("GET", "/health")
+            let missing = try await server.call("GET", "/v1/search/users?q=secret%20name")
+            #expect(missing.status == 401)
+            #expect(await server.stop() == 0)
+            let lines = server.standardError().split(separator: "\n")
+            let health = lines.filter { $0.contains("] request") && $0.contains("path=/health") }
+            #expect(!health.isEmpty && health.allSatisfy { $0.contains("method=GET") && $0.contains("status=200") && $0.contains("ms=") })
+            #expect(lines.contains { $0.contains("path=/v1/search/users") && $0.contains("status=401") })
+            #expect(!server.standardError().contains("secret"), "the query is not logged")
+
+            let refused = try runChorus(["serve", "--data", directory + "/refused", "--log-level", "loud"])
+            #expect(refused.status != 0)
+            #expect(refused.standardError.contains("--log-level"))
+        }
+    }
+
     @Test("SIGTERM finishes the requests in flight and exits 0; every acknowledged write is there after a restart")
     func gracefulShutdown() async throws {
         try await withTemporaryDirectory { directory in

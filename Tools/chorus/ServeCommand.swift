@@ -42,6 +42,12 @@ struct ServeCommand: AsyncParsableCommand {
             discussion: "Past it every write answers 503 unavailable, and the server logs MDB_MAP_FULL; reads go on."))
     var maxLogSize: ByteCount?
 
+    @Option(
+        help: ArgumentHelp(
+            "The least severe log lines written: trace, debug, info, notice, warning, error or critical (CHORUS_LOG_LEVEL; default info).",
+            discussion: "At debug or below, every answered request is logged too: method, path, status, milliseconds."))
+    var logLevel: String?
+
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var settings = ServerConfiguration()
@@ -52,9 +58,15 @@ struct ServeCommand: AsyncParsableCommand {
         guard (1...65_535).contains(settings.port) else { throw ValidationError("--port must be from 1 to 65535") }
         let data = self.data.directory
 
+        let levelName = logLevel ?? environment["CHORUS_LOG_LEVEL"] ?? "info"
+        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
+            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ValidationError("--log-level (or CHORUS_LOG_LEVEL) must be one of \(names), not \(levelName)")
+        }
+        settings.logsRequests = level <= .debug
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .info
+            handler.logLevel = level
             return handler
         }
         let logger = Logger(label: "chorus.serve")

@@ -23,6 +23,8 @@ public struct ServerConfiguration: Sendable {
     public var rateLimits: RateLimits? = RateLimits()
     /// Serves the data directory's log as it is, refusing every write with 403 (`chorus serve --read-only`).
     public var readOnly = false
+    /// Logs every answered request at `debug` level (``AccessLogMiddleware``).
+    public var logsRequests = false
     /// How long a read waits for `Chorus-Min-Position` (API.md: 5 s).
     public var consistencyTimeout: Duration = .seconds(5)
     /// How often an idle live stream gets a comment line (API.md: 15 s).
@@ -78,6 +80,7 @@ public enum ChorusServer {
         let router = Router(context: ChorusRequestContext.self)
         // Middleware applies to the routes added after it, and to "no such route"; the first added is outermost.
         router.add(middleware: MetricsMiddleware(metrics: backend.metrics))
+        if configuration.logsRequests { router.add(middleware: AccessLogMiddleware()) }
         router.add(middleware: ErrorMiddleware())
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
