@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusAPI
+import ChorusDemo
 import ChorusLog
 import ChorusProjections
 import Foundation
@@ -123,13 +124,19 @@ final class BenchServer: @unchecked Sendable {
 
     /// Runs `body` with a server on a fresh demo log of about `events` events and the first `users` demo users signed
     /// in, all in a work directory under `parent` that is removed afterwards: how `bench api` and `bench soak` begin.
+    /// `more` demo users after those must exist too, for `body` to use.
     static func withDemo<R>(
-        events: Int, users: Int, under parent: String?,
+        events: Int, users: Int, more: Int = 0, under parent: String?,
         _ body: (BenchServer, [(user: String, token: String)]) async throws -> R
     ) async throws -> R {
         let workDirectory = try BenchWorkDirectory(parent: parent)
         defer { workDirectory.remove() }
-        let data = try await demoData(in: workDirectory, events: events)
+        let (data, demo) = try await demoData(in: workDirectory, events: events)
+        guard users + more <= demo.users else {
+            throw BenchmarkError(
+                "a demo log of \(events) events holds \(demo.users) users, and this bench needs \(users + more): "
+                    + "ask for fewer --users or more --events")
+        }
         let server = try await BenchServer(data: data.root)
         defer { server.stop() }
         printProgress("signing in \(users) demo users")
@@ -137,14 +144,16 @@ final class BenchServer: @unchecked Sendable {
     }
 
     /// A data directory in `workDirectory` holding a demo log of about `events` events and its read models.
-    private static func demoData(in workDirectory: BenchWorkDirectory, events: Int) async throws -> DataDirectory {
+    private static func demoData(in workDirectory: BenchWorkDirectory, events: Int) async throws
+        -> (DataDirectory, DemoWorkload.Summary)
+    {
         printProgress("working in \(workDirectory.path); writing a demo log of \(events) events")
         let data = DataDirectory(workDirectory.path + "/data")
         let log = try data.openLog()
         defer { log.close() }
-        _ = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
+        let summary = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
         try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log)
-        return data
+        return (data, summary)
     }
 
     /// Logs in the demo users numbered `indices` (`user<N>@demo.chorus`, password "password").

@@ -37,7 +37,7 @@ struct SoakBenchCommand: AsyncParsableCommand {
             throw ValidationError("--minutes must be at least 3 (two of warm-up), --events at least 1000")
         }
         let wrk = try Wrk.locateOrInstall()
-        let report = try await BenchServer.withDemo(events: events, users: users, under: output.workDirectory) {
+        let report = try await BenchServer.withDemo(events: events, users: users, more: 10, under: output.workDirectory) {
             server, tokens in try await soak(server, tokens, wrk)
         }
         print(report.table)
