@@ -41,6 +41,40 @@ struct BackendTests {
         }
     }
 
+    @Test("writes are refused, appending nothing, while the read models are too far behind; taken again once caught up")
+    func writesWaitForLaggingReadModels() async throws {
+        try await withTemporaryDirectory { directory in
+            let backend = try ChorusBackend(
+                data: DataDirectory(directory), maximumWriteLag: 3, passwordHasher: PasswordHasher(cost: 4),
+                logger: Logger(label: "test"))
+            defer { backend.close() }
+            // The read models do not follow the log until told to, so every event appended here leaves them behind.
+            let ana = try await backend.execute(.registerUser(email: "a@example.com", password: "secret1", name: "Ana"), idempotencyKey: nil)
+            let author = UserID(unchecked: try #require(ana.createdID))
+            #expect(backend.projections.lag == 2, "a user and her first session")
+            _ = try await backend.execute(.createPost(author: author, text: "first"), idempotencyKey: nil)
+            #expect(backend.projections.lag == 3)
+            // At the bound, a write is still taken.
+            _ = try await backend.execute(.createPost(author: author, text: "second"), idempotencyKey: nil)
+
+            let head = backend.log.head
+            do {
+                _ = try await backend.execute(.createPost(author: author, text: "refused"), idempotencyKey: nil)
+                Issue.record("a write was taken 4 events behind, past the bound of 3")
+            } catch {
+                // What the API answers: 503 unavailable, with the reason.
+                let described = "\(error)"
+                #expect(described.contains("unavailable") && described.contains("4 events behind"), "\(described)")
+            }
+            #expect(backend.log.head == head, "the refused write appended nothing")
+
+            backend.readModels.startFollowing()
+            try await backend.readModels.waitUntilApplied(head, timeout: .seconds(10))
+            let taken = try await backend.execute(.createPost(author: author, text: "taken"), idempotencyKey: nil)
+            #expect(taken.position > head)
+        }
+    }
+
     @Test("read models of an older layout are rebuilt from the log before serving")
     func olderLayout() async throws {
         try await withTemporaryDirectory { directory in

@@ -14,6 +14,8 @@ public final class ChorusBackend: Sendable {
     public let media: MediaStore
     public let tokens: SessionTokens
     public let metrics = ChorusMetrics()
+    /// Writes are refused while the read models are further behind the log than this many events (see ``execute``).
+    public let maximumWriteLag: UInt64
     let responses: StoredResponses
     private let unsynced: UnsyncedReadModels
 
@@ -23,11 +25,14 @@ public final class ChorusBackend: Sendable {
     /// Opens (creating if needed) the backend in `data`. With `readOnly`, the log is only read (a past state made by
     /// `chorus replay --into`, or a copy): nothing can be appended. Past `maximumLogSize` bytes every append fails.
     /// The read models follow the log once `readModels.startFollowing()` is called (the server's service group does).
+    /// `maximumWriteLag`: 10,000 events is a fraction of a second of the read models' work, and far beyond what they
+    /// lag under load (a few hundred events at most under `chorus bench soak`).
     public init(
-        data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil,
+        data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil, maximumWriteLag: UInt64 = 10_000,
         passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
     ) throws {
         self.data = data
+        self.maximumWriteLag = maximumWriteLag
         let metrics = self.metrics
         let log = try data.openLog(
             readOnly: readOnly, maximumSize: maximumLogSize, commitObserver: { metrics.recordCommit($0) })
@@ -48,11 +53,17 @@ public final class ChorusBackend: Sendable {
         self.log = log
     }
 
-    /// Executes `command`, unless the read models cannot apply the log (a full disk): every write's answer waits for
-    /// them, so the command would be appended and still answered 503. Refused, it appends nothing.
+    /// Executes `command`, unless the read models cannot apply the log (a full disk) or are far behind it (an
+    /// overload, or a start after the log grew without them): every write's answer waits for them, at most 5 s, so
+    /// the command would be appended and still answered 503. Refused, it appends nothing.
     public func execute(_ command: Command, idempotencyKey: String?) async throws -> CommandResult {
-        guard readModels.current.applyFailure == nil else {
+        let engine = readModels.current
+        guard engine.applyFailure == nil else {
             throw APIError.unavailable("the server cannot take writes now: its read models cannot apply the log; retry later")
+        }
+        guard engine.lag <= maximumWriteLag else {
+            throw APIError.unavailable(
+                "the server cannot take writes now: its read models are \(engine.lag) events behind the log; retry shortly")
         }
         return try await commands.execute(command, idempotencyKey: idempotencyKey)
     }
