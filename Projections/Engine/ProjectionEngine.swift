@@ -97,8 +97,12 @@ public final class ProjectionEngine: Sendable {
     /// The last log position applied to every read model.
     public var position: LogPosition { applied.head }
 
-    /// How far the read models are behind the log.
-    public var lag: UInt64 { log.head.rawValue - min(log.head.rawValue, position.rawValue) }
+    /// How far the read models are behind the log. The head is read once: read twice, it can move in between, and
+    /// the subtraction then overflows (a soak's server trapped here once every write asked).
+    public var lag: UInt64 {
+        let head = log.head.rawValue
+        return head - min(head, position.rawValue)
+    }
 
     /// Events applied per second of applying, since the engine opened.
     public var eventsPerSecond: Double { applying.withLock { $0.eventsPerSecond } }
