@@ -160,8 +160,14 @@ public final class ProjectionEngine: Sendable {
     /// Returns once the read models have applied `target`; throws ``ProjectionError/notCaughtUp(wanted:applied:)``
     /// after `timeout`.
     public func waitUntilApplied(_ target: LogPosition, timeout: Duration) async throws {
+        try await waitUntilApplied(target, until: .now + timeout)
+    }
+
+    /// Returns once the read models have applied `target`; throws ``ProjectionError/notCaughtUp(wanted:applied:)``
+    /// once `deadline` has passed.
+    public func waitUntilApplied(_ target: LogPosition, until deadline: ContinuousClock.Instant) async throws {
         guard position < target else { return }
-        guard try await applied.waitForHead(after: LogPosition(target.rawValue - 1), until: .now + timeout) != nil else {
+        guard try await applied.waitForHead(after: LogPosition(target.rawValue - 1), until: deadline) != nil else {
             throw ProjectionError.notCaughtUp(wanted: target, applied: applied.head)
         }
     }

@@ -61,9 +61,10 @@ public final class ChorusBackend: Sendable {
         guard engine.applyFailure == nil else {
             throw APIError.unavailable("the server cannot take writes now: its read models cannot apply the log; retry later")
         }
-        guard engine.lag <= maximumWriteLag else {
+        let lag = engine.lag
+        guard lag <= maximumWriteLag else {
             throw APIError.unavailable(
-                "the server cannot take writes now: its read models are \(engine.lag) events behind the log; retry shortly")
+                "the server cannot take writes now: its read models are \(lag) events behind the log; retry shortly")
         }
         return try await commands.execute(command, idempotencyKey: idempotencyKey)
     }

@@ -107,7 +107,7 @@ public final class ServedReadModels: Sendable {
         while true {
             let engine = current
             do {
-                return try await engine.waitUntilApplied(position, timeout: max(.zero, deadline - ContinuousClock.now))
+                return try await engine.waitUntilApplied(position, until: deadline)
             } catch where engine !== current {
                 continue
             }

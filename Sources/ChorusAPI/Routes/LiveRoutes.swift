@@ -135,9 +135,9 @@ struct LiveStream: Sendable {
     private func nextPosition(after position: LogPosition) async throws -> LogPosition? {
         let readModels = endpoints.backend.readModels
         if readModels.current.position > position { return readModels.current.position }
-        let heartbeat = self.heartbeat
+        let heartbeatDue = ContinuousClock.now + heartbeat
         return try await cancelWhenGracefulShutdown {
-            try await readModels.waitForPosition(after: position, until: .now + heartbeat)
+            try await readModels.waitForPosition(after: position, until: heartbeatDue)
         }
     }
 

@@ -15,6 +15,10 @@ struct SoakBenchCommand: AsyncParsableCommand {
             """
     )
 
+    /// Demo users after the signed-in ones, followed and messaged by everyone: users who send no requests themselves,
+    /// so that none is their own.
+    private static let others = 10
+
     @OptionGroup var output: BenchOutputOptions
 
     @Option(help: "Minutes of load (one wrk round each).")
@@ -37,7 +41,7 @@ struct SoakBenchCommand: AsyncParsableCommand {
             throw ValidationError("--minutes must be at least 3 (two of warm-up), --events at least 1000")
         }
         let wrk = try Wrk.locateOrInstall()
-        let report = try await BenchServer.withDemo(events: events, users: users, more: 10, under: output.workDirectory) {
+        let report = try await BenchServer.withDemo(events: events, users: users, more: Self.others, under: output.workDirectory) {
             server, tokens in try await soak(server, tokens, wrk)
         }
         print(report.table)
@@ -47,8 +51,7 @@ struct SoakBenchCommand: AsyncParsableCommand {
     private func soak(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) async throws
         -> BenchmarkReport
     {
-        // Followed and messaged by everyone: users who send no requests themselves, so that none is their own.
-        let others = try await server.logInDemoUsers(users..<(users + 10)).map(\.user)
+        let others = try await server.logInDemoUsers(users..<(users + Self.others)).map(\.user)
         let home = try await server.request("GET", "/v1/feed/home?limit=100", token: tokens[0].token)
         let posts = (home.body["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
         guard posts.count >= 10 else { throw BenchmarkError("the demo log has too few posts to like") }
