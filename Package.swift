@@ -13,7 +13,8 @@ let package = Package(
         .library(name: "ChorusLog", targets: ["ChorusLog"]),
         .library(name: "ChorusDomain", targets: ["ChorusDomain"]),
         .library(name: "ChorusProjections", targets: ["ChorusProjections"]),
-        .library(name: "ChorusAPI", targets: ["ChorusAPI"]),
+        .library(name: "ChorusBackend", targets: ["ChorusBackend"]),
+        .library(name: "ChorusHTTP", targets: ["ChorusHTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -31,18 +32,28 @@ let package = Package(
         .package(url: "https://github.com/vapor/console-kit", from: "4.16.2"),
     ],
     targets: [
-        // LMDB from the system package `liblmdb-dev`; only ChorusLog imports it.
+        // LMDB from the system package `liblmdb-dev`; only ChorusStorage imports it.
         .systemLibrary(
             name: "CLMDB",
             path: "Sources/CLMDB",
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        // The durable, gapless, group-committed event log.
+        // LMDB for the rest of the package: environments, transactions, key-value stores, key-order loads.
+        .target(
+            name: "ChorusStorage",
+            dependencies: [
+                "CLMDB",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/ChorusStorage",
+            swiftSettings: crossModuleOptimization
+        ),
+        // The event log: its seam (`EventLog`) and the durable, gapless, group-committed LMDB log behind it.
         .target(
             name: "ChorusLog",
             dependencies: [
-                "CLMDB",
+                "ChorusStorage",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ChorusLog",
@@ -59,24 +70,44 @@ let package = Package(
             path: "Sources/ChorusDomain",
             swiftSettings: crossModuleOptimization
         ),
-        // The projection engine and the read models every screen needs.
+        // The projection engine, every read model with its queries, and the runtime that serves them live.
         .target(
             name: "ChorusProjections",
             dependencies: [
+                "ChorusStorage",
                 "ChorusLog",
                 "ChorusDomain",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Projections",
             swiftSettings: crossModuleOptimization
         ),
-        // The HTTP API of API.md: routes, auth, media, realtime streams, metrics; and the backend it serves.
+        // The composition root: a data directory opened whole (log, decisions, read models, media, stored
+        // responses), commands executed against it, and the services that keep it running.
         .target(
-            name: "ChorusAPI",
+            name: "ChorusBackend",
+            dependencies: [
+                "ChorusStorage",
+                "ChorusLog",
+                "ChorusDomain",
+                "ChorusProjections",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/ChorusBackend"
+        ),
+        // The HTTP API of openapi.yaml over a backend: routes, request decoding, JSON, middleware, live streams, the server.
+        .target(
+            name: "ChorusHTTP",
             dependencies: [
                 "ChorusLog",
                 "ChorusDomain",
                 "ChorusProjections",
+                "ChorusBackend",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -85,11 +116,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
-            path: "Sources/ChorusAPI",
+            path: "Sources/ChorusHTTP",
             resources: [.copy("Resources/openapi.yaml")]
         ),
         // A seeded synthetic social workload: `chorus demo`, benchmarks and tests.
@@ -102,10 +131,12 @@ let package = Package(
         .executableTarget(
             name: "chorus",
             dependencies: [
+                "ChorusStorage",
                 "ChorusLog",
                 "ChorusDomain",
                 "ChorusProjections",
-                "ChorusAPI",
+                "ChorusBackend",
+                "ChorusHTTP",
                 "ChorusDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
@@ -122,12 +153,17 @@ let package = Package(
         // Helpers every test target shares.
         .target(
             name: "ChorusTestSupport",
-            dependencies: ["ChorusDomain", "ChorusLog", "ChorusProjections"],
+            dependencies: ["ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusProjections"],
             path: "Tests/ChorusTestSupport"
         ),
         .testTarget(
+            name: "ChorusStorageTests",
+            dependencies: ["ChorusStorage", "ChorusTestSupport"],
+            path: "Tests/ChorusStorageTests"
+        ),
+        .testTarget(
             name: "ChorusLogTests",
-            dependencies: ["ChorusLog", "LogCrashWriter", "ChorusTestSupport"],
+            dependencies: ["ChorusLog", "ChorusStorage", "LogCrashWriter", "ChorusTestSupport"],
             path: "Tests/ChorusLogTests"
         ),
         .testTarget(
@@ -137,23 +173,31 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusProjectionsTests",
-            dependencies: ["ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusDemo", "ChorusTestSupport"],
+            dependencies: ["ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusDemo", "ChorusTestSupport"],
             path: "Tests/ChorusProjectionsTests"
         ),
-        // Every route of API.md, in process and over a socket.
         .testTarget(
-            name: "ChorusAPITests",
+            name: "ChorusBackendTests",
             dependencies: [
-                "ChorusAPI", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
+                "ChorusBackend", "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/ChorusBackendTests"
+        ),
+        // Every route of openapi.yaml, in process and over a socket.
+        .testTarget(
+            name: "ChorusHTTPTests",
+            dependencies: [
+                "ChorusHTTP", "ChorusBackend", "ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ],
-            path: "Tests/ChorusAPITests"
+            path: "Tests/ChorusHTTPTests"
         ),
-        // The `chorus` command, run as a process.
+        // The `chorus` command, run as a process: end to end.
         .testTarget(
             name: "ChorusToolTests",
-            dependencies: ["chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusAPI"],
+            dependencies: ["chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend"],
             path: "Tests/ChorusToolTests",
             // Read by path: logs as older Chorus versions wrote them.
             exclude: ["Fixtures"]

@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusStorage
 
 /// Counters kept apart from the records they count, so that a like or a follow changes a few bytes instead of
 /// decoding and re-encoding a whole profile or post: a fixed number of u64 little-endian values. A row exists only

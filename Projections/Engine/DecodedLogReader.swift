@@ -19,7 +19,7 @@ final class DecodedEvent: Sendable {
 /// events in one transaction on one thread, so reading, checking and decoding them on the other core takes a fifth of
 /// the work off it. At most `depth` slices wait, so memory stays flat whatever the length of the log.
 final class DecodedLogReader: Sendable {
-    private let log: EventLog
+    private let log: any EventLog
     private let sliceSize: Int
     /// Free places for slices; the reader waits on it when `depth` slices wait to be taken.
     private let free: DispatchSemaphore
@@ -32,15 +32,24 @@ final class DecodedLogReader: Sendable {
     private let applied = Mutex<[[DecodedEvent]]>([])
     private let stopping = Atomic<Bool>(false)
 
-    /// Starts reading `limit` events from position 1.
-    init(log: EventLog, limit: Int, sliceSize: Int = 2_048, depth: Int = 4) {
+    /// Runs `body` with a reader of the first `limit` events of `log`, reading ahead on a thread of its own until
+    /// `body` returns.
+    static func readingAhead<R>(
+        _ log: any EventLog, limit: Int, sliceSize: Int = 2_048, depth: Int = 4, _ body: (DecodedLogReader) throws -> R
+    ) rethrows -> R {
+        let reader = DecodedLogReader(log: log, sliceSize: sliceSize, depth: depth)
+        DispatchQueue(label: "chorus.projections.read-ahead").async {
+            reader.read(limit: limit)
+            reader.finished.signal()
+        }
+        defer { reader.stop() }
+        return try body(reader)
+    }
+
+    private init(log: any EventLog, sliceSize: Int, depth: Int) {
         self.log = log
         self.sliceSize = sliceSize
         free = DispatchSemaphore(value: depth)
-        DispatchQueue(label: "chorus.projections.read-ahead").async { [self] in
-            read(limit: limit)
-            finished.signal()
-        }
     }
 
     /// The next slice in log order; empty once `limit` events or the whole log have been handed out.
@@ -56,9 +65,8 @@ final class DecodedLogReader: Sendable {
         applied.withLock { $0.append(slice) }
     }
 
-    /// Stops the reading thread and waits for it: a build calls this when it ends, whether or not it read everything.
-    /// Idempotent.
-    func stop() {
+    /// Stops the reading thread and waits for it, whether or not it read everything.
+    private func stop() {
         guard !stopping.exchange(true, ordering: .relaxed) else { return }
         free.signal()
         finished.wait()

@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusStorage
 
 /// Long sorted lists of log positions, one per owner, such as Following feeds: stored in chunks of up to
 /// ``capacity`` positions (8 bytes each, big-endian, back to back), each chunk keyed by its owner and its first

@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 import Foundation
 import Logging
 import Synchronization
@@ -14,22 +15,15 @@ import Synchronization
 /// models that follow events and then derived once for the ``DerivedReadModel``s. One transaction means each page
 /// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
-    /// The read models, in the order they are applied to each event. Those that check whether an event changes
-    /// something (a like that was there, a follow edge) come before the models that change it.
-    static let modelTypes: [any ReadModel.Type] = [
-        Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
-        HomeTimeline.self, FollowingFeeds.self, Conversations.self, RecentMessages.self, UserSearch.self,
-    ]
-
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
     public static let layoutVersion: UInt64 = 3
 
     /// Every table of the read models' store.
-    public static var tables: [StoreTableDefinition] { [Tables.checkpoint] + modelTypes.flatMap { $0.tables } }
+    package static var tables: [StoreTableDefinition] { ReadModels.tables }
 
     /// The number of entries of every Following feed in `store`.
-    public static func feedEntryCount(in store: KeyValueStore) throws -> Int {
-        try store.read { try PositionChunks(table: store.table(Tables.feeds)).count(in: $0) }
+    package static func feedEntryCount(in store: KeyValueStore) throws -> Int {
+        try store.read { try PositionChunks(table: store.table(FollowingFeeds.feeds)).count(in: $0) }
     }
 
     private static let checkpointKey = Array("position".utf8)
@@ -39,10 +33,9 @@ public final class ProjectionEngine: Sendable {
     /// Map space set aside per event of the log: room for twice that.
     private static let mapBytesPerEvent = 1_024
 
-    public let log: EventLog
-    public let store: KeyValueStore
-    private let models: [any ReadModel]
-    private let tables: ProjectionTables
+    public let log: any EventLog
+    package let store: KeyValueStore
+    private let models: ReadModels
     private let applied: PositionNotifier
     private let batchSize: Int
     private let durable: Bool
@@ -57,7 +50,7 @@ public final class ProjectionEngine: Sendable {
     /// Opens (creating if needed) the read models in `directory` over `log`.
     /// - Parameter durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
     public init(
-        log: EventLog, directory: String, batchSize: Int = 1024, durable: Bool = true,
+        log: any EventLog, directory: String, batchSize: Int = 1024, durable: Bool = true,
         logger: Logger = Logger(label: "chorus.projections")
     ) throws {
         self.log = log
@@ -76,13 +69,12 @@ public final class ProjectionEngine: Sendable {
         configuration.initialMapSize = max(4 << 30, Int(clamping: log.head.rawValue) &* Self.mapBytesPerEvent)
         let store = try KeyValueStore(
             directory: directory, tables: Self.tables, configuration: configuration, logger: logger)
-        let tables = ProjectionTables(store: store)
+        let models = ReadModels(store: store)
         self.store = store
-        self.tables = tables
-        models = Self.modelTypes.map { $0.init(store: store) }
+        self.models = models
         let (checkpoint, layout) = try store.read { transaction in
-            (try Self.checkpoint(in: transaction, tables.checkpoint),
-             try transaction.position(under: Self.layoutKey, in: tables.checkpoint))
+            (try Self.checkpoint(in: transaction, models.checkpoint),
+             try transaction.position(under: Self.layoutKey, in: models.checkpoint))
         }
         if checkpoint > .start, layout?.rawValue != Self.layoutVersion {
             throw ProjectionError.layoutChanged(found: layout?.rawValue ?? 1, current: Self.layoutVersion)
@@ -180,11 +172,11 @@ public final class ProjectionEngine: Sendable {
         try await applied.waitForHead(after: position, until: deadline)
     }
 
-    /// Runs `body` on the read models at one position, and returns its answer with that position.
-    public func snapshot<Answer: Sendable>(_ body: (ReadView) throws -> Answer) throws -> Snapshot<Answer> {
+    /// Lends `body` the read models at one position, and returns its answer with that position.
+    public func snapshot<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> Snapshot<Answer> {
         try store.read { transaction in
-            let position = try Self.checkpoint(in: transaction, tables.checkpoint)
-            let view = ReadView(transaction: transaction, tables: tables, position: position)
+            let position = try Self.checkpoint(in: transaction, models.checkpoint)
+            let view = ReadView(transaction: transaction, models: models, position: position)
             return Snapshot(answer: try body(view), position: position)
         }
     }
@@ -212,15 +204,15 @@ public final class ProjectionEngine: Sendable {
         guard FileManager.default.fileExists(atPath: directory + "/data.mdb") else { return nil }
         var configuration = KeyValueStoreConfiguration()
         configuration.readOnly = true
-        let store = try KeyValueStore(directory: directory, tables: [Tables.checkpoint], configuration: configuration)
+        let store = try KeyValueStore(directory: directory, tables: [ReadModels.checkpoint], configuration: configuration)
         defer { store.close() }
-        return try store.read { try checkpoint(in: $0, store.table(Tables.checkpoint)) }
+        return try store.read { try checkpoint(in: $0, store.table(ReadModels.checkpoint)) }
     }
 
     /// Builds the read models of `log` from position 1 through `last` (time travel) or the head, into `directory`,
     /// which must not hold read models yet; returns the position built to.
     public static func rebuild(
-        log: EventLog, into directory: String, through last: LogPosition? = nil,
+        log: any EventLog, into directory: String, through last: LogPosition? = nil,
         logger: Logger = Logger(label: "chorus.projections"), progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let engine = try ProjectionEngine(log: log, directory: directory, durable: false, logger: logger)
@@ -250,7 +242,7 @@ public final class ProjectionEngine: Sendable {
                         newest = try self.replay(recorded, transaction)
                     }
                     if let newest {
-                        try transaction.put(PositionValue.encode(newest), for: Self.checkpointKey, in: self.tables.checkpoint)
+                        try transaction.put(PositionValue.encode(newest), for: Self.checkpointKey, in: self.models.checkpoint)
                     }
                     return newest
                 }
@@ -269,35 +261,36 @@ public final class ProjectionEngine: Sendable {
     /// Replays up to `limit` events from the start of the log into the models that follow events, then derives the
     /// others; returns the last position, or nil if the log is empty.
     private func build(upTo limit: Int, in transaction: StoreTransaction, progress: BuildProgress) throws -> LogPosition? {
-        let followers = models.filter { !($0 is any DerivedReadModel) }
+        let followers = models.inApplyOrder.filter { !($0 is any DerivedReadModel) }
+        let derived = models.inApplyOrder.compactMap { $0 as? any DerivedReadModel }
         let total = min(limit, Int(clamping: log.head.rawValue))
         var replayed = 0
-        let reader = DecodedLogReader(log: log, limit: limit)
-        defer { reader.stop() }
         var newest: LogPosition?
-        let loaded = Tables.loadedInKeyOrder.map { store.table($0) }
-        try transaction.loadingInKeyOrder(loaded, spillingInto: store.directory) { transaction in
-            while true {
-                let slice = try reader.next()
-                guard let last = slice.last?.envelope.position else { break }
-                replayed += slice.count
-                for decoded in slice {
-                    // Loaded once: passing `decoded.event` to each model copies it for each, retaining its strings.
-                    let (event, envelope) = (decoded.event, decoded.envelope)
-                    for model in followers { try model.apply(event, at: envelope, in: transaction) }
+        let loaded = followers.flatMap { type(of: $0).tablesLoadedInKeyOrder }.map { store.table($0) }
+        try DecodedLogReader.readingAhead(log, limit: limit) { reader in
+            try transaction.loadingInKeyOrder(loaded, spillingInto: store.directory) { transaction in
+                while true {
+                    let slice = try reader.next()
+                    guard let last = slice.last?.envelope.position else { break }
+                    replayed += slice.count
+                    for decoded in slice {
+                        // Loaded once: passing `decoded.event` to each model copies it for each, retaining its strings.
+                        let (event, envelope) = (decoded.event, decoded.envelope)
+                        for model in followers { try model.apply(event, at: envelope, in: transaction) }
+                    }
+                    reader.recycle(consume slice)
+                    newest = last
+                    progress(replayed, max(total, replayed))
                 }
-                reader.recycle(consume slice)
-                newest = last
-                progress(replayed, max(total, replayed))
             }
         }
         guard let newest else { return nil }
-        let derivedOutOfOrder = Tables.derivedOutOfKeyOrder.map { store.table($0) }
+        let derivedOutOfOrder = derived.flatMap { type(of: $0).tablesLoadedInKeyOrder }.map { store.table($0) }
         try transaction.loadingInKeyOrder(derivedOutOfOrder, spillingInto: store.directory) { transaction in
-            for case let model as any DerivedReadModel in models { try model.derive(in: transaction) }
+            for model in derived { try model.derive(in: transaction) }
         }
         // The version as 8 big-endian bytes, as a position is stored.
-        try transaction.put(PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: tables.checkpoint)
+        try transaction.put(PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: models.checkpoint)
         return newest
     }
 
@@ -307,7 +300,7 @@ public final class ProjectionEngine: Sendable {
         for record in recorded {
             let event = try DomainEvent(decoding: record)
             let envelope = EventEnvelope(position: record.position, recordedAt: record.recordedAt)
-            for model in models { try model.apply(event, at: envelope, in: transaction) }
+            for model in models.inApplyOrder { try model.apply(event, at: envelope, in: transaction) }
         }
         return recorded.last?.position
     }

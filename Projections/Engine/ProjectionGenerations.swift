@@ -17,7 +17,7 @@ public struct ProjectionGenerations: Sendable {
     /// swaps it in atomically, then removes the previous generation. Returns the position built to.
     @discardableResult
     public func rebuildAndSwap(
-        log: EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections"),
+        log: any EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections"),
         progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let (name, path) = try newGeneration()

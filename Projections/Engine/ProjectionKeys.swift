@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// Keys of read-model tables: parts joined by NUL (ids never contain it), positions as 8 bytes big-endian so that
 /// byte order is log order.

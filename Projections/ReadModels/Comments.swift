@@ -1,16 +1,18 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// Comments of each post in log order; pages walk it either way.
-///
-/// - `comments`: post, position → ``CommentRecord``
 struct Comments: ReadModel {
-    static let tables = [Tables.comments]
+    /// post, position → ``CommentRecord``
+    static let comments: StoreTableDefinition = "comments"
+    static let tables = [comments]
+    static let tablesLoadedInKeyOrder = [comments]
 
     let comments: StoreTable
 
     init(store: KeyValueStore) {
-        comments = store.table(Tables.comments)
+        comments = store.table(Self.comments)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -51,5 +53,29 @@ struct CommentRecord: Hashable {
         text = try reader.readString()
         createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
         try reader.finish()
+    }
+}
+
+/// A comment as a screen shows it, with its author's profile as of the view.
+public struct Comment: Sendable, Hashable {
+    public let id: CommentID
+    public let postID: PostID
+    public let author: UserSummary
+    public let text: String
+    public let createdAt: EventTime
+}
+
+extension ReadView {
+    /// Comments of a post, oldest first unless asked otherwise; nil for an unknown post.
+    public func comments(on post: PostID, order: SortOrder = .oldestFirst, page: PageRequest) throws -> Page<Comment>? {
+        guard try postRecord(post) != nil else { return nil }
+        return try transaction.page(
+            models.comments.comments, prefix: ProjectionKey(post).prefix(), order: order, request: page
+        ) { _, value in
+            let record = try CommentRecord(decoding: Array(value))
+            return Comment(
+                id: record.id, postID: post, author: try requireSummary(record.author), text: record.text,
+                createdAt: record.createdAt)
+        }
     }
 }

@@ -1,16 +1,18 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// Direct messages per pair of users (each user's list of them: ``RecentMessages``).
-///
-/// - `messages`: the pair (smaller id, larger id), position → ``MessageRecord``
 struct Conversations: ReadModel {
-    static let tables = [Tables.messages]
+    /// the pair (smaller id, larger id), position → ``MessageRecord``
+    static let messages: StoreTableDefinition = "messages"
+    static let tables = [messages]
+    static let tablesLoadedInKeyOrder = [messages]
 
     let messages: StoreTable
 
     init(store: KeyValueStore) {
-        messages = store.table(Tables.messages)
+        messages = store.table(Self.messages)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -62,5 +64,41 @@ struct MessageRecord: Hashable {
         text = try reader.readString()
         createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
         try reader.finish()
+    }
+}
+
+/// A direct message, with both users' profiles as of the view.
+public struct Message: Sendable, Hashable {
+    public let id: MessageID
+    public let from: UserSummary
+    public let to: UserSummary
+    public let text: String
+    public let createdAt: EventTime
+}
+
+extension ReadView {
+    /// The messages between `user` and `partner`, newest first unless asked otherwise.
+    public func messages(between user: UserID, and partner: UserID, order: SortOrder = .newestFirst, page: PageRequest)
+        throws -> Page<Message>
+    {
+        try transaction.page(
+            models.conversations.messages, prefix: Conversations.pairPrefix(user, partner).prefix(), order: order,
+            request: page
+        ) { _, value in try message(MessageRecord(decoding: Array(value))) }
+    }
+
+    /// The message between `user` and `partner` at `position`.
+    func message(between user: UserID, and partner: UserID, at position: LogPosition) throws -> Message? {
+        var key = Conversations.pairPrefix(user, partner)
+        key.append(position)
+        return try transaction.value(for: key.bytes, in: models.conversations.messages).map {
+            try message(MessageRecord(decoding: $0))
+        }
+    }
+
+    private func message(_ record: MessageRecord) throws -> Message {
+        Message(
+            id: record.id, from: try requireSummary(record.from), to: try requireSummary(record.to), text: record.text,
+            createdAt: record.createdAt)
     }
 }

@@ -1,12 +1,11 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// Each user's Following feed, materialised on write: a post goes into its author's feed and each follower's;
 /// a follow back-fills the followee's posts; an unfollow takes them out. A feed is the sorted list of its posts'
 /// positions, in ``PositionChunks``, so a back-filled post lands where it belongs in time; ``HomeTimeline`` maps a
 /// position to its post.
-///
-/// - `feed-chunks`: user, first position of the chunk → positions of posts (``PositionChunks``)
 ///
 /// Reads ``Profiles``' `followers` and ``Posts``' `user-posts`, which the events handled here do not change.
 ///
@@ -14,7 +13,9 @@ import ChorusLog
 /// everyone the user follows, so a build from an empty store joins `following` with `user-posts` once at the end
 /// instead of fanning out every post (6 feed entries per event of the demo log, most of a replay's work).
 struct FollowingFeeds: DerivedReadModel {
-    static let tables = [Tables.feeds]
+    /// user, first position of the chunk → positions of posts (``PositionChunks``)
+    static let feeds: StoreTableDefinition = "feed-chunks"
+    static let tables = [feeds]
 
     let feeds: PositionChunks
     let profiles: StoreTable
@@ -23,11 +24,11 @@ struct FollowingFeeds: DerivedReadModel {
     let userPosts: StoreTable
 
     init(store: KeyValueStore) {
-        feeds = PositionChunks(table: store.table(Tables.feeds))
-        profiles = store.table(Tables.profiles)
-        followers = store.table(Tables.followers)
-        following = store.table(Tables.following)
-        userPosts = store.table(Tables.userPosts)
+        feeds = PositionChunks(table: store.table(Self.feeds))
+        profiles = store.table(Profiles.profiles)
+        followers = store.table(Profiles.followers)
+        following = store.table(Profiles.following)
+        userPosts = store.table(Posts.userPosts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -91,6 +92,27 @@ struct FollowingFeeds: DerivedReadModel {
             return true
         }
         return positions
+    }
+}
+
+extension ReadView {
+    /// Posts of the users `user` follows, and `user`'s own, newest first.
+    public func followingFeed(of user: UserID, page: PageRequest) throws -> Page<Post> {
+        try Page(copying: { try followingFeed(of: user, page: page, $0) })
+    }
+
+    /// Lends `each` the posts of `user`'s Following feed, newest first, read in place.
+    public func followingFeed(of user: UserID, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void)
+        throws -> PageEnd
+    {
+        try models.followingFeeds.feeds.forEachInPage(of: user, request: page, in: transaction) { position in
+            guard let id = try postID(at: position) else {
+                throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
+            }
+            guard let post = try postInPlace(at: id, viewer: user) else { return false }
+            try each(post.lent())
+            return true
+        }
     }
 }
 

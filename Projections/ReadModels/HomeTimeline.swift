@@ -1,16 +1,17 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
-/// Every post, in log order.
-///
-/// - `home`: position → post
+/// Every post, in log order: the Home feed.
 struct HomeTimeline: ReadModel {
-    static let tables = [Tables.home]
+    /// position → post
+    static let home: StoreTableDefinition = "home"
+    static let tables = [home]
 
     let home: StoreTable
 
     init(store: KeyValueStore) {
-        home = store.table(Tables.home)
+        home = store.table(Self.home)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -18,5 +19,29 @@ struct HomeTimeline: ReadModel {
         // Events come in log order, so each position is the table's newest key: an append, without a search.
         try transaction.put(
             Array(event.post.rawValue.utf8), for: ProjectionKey.position(envelope.position), in: home, append: true)
+    }
+}
+
+extension ReadView {
+    /// Every post, newest first.
+    public func homeFeed(viewer: UserID?, page: PageRequest) throws -> Page<Post> {
+        try Page(copying: { try homeFeed(viewer: viewer, page: page, $0) })
+    }
+
+    /// Lends `each` every post, newest first, read in place.
+    public func homeFeed(viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void) throws
+        -> PageEnd
+    {
+        try transaction.forEachInPage(models.homeTimeline.home, prefix: [], order: .newestFirst, request: page) {
+            _, value in
+            guard let post = try postInPlace(at: value, viewer: viewer) else { return false }
+            try each(post.lent())
+            return true
+        }
+    }
+
+    /// The id of the post at `position`, a buffer in the snapshot; nil if no post is there.
+    func postID(at position: LogPosition) throws -> UnsafeRawBufferPointer? {
+        try ProjectionKey.withPositionKey(position) { try transaction.valueInPlace(for: $0, in: models.homeTimeline.home) }
     }
 }

@@ -1,16 +1,18 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// What others did to one's things: likes and comments on one's posts, follows of oneself. Never one's own acts. An
 /// unlike or unfollow takes its notification back, so that liking and unliking cannot flood anyone.
-///
-/// - `notifications`: recipient, position → ``NotificationRecord``
 ///
 /// A like's or a follow's notification is keyed by the position of the like or follow, which an unlike or unfollow
 /// records. Those recorded before they did (schema version 1) find it in ``Posts``' `post-likes` and ``Profiles``'
 /// `follow-edges`: so this model is applied before those, to read it while it is still there.
 struct Notifications: ReadModel {
-    static let tables = [Tables.notifications]
+    /// recipient, position → ``NotificationRecord``
+    static let notifications: StoreTableDefinition = "notifications"
+    static let tables = [notifications]
+    static let tablesLoadedInKeyOrder = [notifications]
 
     let notifications: StoreTable
     let posts: StoreTable
@@ -18,10 +20,10 @@ struct Notifications: ReadModel {
     let edges: StoreTable
 
     init(store: KeyValueStore) {
-        notifications = store.table(Tables.notifications)
-        posts = store.table(Tables.posts)
-        likes = store.table(Tables.postLikes)
-        edges = store.table(Tables.followEdges)
+        notifications = store.table(Self.notifications)
+        posts = store.table(Posts.posts)
+        likes = store.table(Posts.postLikes)
+        edges = store.table(Profiles.edges)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -80,6 +82,71 @@ struct Notifications: ReadModel {
         var key = ProjectionKey(recipient)
         key.append(position)
         try transaction.delete(key.bytes, in: notifications)
+    }
+}
+
+/// What others did to one's things, as the notifications screen shows it.
+public struct Notification: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case like, follow, comment
+    }
+
+    /// The post a like or comment was on.
+    public struct PostPart: Sendable, Hashable {
+        public let id: PostID
+        public let image: MediaID?
+    }
+
+    /// Opaque and stable.
+    public let id: String
+    public let kind: Kind
+    public let actor: UserSummary
+    /// Whether the notified user follows the actor.
+    public let actorIsFollowed: Bool
+    public let post: PostPart?
+    public let comment: Comment?
+    public let createdAt: EventTime
+}
+
+extension ReadView {
+    /// Likes, follows and comments by others on `user`'s things, newest first; `actorIsFollowed` is `user`'s view.
+    public func notifications(of user: UserID, page: PageRequest) throws -> Page<Notification> {
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.page(
+            models.notifications.notifications, prefix: prefix, order: .newestFirst, request: page
+        ) { key, value in
+            try notification(of: user, at: ProjectionKey.position(in: key, at: prefix.count), record: value)
+        }
+    }
+
+    /// `user`'s notification made by the event at `position`, if it still stands: what the live stream sends.
+    public func notification(of user: UserID, at position: LogPosition) throws -> Notification? {
+        var key = ProjectionKey(user)
+        key.append(position)
+        return try transaction.withValue(for: key.bytes, in: models.notifications.notifications) { value in
+            try value.map { try notification(of: user, at: position, record: $0) }
+        }
+    }
+
+    private func notification(of user: UserID, at position: LogPosition, record value: UnsafeRawBufferPointer) throws
+        -> Notification
+    {
+        let record = try NotificationRecord(decoding: Array(value))
+        let actor = try requireSummary(record.actor)
+        let post = try record.post.map { id in Notification.PostPart(id: id, image: try postRecord(id)?.image) }
+        var comment: Comment?
+        if let post = record.post, let part = record.comment {
+            comment = Comment(id: part.id, postID: post, author: actor, text: part.text, createdAt: record.createdAt)
+        }
+        let kind: Notification.Kind =
+            switch record.kind {
+            case .like: .like
+            case .follow: .follow
+            case .comment: .comment
+            }
+        return Notification(
+            id: PageCursor(position: position).description, kind: kind, actor: actor,
+            actorIsFollowed: try follows(user, record.actor), post: post, comment: comment, createdAt: record.createdAt)
     }
 }
 

@@ -1,14 +1,15 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// Each post's like and comment counts.
-///
-/// - `post-counters`: post → likes, comments (``Counters``)
 ///
 /// Derived: the counts are the number of entries of ``Posts``' `post-likes` and of ``Comments``' `comments` under the
 /// post. Applied before those models, so that it sees whether a like or an unlike changes anything.
 struct PostCounters: DerivedReadModel {
-    static let tables = [Tables.postCounters]
+    /// post → likes, comments (``Counters``)
+    static let counters: StoreTableDefinition = "post-counters"
+    static let tables = [counters]
     /// The order of a post's counters.
     static let likesCounter = 0, commentsCounter = 1, counterCount = 2
 
@@ -18,10 +19,10 @@ struct PostCounters: DerivedReadModel {
     let comments: StoreTable
 
     init(store: KeyValueStore) {
-        counters = store.table(Tables.postCounters)
-        posts = store.table(Tables.posts)
-        likes = store.table(Tables.postLikes)
-        comments = store.table(Tables.comments)
+        counters = store.table(Self.counters)
+        posts = store.table(Posts.posts)
+        likes = store.table(Posts.postLikes)
+        comments = store.table(Comments.comments)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -53,5 +54,13 @@ struct PostCounters: DerivedReadModel {
 
     private func count(_ post: PostID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
         try transaction.addToCounter(counter, of: ProjectionKey(post).bytes, by: change, count: Self.counterCount, in: counters)
+    }
+}
+
+extension ReadView {
+    /// A post's counts, read in place: a feed page reads them for every post. `post` is the post's id.
+    func postCountsInPlace(of post: UnsafeRawBufferPointer) throws -> (likes: UInt64, comments: UInt64) {
+        let counters = try transaction.countersInPlace(post, in: models.postCounters.counters)
+        return (counters[PostCounters.likesCounter], counters[PostCounters.commentsCounter])
     }
 }

@@ -1,15 +1,16 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// Each profile's followers, following and posts counts.
-///
-/// - `profile-counters`: user → followers, following, posts (``Counters``)
 ///
 /// Derived: the counts are the number of entries of ``Profiles``' `followers` and `following` tabs and ``Posts``'
 /// `user-posts` tab under the user. Applied before those models, so that it sees whether a follow or an unfollow
 /// changes an edge.
 struct ProfileCounters: DerivedReadModel {
-    static let tables = [Tables.profileCounters]
+    /// user → followers, following, posts (``Counters``)
+    static let counters: StoreTableDefinition = "profile-counters"
+    static let tables = [counters]
     /// The order of a profile's counters.
     static let followersCounter = 0, followingCounter = 1, postsCounter = 2, counterCount = 3
 
@@ -21,12 +22,12 @@ struct ProfileCounters: DerivedReadModel {
     let userPosts: StoreTable
 
     init(store: KeyValueStore) {
-        counters = store.table(Tables.profileCounters)
-        profiles = store.table(Tables.profiles)
-        edges = store.table(Tables.followEdges)
-        followers = store.table(Tables.followers)
-        following = store.table(Tables.following)
-        userPosts = store.table(Tables.userPosts)
+        counters = store.table(Self.counters)
+        profiles = store.table(Profiles.profiles)
+        edges = store.table(Profiles.edges)
+        followers = store.table(Profiles.followers)
+        following = store.table(Profiles.following)
+        userPosts = store.table(Posts.userPosts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -60,5 +61,17 @@ struct ProfileCounters: DerivedReadModel {
 
     private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
         try transaction.addToCounter(counter, of: ProjectionKey(user).bytes, by: change, count: Self.counterCount, in: counters)
+    }
+}
+
+extension ReadView {
+    /// A profile's counts.
+    func profileCounts(of user: UserID) throws -> (followers: UInt64, following: UInt64, posts: UInt64) {
+        let counters = try transaction.counters(
+            ProjectionKey(user).bytes, count: ProfileCounters.counterCount, in: models.profileCounters.counters)
+        return (
+            counters[ProfileCounters.followersCounter], counters[ProfileCounters.followingCounter],
+            counters[ProfileCounters.postsCounter]
+        )
     }
 }

@@ -1,23 +1,27 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// Each user's recent-messages list: one row per partner, latest first.
 ///
-/// - `recent`: user, position of the latest message with a partner → partner
-/// - `recent-index`: user, partner → that position (to move the row when a newer message comes)
-///
 /// Derived: a row is the last message of each conversation in ``Conversations``' `messages`, seen from both sides.
 struct RecentMessages: DerivedReadModel {
-    static let tables = [Tables.recent, Tables.recentIndex]
+    /// user, position of the latest message with a partner → partner
+    static let recent: StoreTableDefinition = "recent"
+    /// user, partner → that position (to move the row when a newer message comes)
+    static let recentIndex: StoreTableDefinition = "recent-index"
+    static let tables = [recent, recentIndex]
+    /// Deriving writes each conversation's row under both of its users, out of key order.
+    static let tablesLoadedInKeyOrder = [recent, recentIndex]
 
     let recent: StoreTable
     let recentIndex: StoreTable
     let messages: StoreTable
 
     init(store: KeyValueStore) {
-        recent = store.table(Tables.recent)
-        recentIndex = store.table(Tables.recentIndex)
-        messages = store.table(Tables.messages)
+        recent = store.table(Self.recent)
+        recentIndex = store.table(Self.recentIndex)
+        messages = store.table(Conversations.messages)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -63,5 +67,27 @@ struct RecentMessages: DerivedReadModel {
     private func put(_ user: [UInt8], partner: [UInt8], at position: LogPosition, in transaction: StoreTransaction) throws {
         try transaction.put(partner, for: user + [0] + ProjectionKey.position(position), in: recent)
         try transaction.put(PositionValue.encode(position), for: user + [0] + partner, in: recentIndex)
+    }
+}
+
+/// A row of the recent-messages list.
+public struct Conversation: Sendable, Hashable {
+    public let partner: UserSummary
+    public let lastMessage: Message
+}
+
+extension ReadView {
+    /// The recent-messages list: one row per partner, latest activity first.
+    public func conversations(of user: UserID, page: PageRequest) throws -> Page<Conversation> {
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.page(models.recentMessages.recent, prefix: prefix, order: .newestFirst, request: page) {
+            key, value in
+            let partner = UserID(unchecked: String(decoding: value, as: UTF8.self))
+            let position = ProjectionKey.position(in: key, at: prefix.count)
+            guard let last = try message(between: user, and: partner, at: position) else {
+                throw ProjectionError.inconsistent("no message behind the conversation of \(user) with \(partner)")
+            }
+            return Conversation(partner: try requireSummary(partner), lastMessage: last)
+        }
     }
 }

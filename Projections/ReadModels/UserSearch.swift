@@ -1,10 +1,9 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 
 /// What user search looks at, per user: the name and major as searched (NFC, case-folded), and the name's initial
 /// consonants (choseong), so that `ㄱㅁㅅ` finds `김민수`.
-///
-/// - `user-search`: user → ``SearchEntry``
 ///
 /// A query scans every entry (see ``ReadView/searchUsers(_:caller:page:)``): fine for the thousands of users of a
 /// campus or a demo; an n-gram index is the step for millions.
@@ -12,14 +11,16 @@ import ChorusLog
 /// Derived: an entry is the search form of the user's name and major in ``Profiles``' `profiles`, so a build folds
 /// each user's final name once instead of every name a user ever had.
 struct UserSearch: DerivedReadModel {
-    static let tables = [Tables.userSearch]
+    /// user → ``SearchEntry``
+    static let entries: StoreTableDefinition = "user-search"
+    static let tables = [entries]
 
     let entries: StoreTable
     let profiles: StoreTable
 
     init(store: KeyValueStore) {
-        entries = store.table(Tables.userSearch)
-        profiles = store.table(Tables.profiles)
+        entries = store.table(Self.entries)
+        profiles = store.table(Profiles.profiles)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -47,6 +48,64 @@ struct UserSearch: DerivedReadModel {
                 SearchEntry(name: profile.name, major: profile.major).encoded(), for: Array(user), in: entries, append: true)
             return true
         }
+    }
+}
+
+extension ReadView {
+    /// Users whose name or major contains `query` (NFC, without regard to case); a query made only of Hangul initial
+    /// consonants matches names by their syllables' initials (`ㄱㅁㅅ` finds `김민수`). Exact matches come first,
+    /// then prefixes, then the rest, each by name; never the caller.
+    public func searchUsers(_ query: String, caller: UserID?, page: PageRequest) throws -> Page<UserSummary> {
+        let folded = SearchText.fold(query)
+        guard !folded.isEmpty else { return Page(items: [], nextCursor: nil) }
+        let byInitials = SearchText.isChoseongOnly(folded)
+        var matches: [SearchMatch] = []
+        try transaction.scan(models.userSearch.entries) { key, value in
+            let id = String(decoding: key, as: UTF8.self)
+            guard id != caller?.rawValue else { return true }
+            let entry = try SearchEntry(decoding: Array(value))
+            if let rank = entry.rank(for: folded, byInitials: byInitials) {
+                matches.append(SearchMatch(rank: rank, name: entry.foldedName, id: id))
+            }
+            return true
+        }
+        matches.sort()
+        var start = matches.startIndex
+        if let cursor = page.cursor {
+            guard let after = SearchMatch(cursor: cursor) else { throw ProjectionError.badCursor }
+            start = matches.firstIndex { $0 > after } ?? matches.endIndex
+        }
+        let slice = matches[start...].prefix(page.limit)
+        let items = try slice.map { try requireSummary(UserID(unchecked: $0.id)) }
+        let hasMore = slice.endIndex < matches.endIndex
+        return Page(items: items, nextCursor: hasMore ? slice.last.map { PageCursor(bytes: $0.cursorBytes) } : nil)
+    }
+}
+
+/// One search hit, in result order: rank, then folded name, then id; also what a search cursor holds.
+struct SearchMatch: Comparable {
+    let rank: UInt8
+    let name: String
+    let id: String
+
+    init(rank: UInt8, name: String, id: String) {
+        self.rank = rank
+        self.name = name
+        self.id = id
+    }
+
+    init?(cursor: PageCursor) {
+        let bytes = cursor.bytes
+        guard let rank = bytes.first, let separator = bytes.dropFirst().firstIndex(of: 0) else { return nil }
+        self.rank = rank
+        name = String(decoding: bytes[1..<separator], as: UTF8.self)
+        id = String(decoding: bytes[(separator + 1)...], as: UTF8.self)
+    }
+
+    var cursorBytes: [UInt8] { [rank] + Array(name.utf8) + [0] + Array(id.utf8) }
+
+    static func < (lhs: SearchMatch, rhs: SearchMatch) -> Bool {
+        (lhs.rank, lhs.name, lhs.id) < (rhs.rank, rhs.name, rhs.id)
     }
 }
 

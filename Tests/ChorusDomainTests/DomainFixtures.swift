@@ -6,12 +6,12 @@ import Foundation
 /// A fresh log and executor in a temporary directory; bcrypt at its lowest cost so tests stay fast.
 func withExecutor<R>(_ body: (CommandExecutor, TestMediaCatalog) async throws -> R) async throws -> R {
     try await withTemporaryDirectory { path in
-        var configuration = EventLogConfiguration()
+        var configuration = LMDBEventLog.Configuration()
         configuration.stateTables = DecisionState.tableNames
-        let log = try EventLog(directory: path, configuration: configuration)
-        defer { log.close() }
-        let media = TestMediaCatalog()
-        return try await body(CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
+        return try await withLog(path, configuration: configuration) { log in
+            let media = TestMediaCatalog()
+            return try await body(CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
+        }
     }
 }
 

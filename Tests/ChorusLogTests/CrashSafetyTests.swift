@@ -31,7 +31,7 @@ struct CrashSafetyTests {
                 #expect(child.terminationReason == .uncaughtSignal)
 
                 let acknowledged = acknowledgedPositions(in: ackFile)
-                let log = try EventLog(directory: logDirectory)
+                let log = try LMDBEventLog(directory: logDirectory)
                 let report = try log.verifyIntegrity()
                 #expect(report.isSound, "round \(round): \(report.firstProblem.map(String.init(describing:)) ?? "")")
                 let highest = acknowledged.max() ?? 0

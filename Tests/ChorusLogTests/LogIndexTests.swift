@@ -7,7 +7,7 @@ import Testing
 @Suite("Log indexes")
 struct LogIndexTests {
     private static let smallIndexBatches = {
-        var configuration = EventLogConfiguration()
+        var configuration = LMDBEventLog.Configuration()
         configuration.indexBatchSize = 5
         return configuration
     }()
@@ -16,8 +16,7 @@ struct LogIndexTests {
     func acrossTheCheckpoint() async throws {
         try await withTemporaryDirectory { directory in
             let commands = (0..<23).map { _ in CommandID() }
-            do {
-                let log = try EventLog(directory: directory, configuration: Self.smallIndexBatches)
+            try await withLog(directory, configuration: Self.smallIndexBatches) { log in
                 for (index, command) in commands.enumerated() {
                     let stream: StreamID = index % 3 == 0 ? "three" : "other"
                     _ = try await log.append(tick(stream, "\(index)", command: command))
@@ -25,41 +24,40 @@ struct LogIndexTests {
                 let indexed = log.statistics.indexedThrough
                 #expect(indexed.rawValue >= 20 && indexed < log.head, "part of the log is indexed, part is not")
                 try expectConsistent(log, commands: commands)
-                log.close()
             }
             // Reopened: the writer rebuilt its unindexed tail from the events (closing wrote the indexes, so crash
             // recovery is covered by the crash test); everything must read the same.
-            let log = try EventLog(directory: directory, configuration: Self.smallIndexBatches)
-            defer { log.close() }
-            #expect(log.statistics.indexedThrough == log.head)
-            try expectConsistent(log, commands: commands)
-            let next = try await log.append(tick("three", "late", expected: .exact(8)))
-            #expect(next.streamVersion == 9)
+            try await withLog(directory, configuration: Self.smallIndexBatches) { log in
+                #expect(log.statistics.indexedThrough == log.head)
+                try expectConsistent(log, commands: commands)
+                let next = try await log.append(tick("three", "late", expected: .exact(8)))
+                #expect(next.streamVersion == 9)
+            }
         }
     }
 
     @Test("a batch spanning many streams is indexed before it reaches its size, and reads the same")
     func manyStreamsIndexSooner() async throws {
         try await withTemporaryDirectory { directory in
-            var configuration = EventLogConfiguration()
+            var configuration = LMDBEventLog.Configuration()
             configuration.indexBatchStreams = 4
-            let log = try EventLog(directory: directory, configuration: configuration)
-            defer { log.close() }
-            // Three streams: far below both bounds, nothing is indexed.
-            for index in 0..<9 { _ = try await log.append(tick(try StreamID("s\(index % 3)"), "\(index)")) }
-            #expect(log.statistics.indexedThrough == .start)
-            // A fourth stream: the batch is written, though it holds 10 events of the 4,096 it may.
-            // (It is written after the append is answered.)
-            _ = try await log.append(tick("s3", "9"))
-            try await waitUntil { log.statistics.indexedThrough == 10 }
-            _ = try await log.append(tick("s0", "10"))
-            #expect(try log.read(stream: "s0", limit: 100).map(\.text) == ["0", "3", "6", "10"])
-            #expect(try log.streamVersion(of: "s3") == 1)
-            #expect(try log.verifyIntegrity().isSound)
+            try await withLog(directory, configuration: configuration) { log in
+                // Three streams: far below both bounds, nothing is indexed.
+                for index in 0..<9 { _ = try await log.append(tick(try StreamID("s\(index % 3)"), "\(index)")) }
+                #expect(log.statistics.indexedThrough == .start)
+                // A fourth stream: the batch is written, though it holds 10 events of the 4,096 it may.
+                // (It is written after the append is answered.)
+                _ = try await log.append(tick("s3", "9"))
+                try await waitUntil { log.statistics.indexedThrough == 10 }
+                _ = try await log.append(tick("s0", "10"))
+                #expect(try log.read(stream: "s0", limit: 100).map(\.text) == ["0", "3", "6", "10"])
+                #expect(try log.streamVersion(of: "s3") == 1)
+                #expect(try log.verifyIntegrity().isSound)
+            }
         }
     }
 
-    private func expectConsistent(_ log: EventLog, commands: [CommandID]) throws {
+    private func expectConsistent(_ log: LMDBEventLog, commands: [CommandID]) throws {
         let three = try log.read(stream: "three", limit: 100)
         #expect(three.map(\.text) == stride(from: 0, to: 23, by: 3).map { "\($0)" })
         #expect(three.map(\.streamVersion) == Array(1...8))
@@ -74,22 +72,22 @@ struct LogIndexTests {
     @Test("command retries and expected versions hold for commands on both sides of the checkpoint")
     func decisionsAcrossTheCheckpoint() async throws {
         try await withTemporaryDirectory { directory in
-            let log = try EventLog(directory: directory, configuration: Self.smallIndexBatches)
-            defer { log.close() }
-            var outcomes: [(CommandID, AppendOutcome)] = []
-            for index in 0..<12 {
-                let command = CommandID()
-                outcomes.append((command, try await log.append(tick("s", "\(index)", expected: .exact(UInt64(index)), command: command))))
+            try await withLog(directory, configuration: Self.smallIndexBatches) { log in
+                var outcomes: [(CommandID, AppendOutcome)] = []
+                for index in 0..<12 {
+                    let command = CommandID()
+                    outcomes.append((command, try await log.append(tick("s", "\(index)", expected: .exact(UInt64(index)), command: command))))
+                }
+                #expect(log.statistics.indexedThrough.rawValue == 10)
+                for (command, original) in outcomes {
+                    let retry = try await log.append(tick("s", "retry", command: command))
+                    #expect(retry.isReplay)
+                    #expect(retry.firstPosition == original.firstPosition && retry.streamVersion == original.streamVersion)
+                }
+                #expect(log.head == 12)
+                let stale = await #expect(throws: EventLogError.self) { try await log.append(tick("s", expected: .exact(10))) }
+                #expect(stale?.actualVersion == 12)
             }
-            #expect(log.statistics.indexedThrough.rawValue == 10)
-            for (command, original) in outcomes {
-                let retry = try await log.append(tick("s", "retry", command: command))
-                #expect(retry.isReplay)
-                #expect(retry.firstPosition == original.firstPosition && retry.streamVersion == original.streamVersion)
-            }
-            #expect(log.head == 12)
-            let stale = await #expect(throws: EventLogError.self) { try await log.append(tick("s", expected: .exact(10))) }
-            #expect(stale?.actualVersion == 12)
         }
     }
 }

@@ -28,9 +28,9 @@ struct PositionNotifierTests {
         let far = Task { try await notifier.waitForHead(after: 1, until: .now + .seconds(60)) }
         let near = try await notifier.waitForHead(after: 1, until: .now + .milliseconds(100))
         #expect(near == nil)
-        // Publishing a position no wait is after ends nothing early.
+        // Publishing a position no wait is after ends nothing early: had it ended the far wait, that wait's answer
+        // would be 1.
         notifier.publish(1)
-        try await Task.sleep(for: .milliseconds(100))
         notifier.publish(2)
         #expect(try await far.value == 2)
     }
@@ -47,7 +47,7 @@ struct PositionNotifierTests {
         let notifier = PositionNotifier(head: 1)
         let cancelled = Task { try await notifier.waitForHead(after: 1, until: .now + .seconds(60)) }
         let closed = Task { try await notifier.waitForHead(after: 1, until: .now + .seconds(60)) }
-        try await Task.sleep(for: .milliseconds(50))
+        // Whether or not each task is waiting yet, cancelling and closing end it the same way.
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         notifier.close()
@@ -63,7 +63,7 @@ struct PositionNotifierTests {
                     try await notifier.waitForHead(after: LogPosition(UInt64(target - 1)), until: .now + .milliseconds(300))
                 }
             }
-            try await Task.sleep(for: .milliseconds(50))
+            // A wait that starts after this publish is answered at once, as one already waiting is.
             notifier.publish(1_000)
             var answers: [LogPosition?] = []
             for try await answer in group { answers.append(answer) }

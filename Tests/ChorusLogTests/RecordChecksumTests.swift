@@ -9,13 +9,11 @@ struct RecordChecksumTests {
     func corruptionIsDetected() async throws {
         try await withTemporaryDirectory { directory in
             let marker = "MARKER-\(UUID().uuidString)"
-            do {
-                let log = try EventLog(directory: directory)
+            try await withLog(directory) { log in
                 _ = try await log.append(tick("s", "before"))
                 _ = try await log.append(tick("s", marker))
                 _ = try await log.append(tick("s", "after"))
                 #expect(try log.verifyIntegrity().isSound)
-                log.close()
             }
             let dataFile = directory + "/data.mdb"
             var bytes = try Data(contentsOf: URL(fileURLWithPath: dataFile))
@@ -30,15 +28,15 @@ struct RecordChecksumTests {
             try #require(copies > 0)
             try bytes.write(to: URL(fileURLWithPath: dataFile))
 
-            let log = try EventLog(directory: directory)
-            defer { log.close() }
-            let report = try log.verifyIntegrity()
-            #expect(report.firstProblem?.position == 2)
-            #expect(report.firstProblem?.message.contains("checksum") == true)
-            let readError = #expect(throws: EventLogError.self) { try log.read(from: 1) }
-            #expect(readError?.code == .corruptRecord)
-            #expect(readError?.position == 2)
-            #expect(try log.read(from: 3).map(\.text) == ["after"])
+            try await withLog(directory) { log in
+                let report = try log.verifyIntegrity()
+                #expect(report.firstProblem?.position == 2)
+                #expect(report.firstProblem?.message.contains("checksum") == true)
+                let readError = #expect(throws: EventLogError.self) { try log.read(from: 1) }
+                #expect(readError?.code == .corruptRecord)
+                #expect(readError?.position == 2)
+                #expect(try log.read(from: 3).map(\.text) == ["after"])
+            }
         }
     }
 }

@@ -63,7 +63,7 @@ struct EmbeddedProfileTests {
 
     /// Every user summary any answer embeds: feeds, posts and their reposts, comments, followers and following,
     /// notifications, conversations and messages.
-    private func embeddedUsers(in view: ReadView, users: [UserID]) throws -> [UserSummary] {
+    private func embeddedUsers(in view: borrowing ReadView, users: [UserID]) throws -> [UserSummary] {
         var found: [UserSummary] = []
         func add(_ post: Post) {
             found.append(post.author)

@@ -2,6 +2,7 @@ import ChorusDemo
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import ChorusStorage
 import ChorusTestSupport
 import Testing
 
@@ -165,7 +166,7 @@ struct ProjectionEngineTests {
             app.engine.close()
             // What a store from before layouts holds: a checkpoint and no layout.
             let store = try KeyValueStore(directory: directory, tables: ProjectionEngine.tables)
-            try store.write { try $0.delete(Array("layout".utf8), in: store.table("checkpoint")) }
+            _ = try store.write { try $0.delete(Array("layout".utf8), in: store.table("checkpoint")) }
             store.close()
             #expect {
                 try ProjectionEngine(log: app.log, directory: directory)
@@ -204,9 +205,9 @@ struct ProjectionEngineTests {
             _ = try await app.register("Ana")
             try app.engine.catchUp()
             app.engine.close()
-            var configuration = EventLogConfiguration()
+            var configuration = LMDBEventLog.Configuration()
             configuration.stateTables = DecisionState.tableNames
-            let emptyLog = try EventLog(directory: app.directory + "/other-log", configuration: configuration)
+            let emptyLog = try LMDBEventLog(directory: app.directory + "/other-log", configuration: configuration)
             defer { emptyLog.close() }
             #expect(throws: ProjectionError.self) {
                 try ProjectionEngine(log: emptyLog, directory: app.directory + "/projections")

@@ -7,13 +7,13 @@ import Foundation
 /// A log, an executor and a projection engine in a fresh temporary directory.
 struct ProjectionHarness {
     let directory: String
-    let log: EventLog
+    let log: LMDBEventLog
     let chorus: CommandExecutor
     let media: TestMediaCatalog
     let engine: ProjectionEngine
 
     /// The answer of `body` on the read models once they have applied everything in the log.
-    func read<Answer: Sendable>(_ body: (ReadView) throws -> Answer) throws -> Answer {
+    func read<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> Answer {
         try engine.catchUp()
         return try engine.snapshot(body).answer
     }
@@ -33,15 +33,15 @@ struct ProjectionHarness {
 
 func withProjections<R>(batchSize: Int = 1024, _ body: (ProjectionHarness) async throws -> R) async throws -> R {
     try await withTemporaryDirectory { directory in
-        var configuration = EventLogConfiguration()
+        var configuration = LMDBEventLog.Configuration()
         configuration.stateTables = DecisionState.tableNames
-        let log = try EventLog(directory: directory + "/log", configuration: configuration)
-        defer { log.close() }
-        let media = TestMediaCatalog()
-        let chorus = CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4))
-        let engine = try ProjectionEngine(log: log, directory: directory + "/projections", batchSize: batchSize)
-        defer { engine.close() }
-        return try await body(
-            ProjectionHarness(directory: directory, log: log, chorus: chorus, media: media, engine: engine))
+        return try await withLog(directory + "/log", configuration: configuration) { log in
+            let media = TestMediaCatalog()
+            let chorus = CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4))
+            let engine = try ProjectionEngine(log: log, directory: directory + "/projections", batchSize: batchSize)
+            defer { engine.close() }
+            return try await body(
+                ProjectionHarness(directory: directory, log: log, chorus: chorus, media: media, engine: engine))
+        }
     }
 }

@@ -1,8 +1,9 @@
 import ChorusLog
 import ChorusProjections
+import ChorusStorage
 
 /// Every entry of every read-model table, in key order, as stored.
-public func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
+package func dumpReadModels(_ store: KeyValueStore) throws -> [String: [[UInt8]]] {
     try store.read { transaction in
         var tables: [String: [[UInt8]]] = [:]
         for table in ProjectionEngine.tables {

@@ -1,4 +1,4 @@
-import ChorusAPI
+import ChorusBackend
 import ChorusLog
 import ChorusProjections
 import ChorusTestSupport
@@ -55,7 +55,7 @@ struct CrashUnderLoadTests {
                 }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 150...700)))
                 kill(server.process.processIdentifier, SIGKILL)
-                while server.process.isRunning { try await Task.sleep(for: .milliseconds(10)) }
+                _ = await server.exited()
                 stop.set()
                 for writer in writers { await writer.value }
 
@@ -73,7 +73,7 @@ struct CrashUnderLoadTests {
             #expect(verify.status == 0, "\(verify.standardOutput)")
             let log = try DataDirectory(data).openLog(readOnly: true)
             defer { log.close() }
-            try ProjectionEngine.rebuild(log: log, into: root + "/rebuilt")
+            _ = try ProjectionEngine.rebuild(log: log, into: root + "/rebuilt")
             #expect(try dumpReadModels(atDirectory: data + "/projections") == dumpReadModels(atDirectory: root + "/rebuilt"))
         }
     }

@@ -1,4 +1,4 @@
-import ChorusAPI
+import ChorusBackend
 import ChorusDomain
 import ChorusLog
 import ChorusTestSupport
@@ -47,8 +47,10 @@ struct LogVerifyCommandTests {
             try FileManager.default.createDirectory(atPath: lying, withIntermediateDirectories: false)
             try FileManager.default.copyItem(atPath: original + "/log", toPath: lying + "/log")
             let log = try DataDirectory(lying).openLog()
-            try await log.perform { batch in
-                try batch.state.put([0x08], for: Array("nobody\u{0}no one".utf8), in: log.stateTable("follows"))
+            try await log.withWriter {
+                try await log.append(.durable, eventCount: 0) { batch in
+                    try batch.state.put([0x08], for: Array("nobody\u{0}no one".utf8), in: StateTable("follows"))
+                }
             }
             log.close()
             let mismatch = try runChorus(["log", "verify", "--data", lying])

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -10,6 +11,8 @@ final class ServerProcess: @unchecked Sendable {
     let base: String
     /// Where the server's standard error (its log) goes: a file, which a chatty server cannot fill as it can a pipe.
     let logFile: String
+    /// Its exit status, once it has exited.
+    private let exit = ExitStatus()
 
     /// - Parameter logFile: by default beside `data`, as `<data>.log`.
     init(data: String, logFile: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:])
@@ -26,6 +29,7 @@ final class ServerProcess: @unchecked Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
+        process.terminationHandler = { [exit] process in exit.set(process.terminationStatus) }
         try process.run()
         for _ in 0..<300 {
             if (try? await call("GET", "/health"))?.status == 200 { return }
@@ -71,8 +75,12 @@ final class ServerProcess: @unchecked Sendable {
     /// Sends SIGTERM and waits for the process to exit; returns its status.
     func stop() async -> Int32 {
         process.terminate()
-        while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-        return process.terminationStatus
+        return await exited()
+    }
+
+    /// Waits for the process to exit (SIGKILLed, say); returns its status.
+    func exited() async -> Int32 {
+        await exit.value()
     }
 
     func standardError() -> String {
@@ -95,6 +103,30 @@ final class ServerProcess: @unchecked Sendable {
         }
         guard bound else { throw ServerError("could not find a free port") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A process's exit status, awaited.
+private final class ExitStatus: Sendable {
+    private let state = Mutex<(status: Int32?, waiting: [CheckedContinuation<Int32, Never>])>((nil, []))
+
+    func set(_ status: Int32) {
+        let waiting = state.withLock { state in
+            state.status = status
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume(returning: status) }
+    }
+
+    func value() async -> Int32 {
+        await withCheckedContinuation { continuation in
+            let known = state.withLock { state in
+                if state.status == nil { state.waiting.append(continuation) }
+                return state.status
+            }
+            if let known { continuation.resume(returning: known) }
+        }
     }
 }
 

@@ -17,7 +17,7 @@ guard arguments.count >= 5, let writers = Int(arguments[3]), let eventsPerWriter
     print("usage: LogCrashWriter <log-directory> <ack-file> <writers> <events-per-writer> [--tiny-map]")
     exit(2)
 }
-var configuration = EventLogConfiguration()
+var configuration = LMDBEventLog.Configuration()
 if arguments.contains("--small-index-batches") {
     configuration.indexBatchSize = 50
 }
@@ -30,29 +30,31 @@ guard ackFile >= 0 else {
     print("cannot open \(arguments[2])")
     exit(1)
 }
-let log = try EventLog(directory: arguments[1], configuration: configuration)
+let log = try LMDBEventLog(directory: arguments[1], configuration: configuration)
 
 func acknowledge(_ position: LogPosition) {
     let line = Array("\(position.rawValue)\n".utf8)
     _ = line.withUnsafeBytes { write(ackFile, $0.baseAddress, $0.count) }
 }
 
-try await withThrowingTaskGroup(of: Void.self) { group in
-    for writer in 0..<writers {
-        group.addTask {
-            var appended = 0
-            while eventsPerWriter == 0 || appended < eventsPerWriter {
-                let size = 16 + (writer * 37 + appended * 11) % 400
-                let request = AppendRequest(
-                    stream: try StreamID("crash-\(writer % 8)"),
-                    events: [NewEvent(type: "Tick", payload: [UInt8](repeating: UInt8(truncatingIfNeeded: appended), count: size))],
-                    actor: "writer-\(writer)")
-                let outcome = try await log.append(request)
-                acknowledge(outcome.lastPosition)
-                appended += 1
+try await log.withWriter {
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for writer in 0..<writers {
+            group.addTask {
+                var appended = 0
+                while eventsPerWriter == 0 || appended < eventsPerWriter {
+                    let size = 16 + (writer * 37 + appended * 11) % 400
+                    let request = AppendRequest(
+                        stream: try StreamID("crash-\(writer % 8)"),
+                        events: [NewEvent(type: "Tick", payload: [UInt8](repeating: UInt8(truncatingIfNeeded: appended), count: size))],
+                        actor: "writer-\(writer)")
+                    let outcome = try await log.append(request)
+                    acknowledge(outcome.lastPosition)
+                    appended += 1
+                }
             }
         }
+        try await group.waitForAll()
     }
-    try await group.waitForAll()
 }
 log.close()

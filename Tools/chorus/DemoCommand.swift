@@ -1,5 +1,5 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
 import ChorusDemo
 import ChorusDomain
 import ChorusLog
@@ -53,10 +53,12 @@ struct DemoCommand: AsyncParsableCommand {
 extension DemoCommand {
     /// Writes the demo workload into `log` through the command path, in bulk, with progress lines; syncs at the end.
     /// Demo users' passwords are hashed at bcrypt's lowest cost, so that thousands of sign-ups take seconds.
-    static func writeDemo(into log: EventLog, events: Int, seed: UInt64) async throws -> DemoWorkload.Summary {
+    static func writeDemo(into log: LMDBEventLog, events: Int, seed: UInt64) async throws -> DemoWorkload.Summary {
         var reporter = ProgressLines(total: events, unit: "events")
         let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
-        let summary = try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
+        let summary = try await log.withWriter {
+            try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
+        }
         try log.syncToDisk()
         return summary
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
+import ChorusHTTP
 import ChorusDomain
 import ChorusLog
 import Foundation

@@ -3,7 +3,7 @@ import ChorusLog
 /// Executes commands: validates them, then decides each inside the event log writer's transaction, against the
 /// decision state kept in that same transaction, and appends the resulting event.
 public final class CommandExecutor: Sendable {
-    public let log: EventLog
+    public let log: any EventLog
     private let state: DecisionState
     private let media: any MediaCatalog
     private let hasher: PasswordHasher
@@ -15,11 +15,11 @@ public final class CommandExecutor: Sendable {
     /// `log` must have been opened with ``DecisionState/tableNames`` as its state tables. Sign-ups and logins past
     /// `passwordWork`'s bounds throw ``PasswordWorkBusy``.
     public init(
-        log: EventLog, media: any MediaCatalog, passwordHasher: PasswordHasher = PasswordHasher(),
+        log: any EventLog, media: any MediaCatalog, passwordHasher: PasswordHasher = PasswordHasher(),
         passwordWork: PasswordWork = PasswordWork()
     ) {
         self.log = log
-        self.state = DecisionState(log: log)
+        self.state = DecisionState()
         self.media = media
         self.hasher = passwordHasher
         self.passwordWork = passwordWork
@@ -61,7 +61,7 @@ public final class CommandExecutor: Sendable {
             prepared = try command.prepare(media: media, hasher: hasher)
         }
         let state = self.state
-        return try await log.perform(durability) { [prepared] batch in
+        return try await log.append(durability, eventCount: 1) { [prepared] batch in
             if let idempotencyKey,
                 let first = try state.idempotentResult(actor: prepared.actor, key: idempotencyKey, in: batch.state)
             {
@@ -128,7 +128,7 @@ public final class CommandExecutor: Sendable {
     /// Decides inside the writer's transaction. Every check comes before the append and the state change, so a
     /// refusal writes nothing.
     private static func decide(
-        _ command: PreparedCommand, state: DecisionState, in batch: LogWriteBatch
+        _ command: PreparedCommand, state: DecisionState, in batch: any DecisionBatch
     ) throws -> CommandResult {
         let transaction = batch.state
         let unchanged = CommandResult(position: batch.head, appended: false, createdID: nil)

@@ -14,57 +14,51 @@ import ChorusLog
 /// - `idempotency`: actor, key → request fingerprint (u64) and the encoded ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
 public struct DecisionState: Sendable {
-    /// The state tables the event log must be opened with (``ChorusLog/EventLogConfiguration/stateTables``).
-    public static let tableNames = ["emails", "users", "posts", "follows", "likes", "idempotency", "sessions"]
+    let emails = StateTable("emails")
+    let users = StateTable("users")
+    let posts = StateTable("posts")
+    let follows = StateTable("follows")
+    let likes = StateTable("likes")
+    let idempotency = StateTable("idempotency")
+    let sessions = StateTable("sessions")
 
-    let emails: StoreTable
-    let users: StoreTable
-    let posts: StoreTable
-    let follows: StoreTable
-    let likes: StoreTable
-    let idempotency: StoreTable
-    let sessions: StoreTable
+    /// The state tables the event log must be opened with (``ChorusLog/LMDBEventLog/Configuration/stateTables``).
+    public static let tableNames = DecisionState().allTables.map(\.name)
 
-    public init(log: EventLog) {
-        emails = log.stateTable("emails")
-        users = log.stateTable("users")
-        posts = log.stateTable("posts")
-        follows = log.stateTable("follows")
-        likes = log.stateTable("likes")
-        idempotency = log.stateTable("idempotency")
-        sessions = log.stateTable("sessions")
-    }
+    public init() {}
+
+    private var allTables: [StateTable] { [emails, users, posts, follows, likes, idempotency, sessions] }
 
     static func key(_ parts: String...) -> [UInt8] {
         Array(parts.joined(separator: "\u{0}").utf8)
     }
 
-    func exists(_ user: UserID, in state: StoreTransaction) throws -> Bool {
+    func exists(_ user: UserID, in state: some StateReader) throws -> Bool {
         try state.withValue(for: Self.key(user.rawValue), in: users) { $0 != nil }
     }
 
     /// The author of `post`, nil if there is no such post.
-    func author(of post: PostID, in state: StoreTransaction) throws -> UserID? {
+    func author(of post: PostID, in state: some StateReader) throws -> UserID? {
         try state.withValue(for: Self.key(post.rawValue), in: posts) { bytes in
             bytes.map { UserID(unchecked: String(decoding: $0, as: UTF8.self)) }
         }
     }
 
-    func user(withEmailKey emailKey: String, in state: StoreTransaction) throws -> UserID? {
+    func user(withEmailKey emailKey: String, in state: some StateReader) throws -> UserID? {
         try state.value(for: Self.key(emailKey), in: emails).map { UserID(unchecked: String(decoding: $0, as: UTF8.self)) }
     }
 
-    func passwordHash(of user: UserID, in state: StoreTransaction) throws -> String? {
+    func passwordHash(of user: UserID, in state: some StateReader) throws -> String? {
         try state.value(for: Self.key(user.rawValue), in: users).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Whether `follower` follows `followee`, and since which position (nil if recorded without it).
-    func follow(_ follower: UserID, _ followee: UserID, in state: StoreTransaction) throws -> Edge {
+    func follow(_ follower: UserID, _ followee: UserID, in state: some StateReader) throws -> Edge {
         try state.withValue(for: Self.key(follower.rawValue, followee.rawValue), in: follows, Edge.init)
     }
 
     /// Whether `user` likes `post`, and since which position (nil if recorded without it).
-    func like(_ user: UserID, _ post: PostID, in state: StoreTransaction) throws -> Edge {
+    func like(_ user: UserID, _ post: PostID, in state: some StateReader) throws -> Edge {
         try state.withValue(for: Self.key(user.rawValue, post.rawValue), in: likes, Edge.init)
     }
 
@@ -84,7 +78,7 @@ public struct DecisionState: Sendable {
     }
 
     /// The session's user and expiry, unless it ended.
-    func session(_ session: SessionID, in state: StoreTransaction) throws -> (user: UserID, expiresAt: EventTime)? {
+    func session(_ session: SessionID, in state: some StateReader) throws -> (user: UserID, expiresAt: EventTime)? {
         try state.withValue(for: Self.key(session.rawValue), in: sessions) { stored in
             guard let stored, stored.count > 9, let separator = stored.firstIndex(of: 0), stored.count - separator == 9
             else { return nil }
@@ -96,7 +90,7 @@ public struct DecisionState: Sendable {
 
     /// One change an event makes to the state: a value put under a key, or the key removed.
     struct Change {
-        let table: StoreTable
+        let table: StateTable
         let key: [UInt8]
         /// Nil: the key is removed.
         let value: [UInt8]?
@@ -131,7 +125,7 @@ public struct DecisionState: Sendable {
     }
 
     /// Records what `event`, appended at `position`, changes in the state; called in the same transaction.
-    func apply(_ event: DomainEvent, at position: LogPosition, in state: StoreTransaction) throws {
+    func apply(_ event: DomainEvent, at position: LogPosition, in state: some StateWriter) throws {
         for change in changes(for: event, at: position) {
             if let value = change.value {
                 try state.put(value, for: change.key, in: change.table)
@@ -149,10 +143,10 @@ public struct DecisionState: Sendable {
     }
 
     /// The tables whose every entry follows from the events alone (all but `idempotency`, which records requests).
-    var derivedTables: [StoreTable] { [emails, users, posts, follows, likes, sessions] }
+    var derivedTables: [StateTable] { [emails, users, posts, follows, likes, sessions] }
 
     /// The result first recorded for `key` by `actor`, with the fingerprint of the request that produced it.
-    func idempotentResult(actor: String, key: String, in state: StoreTransaction) throws -> (
+    func idempotentResult(actor: String, key: String, in state: some StateReader) throws -> (
         fingerprint: UInt64, result: CommandResult
     )? {
         guard let stored = try state.value(for: Self.key(actor, key), in: idempotency) else { return nil }
@@ -171,7 +165,7 @@ public struct DecisionState: Sendable {
     }
 
     func recordIdempotentResult(
-        _ result: CommandResult, fingerprint: UInt64, actor: String, key: String, in state: StoreTransaction
+        _ result: CommandResult, fingerprint: UInt64, actor: String, key: String, in state: some StateWriter
     ) throws {
         var writer = PayloadWriter()
         writer.write(Int64(bitPattern: fingerprint))

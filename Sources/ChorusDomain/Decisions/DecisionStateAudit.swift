@@ -31,15 +31,14 @@ public struct DecisionStateAudit {
     /// A log whose head keeps moving past each fold is given up on after this many tries.
     static let attempts = 20
 
-    private let log: EventLog
-    private let state: DecisionState
+    private let log: any EventLog
+    private let state = DecisionState()
     /// Table name → key → the value the events leave there, and the position of the event that left it.
     private var expected: [String: [[UInt8]: (value: [UInt8], position: LogPosition)]] = [:]
     private var folded = LogPosition.start
 
-    public init(log: EventLog) {
+    public init(log: any EventLog) {
         self.log = log
-        state = DecisionState(log: log)
     }
 
     /// Folds the whole log, then compares; a server may keep appending meanwhile. `progress` gets the position folded
@@ -47,8 +46,8 @@ public struct DecisionStateAudit {
     public mutating func run(progress: (LogPosition, LogPosition) -> Void = { _, _ in }) throws -> Report {
         for _ in 0..<Self.attempts {
             try fold(through: log.head, progress: progress)
-            let report = try log.readState { transaction, head in
-                head == folded ? try compare(in: transaction) : nil
+            let report = try log.readState { state in
+                try state.position == folded ? try compare(in: state) : nil
             }
             if let report { return report }
         }
@@ -73,7 +72,7 @@ public struct DecisionStateAudit {
         progress(folded, head)
     }
 
-    private func compare(in transaction: StoreTransaction) throws -> Report {
+    private func compare(in stored: some StateReader) throws -> Report {
         var report = Report(head: folded)
         for table in state.derivedTables {
             let wanted = expected[table.name] ?? [:]
@@ -81,12 +80,12 @@ public struct DecisionStateAudit {
             var next = 0
             func mismatch(_ key: [UInt8], _ problem: String) -> Mismatch {
                 Mismatch(
-                    table: table.name.replacingOccurrences(of: "state.", with: ""), key: String(decoding: key, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: " / "),
+                    table: table.name, key: String(decoding: key, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: " / "),
                     position: wanted[key]?.position, problem: problem)
             }
             // Both sides in key order (LMDB's and the sort's are the same byte order): the first key either lacks is
             // the first difference.
-            try transaction.scan(table) { storedKey, storedValue in
+            try stored.forEach(in: table) { storedKey, storedValue in
                 let key = Array(storedKey)
                 if next < keys.count, keys[next].lexicographicallyPrecedes(key) {
                     report.mismatch = mismatch(keys[next], "missing: the events put it there")
@@ -114,8 +113,8 @@ public struct DecisionStateAudit {
     }
 
     /// A follow or like recorded by a Chorus from before they kept their position: an empty value.
-    private func isLegacyEdge(_ value: UnsafeRawBufferPointer, in table: StoreTable) -> Bool {
-        value.isEmpty && (table.name == state.follows.name || table.name == state.likes.name)
+    private func isLegacyEdge(_ value: UnsafeRawBufferPointer, in table: StateTable) -> Bool {
+        value.isEmpty && (table == state.follows || table == state.likes)
     }
 }
 

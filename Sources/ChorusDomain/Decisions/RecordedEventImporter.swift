@@ -7,12 +7,11 @@ import ChorusLog
 /// stops the import there, with everything before it appended, so an interrupted or refused import can be run again
 /// from where the log now ends.
 public struct RecordedEventImporter: Sendable {
-    private let log: EventLog
-    private let state: DecisionState
+    private let log: any EventLog
+    private let state = DecisionState()
 
-    public init(log: EventLog) {
+    public init(log: any EventLog) {
         self.log = log
-        state = DecisionState(log: log)
     }
 
     /// Appends `events`: in position order from the log's next position, each command's events together. Not
@@ -33,7 +32,7 @@ public struct RecordedEventImporter: Sendable {
         }
         let commands = Self.commands(decoded)
         let state = self.state
-        let refusal: EventLogError? = try await log.perform(.nonDurableBulkImport, eventCount: decoded.count) { batch in
+        let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.count) { batch in
             for command in commands {
                 do {
                     try batch.appendRecorded(command.map(\.0))

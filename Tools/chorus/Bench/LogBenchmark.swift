@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusStorage
 import Foundation
 
 /// The measurements behind `chorus bench log`.
@@ -14,9 +15,18 @@ struct LogBenchmark {
     private let clock = ContinuousClock()
 
     func run(progress: (String) -> Void) async throws -> BenchmarkReport {
-        let log = try EventLog(directory: workDirectory + "/log")
+        let log = try LMDBEventLog(directory: workDirectory + "/log")
         defer { log.close() }
+        let bulkLog = try LMDBEventLog(directory: workDirectory + "/bulk")
+        defer { bulkLog.close() }
+        return try await log.withWriter {
+            try await bulkLog.withWriter { try await measure(log: log, bulkLog: bulkLog, progress: progress) }
+        }
+    }
 
+    private func measure(log: LMDBEventLog, bulkLog: LMDBEventLog, progress: (String) -> Void) async throws
+        -> BenchmarkReport
+    {
         progress("raw LMDB and one writer: \(commits) durable commits each, in \(Self.rounds) alternating rounds")
         let raw = try RawLMDBBaseline(directory: workDirectory + "/raw")
         var rawTime = Duration.zero
@@ -50,8 +60,6 @@ struct LogBenchmark {
         let concurrentCommitTime = (statistics.commitTime - singleStatistics.commitTime).seconds
 
         progress("bulk import: \(bulkEvents) events, then a decoding scan of them")
-        let bulkLog = try EventLog(directory: workDirectory + "/bulk")
-        defer { bulkLog.close() }
         let bulkStreams = try (0..<1_000).map { try StreamID("bulk-\($0)") }
         let bulkStart = clock.now
         var imported = 0

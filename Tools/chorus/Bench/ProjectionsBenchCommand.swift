@@ -1,9 +1,10 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
 import ChorusDemo
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import ChorusStorage
 import Foundation
 
 struct ProjectionsBenchCommand: AsyncParsableCommand {
@@ -59,7 +60,9 @@ struct ProjectionsBenchCommand: AsyncParsableCommand {
         defer { log.close() }
         var reporter = ProgressLines(total: events, unit: "events")
         let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
-        _ = try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
+        _ = try await log.withWriter {
+            try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
+        }
         try log.syncToDisk()
     }
 

@@ -11,7 +11,7 @@ struct ImportBatches {
     /// Events appended so far.
     private(set) var appended = 0
 
-    init(log: EventLog) {
+    init(log: any EventLog) {
         importer = RecordedEventImporter(log: log)
     }
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
 import ChorusLog
 import Foundation
 

@@ -1,5 +1,5 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
 import ChorusDomain
 import ChorusLog
 import Foundation
@@ -26,7 +26,7 @@ struct LogImportCommand: AsyncParsableCommand {
 
     mutating func run() async throws {
         let directory = data.directory
-        let log: EventLog
+        let log: LMDBEventLog
         do {
             log = try directory.openLog()
         } catch let error as EventLogError where error.code == .locked {
@@ -55,19 +55,21 @@ struct LogImportCommand: AsyncParsableCommand {
             }
             progress.update(reader.bytesRead)
         }
-        while let line = try reader.next() {
-            number += 1
-            guard !line.isEmpty else { continue }
-            let event = try ExportedEvent.parse(line, number: number)
-            if event.position <= startHead {
-                try check.matchesStored(event, in: log, line: number)
-                skipped += 1
-                continue
+        try await log.withWriter {
+            while let line = try reader.next() {
+                number += 1
+                guard !line.isEmpty else { continue }
+                let event = try ExportedEvent.parse(line, number: number)
+                if event.position <= startHead {
+                    try check.matchesStored(event, in: log, line: number)
+                    skipped += 1
+                    continue
+                }
+                try check.admit(event, line: number)
+                try await importing { try await batches.add(event) }
             }
-            try check.admit(event, line: number)
-            try await importing { try await batches.add(event) }
+            try await importing { try await batches.finish() }
         }
-        try await importing { try await batches.finish() }
         let imported = batches.appended
         try log.syncToDisk()
         progress.finish()

@@ -1,5 +1,5 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
 import ChorusLog
 import ChorusProjections
 import Foundation
@@ -28,7 +28,7 @@ struct ProjectionsRebuildCommand: AsyncParsableCommand {
             return
         }
         let directory = try data.existing()
-        let log: EventLog
+        let log: LMDBEventLog
         do {
             log = try directory.openLog()
         } catch let error as EventLogError where error.code == .locked {

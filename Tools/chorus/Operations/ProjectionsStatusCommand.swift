@@ -1,5 +1,5 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
 import ChorusLog
 import ChorusProjections
 import Foundation
@@ -38,7 +38,7 @@ struct ProjectionsStatusCommand: AsyncParsableCommand {
         let head = log.head
         let lag = head.rawValue - min(head.rawValue, position.rawValue)
         let rate = Double(position.rawValue - min(position.rawValue, (first ?? .start).rawValue)) / interval
-        let serving = EventLog.isOpenForWriting(directory: directory.log)
+        let serving = LMDBEventLog.isOpenForWriting(directory: directory.log)
         output.emit(
             "read models of \(directory.root): position \(position) of \(head), lag \(lag), "
                 + "\(Int(rate)) events/s over \(interval) s; "

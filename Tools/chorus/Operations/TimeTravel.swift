@@ -1,4 +1,4 @@
-import ChorusAPI
+import ChorusBackend
 import ChorusLog
 import ChorusProjections
 import Foundation
@@ -22,15 +22,17 @@ struct TimeTravel {
             defer { copy.close() }
             let copying = WorkProgress("copying the log through position \(through)", total: Int(through.rawValue), unit: "events")
             var batches = ImportBatches(log: copy)
-            var next = LogPosition(1)
-            while next <= through {
-                let events = try log.read(from: next, limit: min(ImportBatches.size, Int(through.rawValue - next.rawValue + 1)))
-                guard let last = events.last else { break }
-                for event in events { try await batches.add(event) }
-                next = last.position.next
-                copying.update(Int(last.position.rawValue))
+            try await copy.withWriter {
+                var next = LogPosition(1)
+                while next <= through {
+                    let events = try log.read(from: next, limit: min(ImportBatches.size, Int(through.rawValue - next.rawValue + 1)))
+                    guard let last = events.last else { break }
+                    for event in events { try await batches.add(event) }
+                    next = last.position.next
+                    copying.update(Int(last.position.rawValue))
+                }
+                try await batches.finish()
             }
-            try await batches.finish()
             try copy.syncToDisk()
             copying.update(batches.appended)
             copying.finish()

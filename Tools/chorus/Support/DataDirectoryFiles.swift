@@ -1,4 +1,4 @@
-import ChorusAPI
+import ChorusBackend
 import Foundation
 
 /// The files of a data directory besides its log and read models.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import ChorusAPI
+import ChorusBackend
 import Foundation
 
 /// `--data DIR`: the data directory an operator command works on; flag, then `CHORUS_DATA`, then `./chorus-data`.

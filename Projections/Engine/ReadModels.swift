@@ -1,0 +1,54 @@
+import ChorusStorage
+
+/// Every read model of one store, each with its tables opened: what the engine applies events to, and what a
+/// ``ReadView`` reads through. One instance per store, shared by reference: a view is made for every request.
+final class ReadModels: Sendable {
+    let notifications: Notifications
+    let profileCounters: ProfileCounters
+    let postCounters: PostCounters
+    let profiles: Profiles
+    let posts: Posts
+    let comments: Comments
+    let homeTimeline: HomeTimeline
+    let followingFeeds: FollowingFeeds
+    let conversations: Conversations
+    let recentMessages: RecentMessages
+    let userSearch: UserSearch
+
+    /// The models in the order they are applied to each event: those that check whether an event changes something
+    /// (a like that was there, a follow edge) before the models that change it.
+    static let types: [any ReadModel.Type] = [
+        Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
+        HomeTimeline.self, FollowingFeeds.self, Conversations.self, RecentMessages.self, UserSearch.self,
+    ]
+
+    /// The checkpoint's table: the position applied through, and the layout's version.
+    static let checkpoint: StoreTableDefinition = "checkpoint"
+
+    /// Every table of the store.
+    static var tables: [StoreTableDefinition] { [checkpoint] + types.flatMap { $0.tables } }
+
+    let checkpoint: StoreTable
+    /// In ``types``' order.
+    let inApplyOrder: [any ReadModel]
+
+    init(store: KeyValueStore) {
+        checkpoint = store.table(Self.checkpoint)
+        notifications = Notifications(store: store)
+        profileCounters = ProfileCounters(store: store)
+        postCounters = PostCounters(store: store)
+        profiles = Profiles(store: store)
+        posts = Posts(store: store)
+        comments = Comments(store: store)
+        homeTimeline = HomeTimeline(store: store)
+        followingFeeds = FollowingFeeds(store: store)
+        conversations = Conversations(store: store)
+        recentMessages = RecentMessages(store: store)
+        userSearch = UserSearch(store: store)
+        inApplyOrder = [
+            notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, followingFeeds,
+            conversations, recentMessages, userSearch,
+        ]
+        assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
+    }
+}

@@ -1,0 +1,147 @@
+import ChorusDomain
+import ChorusLog
+import ChorusStorage
+
+/// Posts, who liked them, and the posts and likes tabs of profiles (their counts: ``PostCounters``; their queries:
+/// Posts+Queries.swift).
+struct Posts: ReadModel {
+    /// post → ``PostRecord``
+    static let posts: StoreTableDefinition = "posts"
+    /// post, user → position of the like
+    static let postLikes: StoreTableDefinition = "post-likes"
+    /// author, position → post (the posts tab, newest first)
+    static let userPosts: StoreTableDefinition = "user-posts"
+    /// user, position of the like → post (the likes tab)
+    static let userLikes: StoreTableDefinition = "user-likes"
+
+    static let tables = [posts, postLikes, userPosts, userLikes]
+    /// An unlike recorded before it carried the like's position (schema version 1) reads `post-likes`, which merges
+    /// what a build loaded into it so far: slower, but only for old logs.
+    static let tablesLoadedInKeyOrder = [userLikes, userPosts, postLikes]
+
+    let posts: StoreTable
+    let likes: StoreTable
+    let userPosts: StoreTable
+    let userLikes: StoreTable
+
+    init(store: KeyValueStore) {
+        posts = store.table(Self.posts)
+        likes = store.table(Self.postLikes)
+        userPosts = store.table(Self.userPosts)
+        userLikes = store.table(Self.userLikes)
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .postCreated(let event):
+            let record = PostRecord(
+                author: event.author, caption: event.caption, text: event.text, image: event.image,
+                repostOf: event.repostOf, createdAt: envelope.recordedAt, position: envelope.position)
+            try transaction.put(record.encoded(), for: ProjectionKey(event.post).bytes, in: posts)
+            var tab = ProjectionKey(event.author)
+            tab.append(envelope.position)
+            try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userPosts)
+        case .liked(let event):
+            var like = ProjectionKey(event.post)
+            like.append(event.user)
+            try transaction.put(PositionValue.encode(envelope.position), for: like.bytes, in: likes)
+            var tab = ProjectionKey(event.user)
+            tab.append(envelope.position)
+            try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userLikes)
+        case .unliked(let event):
+            var like = ProjectionKey(event.post)
+            like.append(event.user)
+            // Unlikes recorded before they carried the like's position read it back (see ``tablesLoadedInKeyOrder``).
+            guard let since = try event.likedAt ?? transaction.position(under: like.bytes, in: likes) else { return }
+            try transaction.delete(like.bytes, in: likes)
+            var tab = ProjectionKey(event.user)
+            tab.append(since)
+            try transaction.delete(tab.bytes, in: userLikes)
+        case .userRegistered, .profileEdited, .commentAdded, .followed, .unfollowed, .messageSent, .sessionStarted, .sessionEnded:
+            break
+        }
+    }
+}
+
+/// A post as stored: its author by id only, so that whoever shows it joins the author's profile as of then; its
+/// counters apart.
+struct PostRecord: Hashable {
+    var author: UserID
+    var caption: String
+    var text: String
+    var image: MediaID?
+    var repostOf: PostID?
+    var createdAt: EventTime
+    var position: LogPosition
+
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        writer.write(author)
+        writer.write(caption)
+        writer.write(text)
+        writer.write(image)
+        writer.write(repostOf)
+        writer.write(createdAt.millisecondsSince1970)
+        writer.write(position.rawValue)
+        return writer.bytes
+    }
+
+    init(
+        author: UserID, caption: String, text: String, image: MediaID?, repostOf: PostID?, createdAt: EventTime,
+        position: LogPosition
+    ) {
+        self.author = author
+        self.caption = caption
+        self.text = text
+        self.image = image
+        self.repostOf = repostOf
+        self.createdAt = createdAt
+        self.position = position
+    }
+
+    /// Only the author of an encoded record, which comes first: notifications need no more of a post.
+    static func author(decoding bytes: [UInt8]) throws -> UserID {
+        try bytes.withUnsafeBytes { UserID(unchecked: String(copying: try InPlace($0).author)) }
+    }
+
+    /// An encoded record read in place (see ``StoredPost``); the one reading of the format. Its buffers are as valid
+    /// as the one it was read from.
+    struct InPlace {
+        let author: UnsafeRawBufferPointer
+        let caption: UnsafeRawBufferPointer
+        let text: UnsafeRawBufferPointer
+        let image: UnsafeRawBufferPointer?
+        let repostOf: UnsafeRawBufferPointer?
+        let createdAt: EventTime
+        let position: LogPosition
+
+        init(_ bytes: UnsafeRawBufferPointer) throws {
+            var cursor = PayloadCursor(bytes)
+            author = try cursor.readUTF8()
+            caption = try cursor.readUTF8()
+            text = try cursor.readUTF8()
+            image = try cursor.readOptionalUTF8()
+            repostOf = try cursor.readOptionalUTF8()
+            createdAt = EventTime(millisecondsSince1970: try cursor.readInt64())
+            position = LogPosition(UInt64(bitPattern: try cursor.readInt64()))
+            try cursor.finish()
+        }
+    }
+
+    init(decoding bytes: [UInt8]) throws {
+        // Copied inside the closure: the pointers of an `InPlace` are valid only there (past its last use `bytes`
+        // may be freed, and a copy made later read freed memory).
+        self = try bytes.withUnsafeBytes { try PostRecord(try InPlace($0)) }
+    }
+
+    /// A copy of a record read in place.
+    init(_ record: InPlace) {
+        author = UserID(unchecked: String(copying: record.author))
+        caption = String(copying: record.caption)
+        text = String(copying: record.text)
+        image = record.image.map { MediaID(unchecked: String(copying: $0)) }
+        repostOf = record.repostOf.map { PostID(unchecked: String(copying: $0)) }
+        createdAt = record.createdAt
+        position = record.position
+    }
+}

@@ -1,0 +1,156 @@
+import ChorusDomain
+import ChorusLog
+import ChorusStorage
+
+/// A user as posts, comments, notifications and messages embed them. Images are media ids; the API makes URLs of them.
+public struct UserSummary: Sendable, Hashable {
+    public let id: UserID
+    public let name: String
+    public let major: String
+    public let profileImage: MediaID?
+}
+
+/// A user's profile screen: the summary, the bio, the counts, and how the viewer stands to them.
+public struct Profile: Sendable, Hashable {
+    public let summary: UserSummary
+    public let bio: String
+    public let followers: UInt64
+    public let following: UInt64
+    public let posts: UInt64
+    /// Whether the viewer follows this user.
+    public let isFollowed: Bool
+    public let isMe: Bool
+    /// Only for the viewer's own profile.
+    public let email: String?
+}
+
+/// A ``UserSummary`` read in place, lent inside a ``StoredPost`` (see ``StoredText``).
+public struct StoredUserSummary: ~Copyable {
+    public let id: StoredText
+    public let name: StoredText
+    public let major: StoredText
+    /// A media id.
+    public let profileImage: StoredText?
+}
+
+extension UserSummary {
+    /// The copy of a summary read in place.
+    public init(_ stored: borrowing StoredUserSummary) {
+        let image: MediaID? =
+            switch stored.profileImage {
+            case .some(let image): MediaID(unchecked: image.string)
+            case .none: nil
+            }
+        self.init(
+            id: UserID(unchecked: stored.id.string), name: stored.name.string, major: stored.major.string,
+            profileImage: image)
+    }
+
+    init(copying summary: SummaryInPlace) {
+        self.init(
+            id: UserID(unchecked: String(copying: summary.id)), name: String(copying: summary.name),
+            major: String(copying: summary.major), profileImage: summary.profileImage.map { MediaID(unchecked: String(copying: $0)) })
+    }
+}
+
+/// Where a summary's bytes are in the snapshot: what queries pass around and remember, and lend out as a
+/// ``StoredUserSummary``.
+struct SummaryInPlace {
+    let id: UnsafeRawBufferPointer
+    let name: UnsafeRawBufferPointer
+    let major: UnsafeRawBufferPointer
+    let profileImage: UnsafeRawBufferPointer?
+
+    func lent() -> StoredUserSummary {
+        StoredUserSummary(
+            id: StoredText(id), name: StoredText(name), major: StoredText(major),
+            profileImage: profileImage.map(StoredText.init))
+    }
+}
+
+/// The user summaries one view has read. A view lives inside one read transaction, so they cannot change.
+final class ProfileMemo {
+    var summaries: [UserID: UserSummary] = [:]
+    /// In place; a page names a few dozen users at most, so a list searched from the start does.
+    var inPlace: [SummaryInPlace] = []
+}
+
+extension ReadView {
+    public func userSummary(_ user: UserID) throws -> UserSummary? {
+        if let known = seenProfiles.summaries[user] { return known }
+        // Copied while the key it was looked up by lives.
+        guard
+            let found = try ProjectionKey(user).bytes.withUnsafeBytes({
+                try lookUpSummary(of: $0).map(UserSummary.init(copying:))
+            })
+        else { return nil }
+        seenProfiles.summaries[user] = found
+        return found
+    }
+
+    /// `viewer` decides `isFollowed`, `isMe` and whether the e-mail is shown.
+    public func profile(_ user: UserID, viewer: UserID?) throws -> Profile? {
+        guard let record = try profileRecord(user) else { return nil }
+        let isMe = viewer == user
+        let counts = try profileCounts(of: user)
+        return Profile(
+            summary: UserSummary(id: user, name: record.name, major: record.major, profileImage: record.profileImage),
+            bio: record.bio, followers: counts.followers, following: counts.following, posts: counts.posts,
+            isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe, email: isMe ? record.email : nil)
+    }
+
+    /// Whether `follower` follows `followee`.
+    public func follows(_ follower: UserID, _ followee: UserID) throws -> Bool {
+        var edge = ProjectionKey(follower)
+        edge.append(followee)
+        return try transaction.withValue(for: edge.bytes, in: models.profiles.edges) { $0 != nil }
+    }
+
+    /// The followers tab, newest first; nil for an unknown user.
+    public func followers(of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
+        try userTab(models.profiles.followers, of: user, page: page)
+    }
+
+    /// The following tab, newest first; nil for an unknown user.
+    public func following(of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
+        try userTab(models.profiles.following, of: user, page: page)
+    }
+
+    // MARK: Joins, for the other models' queries
+
+    func profileRecord(_ user: UserID) throws -> ProfileRecord? {
+        try transaction.value(for: ProjectionKey(user).bytes, in: models.profiles.profiles).map(ProfileRecord.init(decoding:))
+    }
+
+    /// Users named by the read models exist: the log registered them before anything could name them.
+    func requireSummary(_ user: UserID) throws -> UserSummary {
+        guard let summary = try userSummary(user) else { throw ProjectionError.inconsistent("no profile for \(user)") }
+        return summary
+    }
+
+    /// The summary of the user whose id is `user`, a buffer in the snapshot, read in place; remembered for the rest
+    /// of the view.
+    func summaryInPlace(of user: UnsafeRawBufferPointer) throws -> SummaryInPlace? {
+        if let known = seenProfiles.inPlace.first(where: { $0.id.starts(withBytes: user) && $0.id.count == user.count }) {
+            return known
+        }
+        guard let summary = try lookUpSummary(of: user) else { return nil }
+        seenProfiles.inPlace.append(summary)
+        return summary
+    }
+
+    /// The summary of the user whose id is `user`, read in place, its id being `user` itself.
+    private func lookUpSummary(of user: UnsafeRawBufferPointer) throws -> SummaryInPlace? {
+        try transaction.valueInPlace(for: user, in: models.profiles.profiles).map {
+            try ProfileRecord.InPlace($0).summary(of: user)
+        }
+    }
+
+    private func userTab(_ table: StoreTable, of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
+        guard try profileRecord(user) != nil else { return nil }
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.page(table, prefix: prefix, order: .newestFirst, request: page) { key, _ in
+            try requireSummary(ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count))
+        }
+    }
+}

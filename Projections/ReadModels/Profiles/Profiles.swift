@@ -1,0 +1,152 @@
+import ChorusDomain
+import ChorusLog
+import ChorusStorage
+
+/// Profiles, the follow edges, and the followers and following tabs (their counts: ``ProfileCounters``; their
+/// queries: Profiles+Queries.swift).
+struct Profiles: ReadModel {
+    /// user → ``ProfileRecord``
+    static let profiles: StoreTableDefinition = "profiles"
+    /// follower, followee → position of the follow
+    static let edges: StoreTableDefinition = "follow-edges"
+    /// followee, position, follower → empty (the followers tab, newest first)
+    static let followers: StoreTableDefinition = "followers"
+    /// follower, position, followee → empty (the following tab)
+    static let following: StoreTableDefinition = "following"
+
+    static let tables = [profiles, edges, followers, following]
+    /// An unfollow recorded before it carried the follow's position (schema version 1) reads `follow-edges`, which
+    /// merges what a build loaded into it so far: slower, but only for old logs.
+    static let tablesLoadedInKeyOrder = [following, followers, edges]
+
+    let profiles: StoreTable
+    let edges: StoreTable
+    let followers: StoreTable
+    let following: StoreTable
+
+    init(store: KeyValueStore) {
+        profiles = store.table(Self.profiles)
+        edges = store.table(Self.edges)
+        followers = store.table(Self.followers)
+        following = store.table(Self.following)
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .userRegistered(let event):
+            let record = ProfileRecord(
+                name: event.name, major: event.major, bio: event.bio, profileImage: nil, email: event.email)
+            try transaction.put(record.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
+        case .profileEdited(let event):
+            try update(event.user, in: transaction) { record in
+                if let name = event.name { record.name = name }
+                if let major = event.major { record.major = major }
+                if let bio = event.bio { record.bio = bio }
+                switch event.profileImage {
+                case nil: break
+                case .remove?: record.profileImage = nil
+                case .set(let media)?: record.profileImage = media
+                }
+            }
+        case .followed(let event):
+            var edge = ProjectionKey(event.follower)
+            edge.append(event.followee)
+            try transaction.put(PositionValue.encode(envelope.position), for: edge.bytes, in: edges)
+            try transaction.put([], for: tabKey(event.followee, envelope.position, event.follower), in: followers)
+            try transaction.put([], for: tabKey(event.follower, envelope.position, event.followee), in: following)
+        case .unfollowed(let event):
+            var edge = ProjectionKey(event.follower)
+            edge.append(event.followee)
+            guard let since = try event.followedAt ?? transaction.position(under: edge.bytes, in: edges) else { return }
+            try transaction.delete(edge.bytes, in: edges)
+            try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
+            try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
+        case .postCreated, .liked, .unliked, .commentAdded, .messageSent, .sessionStarted, .sessionEnded:
+            break
+        }
+    }
+
+    private func tabKey(_ owner: UserID, _ position: LogPosition, _ other: UserID) -> [UInt8] {
+        var key = ProjectionKey(owner)
+        key.append(position)
+        key.append(other)
+        return key.bytes
+    }
+
+    private func update(_ user: UserID, in transaction: StoreTransaction, _ change: (inout ProfileRecord) -> Void)
+        throws
+    {
+        let key = ProjectionKey(user).bytes
+        guard let stored = try transaction.value(for: key, in: profiles) else { return }
+        var record = try ProfileRecord(decoding: stored)
+        change(&record)
+        try transaction.put(record.encoded(), for: key, in: profiles)
+    }
+}
+
+/// A profile as stored: everything but its counters and who looks at it.
+struct ProfileRecord: Hashable {
+    var name: String
+    var major: String
+    var bio: String
+    var profileImage: MediaID?
+    var email: String
+
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        writer.write(name)
+        writer.write(major)
+        writer.write(bio)
+        writer.write(profileImage)
+        writer.write(email)
+        return writer.bytes
+    }
+
+    init(name: String, major: String, bio: String, profileImage: MediaID?, email: String) {
+        self.name = name
+        self.major = major
+        self.bio = bio
+        self.profileImage = profileImage
+        self.email = email
+    }
+
+    init(decoding bytes: [UInt8]) throws {
+        // Copied inside the closure: the pointers of an `InPlace` are valid only there (past its last use `bytes`
+        // may be freed, and a copy made later read freed memory).
+        self = try bytes.withUnsafeBytes { try ProfileRecord(try InPlace($0)) }
+    }
+
+    /// A copy of a record read in place.
+    init(_ record: InPlace) {
+        name = String(copying: record.name)
+        major = String(copying: record.major)
+        bio = String(copying: record.bio)
+        profileImage = record.profileImage.map { MediaID(unchecked: String(copying: $0)) }
+        email = String(copying: record.email)
+    }
+
+    /// An encoded record read in place (see ``StoredUserSummary``, which every post embeds); the one reading of the
+    /// format.
+    struct InPlace {
+        let name: UnsafeRawBufferPointer
+        let major: UnsafeRawBufferPointer
+        let bio: UnsafeRawBufferPointer
+        let profileImage: UnsafeRawBufferPointer?
+        let email: UnsafeRawBufferPointer
+
+        init(_ bytes: UnsafeRawBufferPointer) throws {
+            var cursor = PayloadCursor(bytes)
+            name = try cursor.readUTF8()
+            major = try cursor.readUTF8()
+            bio = try cursor.readUTF8()
+            profileImage = try cursor.readOptionalUTF8()
+            email = try cursor.readUTF8()
+            try cursor.finish()
+        }
+
+        /// The summary of `user`, whose id is a buffer as long-lived as this record's.
+        func summary(of user: UnsafeRawBufferPointer) -> SummaryInPlace {
+            SummaryInPlace(id: user, name: name, major: major, profileImage: profileImage)
+        }
+    }
+}

@@ -1,0 +1,213 @@
+import ChorusLog
+import ChorusStorage
+import Foundation
+import Logging
+import Synchronization
+
+/// The read models a server answers from, which an online rebuild replaces whole while the server keeps answering.
+///
+/// ``ProjectionService`` applies the log to them as it grows and runs the rebuilds asked for. A rebuild builds a new
+/// generation beside the served one from the log, catches it up with the live log, and swaps it in while the served
+/// engine is between batches and the new one has reached at least its position: so no answer's position ever goes
+/// backwards. Reads and waits that started on the old engine finish on it, or start over on the new one if it closed
+/// under them.
+public final class ServedReadModels: Sendable {
+    /// What `GET /v1/admin/projections` shows of rebuilds.
+    public enum RebuildState: Sendable, Equatable {
+        case none
+        case rebuilding(since: EventTime)
+        case finished(at: LogPosition, swappedAt: EventTime)
+        case failed(String)
+    }
+
+    private let log: any EventLog
+    private let generations: ProjectionGenerations
+    private let unsynced: UnsyncedReadModels
+    private let logger: Logger
+    private let served: Mutex<ProjectionEngine>
+    private let rebuild = Mutex<RebuildState>(.none)
+    /// Events the running rebuild has replayed, and how many it replays.
+    private let rebuildCounts = Mutex<(replayed: Int, total: Int)>((0, 0))
+    /// Rebuilds asked for, which ``runRebuilds()`` runs one at a time.
+    private let rebuildRequests = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+    /// Counts the swaps, as a position that only moves forward: whoever follows one engine learns here that another
+    /// replaced it.
+    private let swaps = PositionNotifier(head: .start)
+
+    /// Opens the current read models of the data directory at `dataDirectory` over `log`. They commit without syncing
+    /// (see ``UnsyncedReadModels``); those a crash of the machine may have torn, and those of an older layout, are
+    /// rebuilt from the log first.
+    public init(log: any EventLog, dataDirectory: String, logger: Logger) throws {
+        self.log = log
+        self.logger = logger
+        generations = ProjectionGenerations(dataDirectory: dataDirectory)
+        try generations.prepareCurrent()
+        unsynced = UnsyncedReadModels(generations)
+        try unsynced.prepare(log: log, logger: logger)
+        served = Mutex(try Self.open(log: log, generations: generations, logger: logger))
+    }
+
+    private static func open(log: any EventLog, generations: ProjectionGenerations, logger: Logger) throws
+        -> ProjectionEngine
+    {
+        do {
+            return try ProjectionEngine(log: log, directory: generations.current, durable: false, logger: logger)
+        } catch ProjectionError.layoutChanged(let found, let current) {
+            logger.notice(
+                "the read models have an older layout; rebuilding them from the log",
+                metadata: ["found": "\(found)", "current": "\(current)"])
+            let position = try generations.rebuildAndSwap(log: log, logger: logger)
+            logger.notice("read models rebuilt", metadata: ["position": "\(position)"])
+            return try ProjectionEngine(log: log, directory: generations.current, durable: false, logger: logger)
+        }
+    }
+
+    /// The engine answering now.
+    public var current: ProjectionEngine { served.withLock { $0 } }
+
+    public var rebuildState: RebuildState { rebuild.withLock { $0 } }
+
+    /// How far the running rebuild is: events replayed into the new read models, of how many. Nil when none runs.
+    public var rebuildProgress: (replayed: Int, total: Int)? {
+        guard case .rebuilding = rebuildState else { return nil }
+        return rebuildCounts.withLock { $0 }
+    }
+
+    /// Lends `body` a snapshot of the served read models; started over on the new ones if a rebuild swapped them in
+    /// meanwhile.
+    public func snapshot<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> Snapshot<Answer> {
+        let engine = current
+        do {
+            return try engine.snapshot(body)
+        } catch where engine !== current {
+            return try current.snapshot(body)
+        }
+    }
+
+    /// Waits until the served read models have applied `position` (``ProjectionError/notCaughtUp(wanted:applied:)``
+    /// after `timeout`), across a swap.
+    public func waitUntilApplied(_ position: LogPosition, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let engine = current
+            do {
+                return try await engine.waitUntilApplied(position, until: deadline)
+            } catch where engine !== current {
+                continue
+            }
+        }
+    }
+
+    /// The position the served read models reach after `position`, across a swap; nil once `deadline` has passed
+    /// first.
+    public func waitForPosition(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
+        -> LogPosition?
+    {
+        while true {
+            let engine = current
+            do {
+                return try await engine.waitForPosition(after: position, until: deadline)
+            } catch where engine !== current {
+                if current.position > position { return current.position }
+            }
+        }
+    }
+
+    /// Asks for an online rebuild, unless one is running (``ProjectionService`` runs it); returns the state it leaves.
+    @discardableResult
+    public func requestRebuild() -> RebuildState {
+        let started = rebuild.withLock { state -> Bool in
+            if case .rebuilding = state { return false }
+            state = .rebuilding(since: .now)
+            rebuildCounts.withLock { $0 = (0, Int(clamping: log.head.rawValue)) }
+            return true
+        }
+        if started { rebuildRequests.continuation.yield() }
+        return rebuildState
+    }
+
+    /// Applies the log to the served read models as it grows, moving on to the new ones whenever a rebuild swaps them
+    /// in, until the task is cancelled or the log closes.
+    func follow() async {
+        while !Task.isCancelled {
+            let swapsSoFar = swaps.head
+            let engine = current
+            let swapped = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    do {
+                        try await engine.run()
+                    } catch {
+                        self.logger.error("the read models stopped following the log", metadata: ["error": "\(error)"])
+                    }
+                    return false
+                }
+                group.addTask { (try? await self.swaps.waitForHead(after: swapsSoFar)) != nil }
+                defer { group.cancelAll() }
+                return await group.next() ?? false
+            }
+            // The engine stopped by itself (the log closed) and was not swapped out meanwhile.
+            guard swapped || engine !== current else { return }
+        }
+    }
+
+    /// Runs the rebuilds asked for, one at a time, until the task is cancelled, which abandons the one running.
+    func runRebuilds() async {
+        for await _ in rebuildRequests.stream {
+            do {
+                let position = try await rebuildAndSwap()
+                rebuild.withLock { $0 = .finished(at: position, swappedAt: .now) }
+            } catch is CancellationError {
+                logger.notice("the online rebuild was abandoned: the server is stopping")
+                rebuild.withLock { $0 = .failed("abandoned: the server stopped") }
+            } catch {
+                logger.error("the online rebuild failed", metadata: ["error": "\(error)"])
+                rebuild.withLock { $0 = .failed("\(error)") }
+            }
+        }
+        // Asked for, but never run: the server stopped first.
+        rebuild.withLock { state in
+            if case .rebuilding = state { state = .failed("abandoned: the server stopped") }
+        }
+    }
+
+    /// Builds new read models beside the served ones, swaps them in once caught up, and retires the old ones.
+    func rebuildAndSwap() async throws -> LogPosition {
+        let (name, path) = try generations.newGeneration()
+        logger.notice("rebuilding the read models online", metadata: ["generation": "\(name)"])
+        let log = self.log
+        let logger = self.logger
+        let fresh = try await BlockingWork.run { [self] in
+            let engine = try ProjectionEngine(log: log, directory: path, batchSize: 16_384, durable: false, logger: logger)
+            // The bulk, then what arrived meanwhile, until little is left for the swap itself.
+            repeat {
+                try engine.catchUp { replayed, total in rebuildCounts.withLock { $0 = (replayed, total) } }
+                rebuildCounts.withLock { $0 = (Int(clamping: engine.position.rawValue), Int(clamping: log.head.rawValue)) }
+            } while log.head.rawValue - engine.position.rawValue > 1_000
+            return engine
+        }
+        try Task.checkCancellation()
+        let old = current
+        try await BlockingWork.run {
+            try old.retire {
+                try fresh.catchUp()
+                self.served.withLock { $0 = fresh }
+            }
+        }
+        swaps.publish(swaps.head.next)
+        try generations.makeCurrent(name)
+        // Waits for reads still open on the old engine; waits on it end and start over on the new one.
+        try old.store.sync()
+        old.close()
+        logger.notice("swapped in the rebuilt read models", metadata: ["position": "\(fresh.position)"])
+        return fresh.position
+    }
+
+    /// Syncs and closes the served read models. If the sync fails, the marker of unsynced commits stays, and the next
+    /// start after a crash of the machine rebuilds them.
+    public func close() throws {
+        let engine = current
+        defer { engine.close() }
+        try engine.store.sync()
+        unsynced.markSynced()
+    }
+}

@@ -1,0 +1,126 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Logging
+import ServiceLifecycle
+
+/// Everything behind the API, opened from one data directory: the log and its decisions, the read models, the media,
+/// the session secret, and the first responses to idempotent requests. The composition root: what it composes
+/// (``services``) runs in the server's service group, and what it refuses it throws as domain errors, which the HTTP
+/// API turns into answers.
+public final class ChorusBackend: Sendable {
+    public let data: DataDirectory
+    /// The log, through its seam: everything above the composition root uses only this.
+    public let log: any EventLog
+    public let commands: CommandExecutor
+    /// The read models being served; an online rebuild replaces them.
+    public let readModels: ServedReadModels
+    public let media: MediaStore
+    public let tokens: SessionTokens
+    public let metrics = ChorusMetrics()
+    /// Writes are refused while the read models are further behind the log than this many events (see ``execute``).
+    public let maximumWriteLag: UInt64
+    package let responses: StoredResponses
+    /// The embedded log behind ``log``, whose writer and files the backend runs and closes.
+    private let embeddedLog: LMDBEventLog
+
+    /// The engine answering now (see ``readModels``).
+    public var projections: ProjectionEngine { readModels.current }
+
+    /// Opens (creating if needed) the backend in `data`. With `readOnly`, the log is only read (a past state made by
+    /// `chorus replay --into`, or a copy): nothing can be appended. Past `maximumLogSize` bytes every append fails.
+    /// The log is written and the read models follow it while ``services`` run (the server's service group runs
+    /// them). `maximumWriteLag`: 10,000 events is a fraction of a second of the read models' work, and far beyond
+    /// what they lag under load (a few hundred events at most under `chorus bench soak`).
+    public init(
+        data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil, maximumWriteLag: UInt64 = 10_000,
+        passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
+    ) throws {
+        self.data = data
+        self.maximumWriteLag = maximumWriteLag
+        let metrics = self.metrics
+        let log = try data.openLog(
+            readOnly: readOnly, maximumSize: maximumLogSize, commitObserver: { metrics.recordCommit($0) })
+        do {
+            let media = try MediaStore(directory: data.media)
+            self.media = media
+            commands = CommandExecutor(log: log, media: media, passwordHasher: passwordHasher)
+            tokens = SessionTokens(secret: try data.sessionSecretBytes())
+            readModels = try ServedReadModels(log: log, dataDirectory: data.root, logger: logger)
+            responses = try StoredResponses(directory: data.responses)
+        } catch {
+            log.close()
+            throw error
+        }
+        self.log = log
+        embeddedLog = log
+    }
+
+    /// What keeps the backend running, for a service group: the log's writer, and the read models following the log.
+    /// In reverse order on shutdown: the read models stop, then the writer commits what it holds.
+    public var services: [any Service] { [logWriterService, projectionService] }
+
+    /// The log's writer: until it runs, appends wait.
+    public var logWriterService: any Service { LogWriterService(log: embeddedLog) }
+
+    /// The read models following the log, and the online rebuilds asked for: until it runs, they stand still.
+    public var projectionService: any Service { ProjectionService(readModels: readModels) }
+
+    /// Executes `command`, unless the read models cannot apply the log (a full disk) or are far behind it (an
+    /// overload, or a start after the log grew without them): every write's answer waits for them, at most 5 s, so
+    /// the command would be appended and still answered 503. Refused, it appends nothing.
+    ///
+    /// - Throws: ``DomainError`` when the command is refused, ``WritesUnavailable`` when no write can be taken now,
+    ///   and what ``CommandExecutor/execute(_:idempotencyKey:durability:)`` throws.
+    public func execute(_ command: Command, idempotencyKey: String?) async throws -> CommandResult {
+        let engine = readModels.current
+        guard engine.applyFailure == nil else {
+            throw WritesUnavailable("the server cannot take writes now: its read models cannot apply the log; retry later")
+        }
+        let lag = engine.lag
+        guard lag <= maximumWriteLag else {
+            throw WritesUnavailable(
+                "the server cannot take writes now: its read models are \(lag) events behind the log; retry shortly")
+        }
+        return try await commands.execute(command, idempotencyKey: idempotencyKey)
+    }
+
+    /// The user a bearer token speaks for: its MAC is ours and its session has neither ended nor expired.
+    public func user(forToken token: String) throws -> (user: UserID, session: SessionID)? {
+        guard let session = tokens.session(fromToken: token), let user = try commands.user(ofSession: session) else {
+            return nil
+        }
+        return (user, session)
+    }
+
+    /// Syncs and closes the read models, then closes the stored responses and the log (after its writer has
+    /// committed what it holds).
+    public func close() {
+        // If the sync fails, the read models are rebuilt at the next start after a crash of the machine.
+        try? readModels.close()
+        responses.close()
+        embeddedLog.close()
+    }
+}
+
+/// No write can be taken now (the read models cannot apply the log, or are far behind it); nothing was appended,
+/// and the same write may succeed shortly.
+public struct WritesUnavailable: Error, Sendable, CustomStringConvertible {
+    public let description: String
+
+    init(_ description: String) { self.description = description }
+}
+
+/// The log's writer as a service: on graceful shutdown it commits what is queued and stops.
+struct LogWriterService: Service {
+    let log: LMDBEventLog
+
+    func run() async {
+        guard !log.isReadOnly else {
+            // No writer to run; a service still runs until its group stops.
+            try? await gracefulShutdown()
+            return
+        }
+        await cancelWhenGracefulShutdown { await log.run() }
+    }
+}

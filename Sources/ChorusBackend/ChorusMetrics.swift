@@ -1,0 +1,85 @@
+import ChorusLog
+import CoreMetrics
+import Foundation
+import Prometheus
+import Synchronization
+
+/// What `/metrics` shows, in Prometheus's text format: requests and their latency per route, appends and commit batch
+/// sizes, the read models' position and lag, and open live streams. Recorded through swift-metrics with a factory of
+/// our own registry, so that two servers in one process (tests) keep apart.
+public final class ChorusMetrics: Sendable {
+    private let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+    private let liveStreams = Atomic<Int>(0)
+    /// The request metrics of each route, method and status, made once: making them asks the registry, under its lock,
+    /// for every request otherwise.
+    private let requestMetrics = Mutex<[RequestKey: (count: CoreMetrics.Counter, duration: CoreMetrics.Timer)]>([:])
+
+    private struct RequestKey: Hashable {
+        let route: String
+        let method: String
+        let status: Int
+    }
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(250), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10),
+            .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250), .seconds(1), .seconds(5),
+        ]
+        factory.valueHistogramBuckets["chorus_log_commit_appends"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024]
+        self.factory = factory
+    }
+
+    /// One answered request; `route` is the route's pattern (`/v1/users/{id}`), never the raw path.
+    package func recordRequest(route: String, method: String, status: Int, duration: Duration) {
+        let key = RequestKey(route: route, method: method, status: status)
+        let metrics = requestMetrics.withLock { known in
+            if let metrics = known[key] { return metrics }
+            let made = (
+                count: CoreMetrics.Counter(
+                    label: "chorus_http_requests_total",
+                    dimensions: [("route", route), ("method", method), ("status", String(status))], factory: factory),
+                duration: CoreMetrics.Timer(
+                    label: "chorus_http_request_duration_seconds", dimensions: [("route", route), ("method", method)],
+                    factory: factory)
+            )
+            known[key] = made
+            return made
+        }
+        metrics.count.increment()
+        metrics.duration.recordNanoseconds(duration.nanoseconds)
+    }
+
+    /// One group commit of the log.
+    public func recordCommit(_ report: CommitReport) {
+        CoreMetrics.Counter(label: "chorus_log_commits_total", factory: factory).increment()
+        CoreMetrics.Counter(label: "chorus_log_appended_events_total", factory: factory).increment(by: report.events)
+        CoreMetrics.Recorder(label: "chorus_log_commit_appends", factory: factory).record(report.appends)
+        CoreMetrics.Timer(label: "chorus_log_commit_duration_seconds", factory: factory)
+            .recordNanoseconds(report.duration.nanoseconds)
+    }
+
+    package func liveStreamOpened() { liveStreams.add(1, ordering: .relaxed) }
+    package func liveStreamClosed() { liveStreams.subtract(1, ordering: .relaxed) }
+
+    /// The text of `/metrics`, with the gauges read now.
+    package func render(logHead: LogPosition, projectionPosition: LogPosition, eventsPerSecond: Double) -> [UInt8] {
+        let gauge = { (label: String, value: Double) in
+            CoreMetrics.Gauge(label: label, factory: self.factory).record(value)
+        }
+        gauge("chorus_log_head", Double(logHead.rawValue))
+        gauge("chorus_projection_position", Double(projectionPosition.rawValue))
+        gauge("chorus_projection_lag", Double(logHead.rawValue - min(logHead.rawValue, projectionPosition.rawValue)))
+        gauge("chorus_projection_events_per_second", eventsPerSecond)
+        gauge("chorus_live_streams", Double(liveStreams.load(ordering: .relaxed)))
+        return registry.emitToBuffer()
+    }
+}
+
+extension Duration {
+    package var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

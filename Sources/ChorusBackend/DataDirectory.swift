@@ -1,0 +1,64 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import ChorusStorage
+import Foundation
+
+/// Where a data directory keeps its parts: everything Chorus stores is under one directory.
+///
+/// - `log/`: the event log, with the decision state in its environment
+/// - `projections` → `projections.<id>/`: the current generation of read models
+/// - `media/`: uploaded images, content-addressed
+/// - `responses/`: first responses to requests sent with an `Idempotency-Key`
+/// - `session.key`: the secret bearer tokens are signed with
+public struct DataDirectory: Sendable {
+    public let root: String
+
+    public init(_ root: String) { self.root = root }
+
+    public var log: String { root + "/log" }
+    public var projections: String { ProjectionGenerations(dataDirectory: root).current }
+    public var media: String { root + "/media" }
+    public var responses: String { root + "/responses" }
+    public var sessionSecret: String { root + "/session.key" }
+
+    /// The log, with the domain's decision state in it; its writer runs while ``LMDBEventLog/run()`` runs.
+    /// - Parameter maximumSize: bytes the log's file may grow to, past which every append fails (LMDB's map size).
+    public func openLog(
+        readOnly: Bool = false, maximumSize: Int? = nil, commitObserver: (@Sendable (CommitReport) -> Void)? = nil
+    ) throws -> LMDBEventLog {
+        var configuration = LMDBEventLog.Configuration()
+        configuration.stateTables = DecisionState.tableNames
+        configuration.readOnly = readOnly
+        if let maximumSize {
+            configuration.maximumMapSize = maximumSize
+            configuration.initialMapSize = min(configuration.initialMapSize, maximumSize)
+        }
+        configuration.commitObserver = commitObserver
+        return try LMDBEventLog(directory: log, configuration: configuration)
+    }
+
+    /// The session secret, made on first use: readable by the owner only, written whole or not at all.
+    public func sessionSecretBytes() throws -> [UInt8] {
+        let files = FileManager.default
+        if let existing = files.contents(atPath: sessionSecret) {
+            guard existing.count >= SessionTokens.secretSize else {
+                throw DataDirectoryError("\(sessionSecret) holds \(existing.count) bytes, not \(SessionTokens.secretSize)")
+            }
+            return Array(existing)
+        }
+        try files.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let secret = SessionTokens.makeSecret()
+        try AtomicFile.write(secret, to: sessionSecret, permissions: 0o600)
+        // Two servers racing to make it: the first rename wins for both, as each reads the file back.
+        guard let stored = files.contents(atPath: sessionSecret) else {
+            throw DataDirectoryError("could not read back \(sessionSecret)")
+        }
+        return Array(stored)
+    }
+}
+
+public struct DataDirectoryError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,156 @@
+import ChorusBackend
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import HTTPTypes
+import Hummingbird
+import ServiceLifecycle
+
+/// `GET /v1/live`: Server-Sent Events of what changes on the caller's screens. Each event is sent once the read
+/// models have applied it, with its log position as the SSE id; a client that resumes after an id (`Last-Event-ID`
+/// or `?after=`) gets every later event once, in log order, because the stream walks the log from that position.
+/// One log event can concern several topics (a comment on the caller's post: `comment` and `notification`); those
+/// events share their position's id and are written together. Which events concern which topics is the read models'
+/// business (``ChorusProjections/LiveChange``); this is the stream.
+struct LiveRoutes {
+    let endpoints: Endpoints
+    let heartbeat: Duration
+
+    func add(to group: RouterGroup<ChorusRequestContext>) {
+        group.get("live") { request, context in
+            let caller = try context.requireCaller()
+            let topics = try Self.topics(request)
+            var start = endpoints.backend.projections.position
+            if let text = request.headers[.lastEventID] ?? request.uri.queryParameters["after"].map(String.init) {
+                guard let after = UInt64(text.trimmingCharacters(in: .whitespaces)) else {
+                    throw APIError.badRequest("Last-Event-ID and after must be a log position (a whole number)")
+                }
+                start = LogPosition(after)
+            }
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream"
+            headers[.cacheControl] = "no-store"
+            let stream = LiveStream(endpoints: endpoints, caller: caller, topics: topics, heartbeat: heartbeat)
+            let from = start
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                try await stream.run(from: from, into: &writer)
+                try await writer.finish(nil)
+            })
+        }
+    }
+
+    static func topics(_ request: Request) throws -> Set<LiveTopic> {
+        guard let text = request.uri.queryParameters["topics"], !text.isEmpty else {
+            throw APIError.badRequest("name the topics to listen to: ?topics=notifications,feed,…")
+        }
+        var topics = Set<LiveTopic>()
+        for part in text.split(separator: ",") {
+            guard let topic = LiveTopic(part.trimmingCharacters(in: .whitespaces)[...]) else {
+                throw APIError.badRequest("unknown topic \(part)")
+            }
+            topics.insert(topic)
+        }
+        return topics
+    }
+}
+
+/// One client's stream: walks the log behind the read models and sends what concerns its topics.
+struct LiveStream: Sendable {
+    let endpoints: Endpoints
+    let caller: Caller
+    let topics: Set<LiveTopic>
+    let heartbeat: Duration
+
+    func run(from start: LogPosition, into writer: inout any ResponseBodyWriter) async throws {
+        let backend = endpoints.backend
+        backend.metrics.liveStreamOpened()
+        defer { backend.metrics.liveStreamClosed() }
+        var sent = start
+        // A comment first, so that the client knows the stream is open.
+        try await writer.write(ByteBuffer(string: ": open\n\n"))
+        do {
+            while !Task.isCancelled {
+                guard let reached = try await nextPosition(after: sent) else {
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                    continue
+                }
+                while sent < reached {
+                    let events = try backend.log.read(
+                        from: sent.next, limit: min(1_000, Int(reached.rawValue - sent.rawValue)))
+                    guard let last = events.last else { break }
+                    let outgoing = try backend.readModels.snapshot { view in
+                        try events.map { recorded in (recorded.position, try render(recorded, in: view)) }
+                    }.answer
+                    // The events of one position go out in one write, so a client has all of them or none when it
+                    // resumes after their id.
+                    for (position, text) in outgoing where !text.isEmpty {
+                        try await writer.write(ByteBuffer(bytes: Self.frame(text, id: position)))
+                    }
+                    sent = last.position
+                }
+            }
+        } catch is CancellationError {
+            return
+        }
+    }
+
+    /// The position the read models reach next, or nil when a heartbeat is due first. Ends on graceful shutdown.
+    private func nextPosition(after position: LogPosition) async throws -> LogPosition? {
+        let readModels = endpoints.backend.readModels
+        if readModels.current.position > position { return readModels.current.position }
+        let heartbeatDue = ContinuousClock.now + heartbeat
+        return try await cancelWhenGracefulShutdown {
+            try await readModels.waitForPosition(after: position, until: heartbeatDue)
+        }
+    }
+
+    /// The SSE events `recorded` makes on the caller's topics, as `(event name, JSON)`, rendered as the REST answers
+    /// are, from the snapshot being sent.
+    private func render(_ recorded: RecordedEvent, in view: borrowing ReadView) throws -> [(name: String, data: [UInt8])] {
+        let renderer = endpoints.renderer
+        return try view.liveChanges(of: recorded, for: caller.user, on: topics).compactMap { change in
+            switch change {
+            case .post(let post):
+                var json = JSONWriter()
+                guard try view.withPost(post, viewer: caller.user, { renderer.write($0, to: &json) }) != nil else {
+                    return nil
+                }
+                return ("post", json.bytes)
+            case .comment(let comment):
+                return ("comment", JSONBody.encode(renderer.comment(comment)))
+            case .likes(let post, let count):
+                return ("like", JSONBody.encode(LiveLikeJSON(postId: post.rawValue, likes: count)))
+            case .notification(let notification):
+                return ("notification", JSONBody.encode(renderer.notification(notification)))
+            case .message(let message):
+                return ("message", JSONBody.encode(renderer.message(message)))
+            case .conversation(let conversation):
+                return ("conversation", JSONBody.encode(renderer.conversation(conversation)))
+            }
+        }
+    }
+
+    /// `id: …`, `event: …` and `data: …` of each event of one position.
+    private static func frame(_ events: [(name: String, data: [UInt8])], id position: LogPosition) -> [UInt8] {
+        var text: [UInt8] = []
+        for event in events {
+            text += Array("id: \(position.rawValue)\nevent: \(event.name)\ndata: ".utf8)
+            text += event.data
+            text += Array("\n\n".utf8)
+        }
+        return text
+    }
+}
+
+/// The `like` event of a `post:` topic: the post's like count after the change.
+struct LiveLikeJSON: JSONWritable {
+    let postId: String
+    let likes: UInt64
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("postId", postId)
+            $0.field("likes", likes)
+        }
+    }
+}

@@ -1,0 +1,99 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Hummingbird
+
+/// Posts, likes and comments.
+struct PostRoutes {
+    let endpoints: Endpoints
+
+    struct NewPost: Decodable {
+        let caption: String?
+        let text: String?
+        let image: String?
+        let repostOf: String?
+    }
+
+    struct NewComment: Decodable {
+        let text: String
+    }
+
+    func add(to group: RouterGroup<ChorusRequestContext>) {
+        let renderer = endpoints.renderer
+        group.post("posts") { request, context in
+            let caller = try context.requireCaller()
+            let (body, bytes) = try await JSONBody.decode(NewPost.self, from: request)
+            // A malformed id names nothing, like an unknown one.
+            let image = try body.image.map { text in
+                guard let id = MediaID(text) else { throw APIError(DomainError(.unknownMedia, "no media \(text)")) }
+                return id
+            }
+            let repostOf = try body.repostOf.map { text in
+                guard let id = PostID(text) else { throw APIError(DomainError(.unknownPost, "no post \(text)")) }
+                return id
+            }
+            let command = Command.createPost(
+                author: caller.user, caption: body.caption, text: body.text, image: image, repostOf: repostOf)
+            return try await endpoints.write(
+                request, context: context, requestBody: bytes, status: .created, command: command
+            ) { view, result, json in
+                let post = PostID(unchecked: result.createdID ?? "")
+                try UserRoutes.require(view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+            }
+        }
+        group.get("posts/:id") { request, context in
+            let caller = try context.requireCaller()
+            let post = try Endpoints.pathID(context, "id", as: PostID.self)
+            return try await endpoints.read(request) { view, json in
+                try UserRoutes.require(view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+            }
+        }
+        group.put("posts/:id/like") { request, context in try await like(request, context, liked: true) }
+        group.delete("posts/:id/like") { request, context in try await like(request, context, liked: false) }
+        group.get("posts/:id/comments") { request, context in
+            _ = try context.requireCaller()
+            let post = try Endpoints.pathID(context, "id", as: PostID.self)
+            let page = try Endpoints.page(request)
+            let order = try Endpoints.order(request, default: .oldestFirst)
+            return try await endpoints.read(request) { view in
+                renderer.page(try UserRoutes.require(view.comments(on: post, order: order, page: page), "post"), renderer.comment)
+            }
+        }
+        group.post("posts/:id/comments") { request, context in
+            let caller = try context.requireCaller()
+            let post = try Endpoints.pathID(context, "id", as: PostID.self)
+            let (body, bytes) = try await JSONBody.decode(NewComment.self, from: request)
+            let command = Command.addComment(author: caller.user, post: post, text: body.text)
+            do {
+                return try await endpoints.write(
+                    request, context: context, requestBody: bytes, status: .created, command: command
+                ) { view, result in
+                    let recorded = try endpoints.event(at: result.position)
+                    guard case .commentAdded(let comment) = recorded.event else {
+                        throw APIError.unavailable("no comment at position \(result.position)")
+                    }
+                    return CommentJSON(
+                        id: comment.comment.rawValue, postId: post.rawValue,
+                        author: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
+                        text: comment.text, createdAt: recorded.time)
+                }
+            } catch let error as DomainError where error.code == .unknownPost {
+                throw APIError.notFound("no post \(post)")
+            }
+        }
+    }
+
+    private func like(_ request: Request, _ context: ChorusRequestContext, liked: Bool) async throws -> Response {
+        let caller = try context.requireCaller()
+        let post = try Endpoints.pathID(context, "id", as: PostID.self)
+        let command: Command = liked ? .like(user: caller.user, post: post) : .unlike(user: caller.user, post: post)
+        do {
+            return try await endpoints.write(request, context: context, command: command) { view, _ in
+                let found = try UserRoutes.require(view.post(post, viewer: caller.user), "post")
+                return LikeJSON(liked: found.hasLiked, likes: found.likes)
+            }
+        } catch let error as DomainError where error.code == .unknownPost {
+            throw APIError.notFound("no post \(post)")
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Hummingbird
+
+/// The caller's own profile, other users' profiles and tabs, search, and follows.
+struct UserRoutes {
+    let endpoints: Endpoints
+
+    /// `PATCH /v1/me`: only the fields present change; `"profileImage": null` removes the image.
+    struct ProfileChanges: Decodable {
+        var name: String?
+        var major: String?
+        var bio: String?
+        var profileImage: ProfileImageChange?
+
+        private enum CodingKeys: String, CodingKey { case name, major, bio, profileImage }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            name = try container.decodeIfPresent(String.self, forKey: .name)
+            major = try container.decodeIfPresent(String.self, forKey: .major)
+            bio = try container.decodeIfPresent(String.self, forKey: .bio)
+            if container.contains(.profileImage) {
+                if try container.decodeNil(forKey: .profileImage) {
+                    profileImage = .remove
+                } else {
+                    let text = try container.decode(String.self, forKey: .profileImage)
+                    guard let media = MediaID(text) else {
+                        throw APIError(DomainError(.unknownMedia, "no media \(text)"))
+                    }
+                    profileImage = .set(media)
+                }
+            }
+        }
+    }
+
+    func add(to group: RouterGroup<ChorusRequestContext>) {
+        let renderer = endpoints.renderer
+        group.get("me") { request, context in
+            let caller = try context.requireCaller()
+            return try await endpoints.read(request) { view in
+                renderer.profile(try Self.require(view.profile(caller.user, viewer: caller.user), "user"))
+            }
+        }
+        group.patch("me") { request, context in
+            let caller = try context.requireCaller()
+            let (changes, bytes) = try await JSONBody.decode(ProfileChanges.self, from: request)
+            let command = Command.editProfile(
+                user: caller.user, name: changes.name, major: changes.major, bio: changes.bio,
+                profileImage: changes.profileImage)
+            return try await endpoints.write(request, context: context, requestBody: bytes, command: command) { view, _ in
+                renderer.profile(try Self.require(view.profile(caller.user, viewer: caller.user), "user"))
+            }
+        }
+        group.get("users/:id") { request, context in
+            let caller = try context.requireCaller()
+            let user = try Endpoints.pathID(context, "id", as: UserID.self)
+            return try await endpoints.read(request) { view in
+                renderer.profile(try Self.require(view.profile(user, viewer: caller.user), "user"))
+            }
+        }
+        group.get("users/:id/posts") { request, context in
+            try await postTab(request, context) { view, user, viewer, page, each in
+                try view.posts(by: user, viewer: viewer, page: page, each)
+            }
+        }
+        group.get("users/:id/likes") { request, context in
+            try await postTab(request, context) { view, user, viewer, page, each in
+                try view.likedPosts(by: user, viewer: viewer, page: page, each)
+            }
+        }
+        group.get("users/:id/followers") { request, context in
+            try await userTab(request, context) { view, user, page in try view.followers(of: user, page: page) }
+        }
+        group.get("users/:id/following") { request, context in
+            try await userTab(request, context) { view, user, page in try view.following(of: user, page: page) }
+        }
+        group.get("search/users") { request, context in
+            let caller = try context.requireCaller()
+            let page = try Endpoints.page(request)
+            guard let query = request.uri.queryParameters["q"] else { throw APIError.badRequest("search needs ?q=") }
+            return try await endpoints.read(request) { view in
+                renderer.page(try view.searchUsers(String(query), caller: caller.user, page: page), renderer.user)
+            }
+        }
+        group.put("users/:id/follow") { request, context in try await follow(request, context, following: true) }
+        group.delete("users/:id/follow") { request, context in try await follow(request, context, following: false) }
+    }
+
+    private func follow(_ request: Request, _ context: ChorusRequestContext, following: Bool) async throws -> Response {
+        let caller = try context.requireCaller()
+        let user = try Endpoints.pathID(context, "id", as: UserID.self)
+        let command: Command =
+            following ? .follow(follower: caller.user, followee: user) : .unfollow(follower: caller.user, followee: user)
+        do {
+            return try await endpoints.write(request, context: context, command: command) { view, _ in
+                let profile = try Self.require(view.profile(user, viewer: caller.user), "user")
+                return FollowJSON(following: profile.isFollowed, followers: profile.followers)
+            }
+        } catch let error as DomainError where error.code == .unknownUser {
+            throw APIError.notFound("no user \(user)")
+        }
+    }
+
+    private func postTab(
+        _ request: Request, _ context: ChorusRequestContext,
+        _ tab: @escaping (borrowing ReadView, UserID, UserID, PageRequest, (borrowing StoredPost) throws -> Void) throws
+            -> PageEnd?
+    ) async throws -> Response {
+        let caller = try context.requireCaller()
+        let user = try Endpoints.pathID(context, "id", as: UserID.self)
+        let page = try Endpoints.page(request)
+        let renderer = endpoints.renderer
+        return try await endpoints.read(request) { view, json in
+            guard try renderer.writePostPage(to: &json, { try tab(view, user, caller.user, page, $0) }) else {
+                throw APIError.notFound("no such user")
+            }
+        }
+    }
+
+    private func userTab(
+        _ request: Request, _ context: ChorusRequestContext,
+        _ tab: (borrowing ReadView, UserID, PageRequest) throws -> Page<UserSummary>?
+    ) async throws -> Response {
+        _ = try context.requireCaller()
+        let user = try Endpoints.pathID(context, "id", as: UserID.self)
+        let page = try Endpoints.page(request)
+        let renderer = endpoints.renderer
+        return try await endpoints.read(request) { view in
+            renderer.page(try Self.require(tab(view, user, page), "user"), renderer.user)
+        }
+    }
+
+    @discardableResult
+    static func require<T>(_ value: T?, _ what: String) throws -> T {
+        guard let value else { throw APIError.notFound("no such \(what)") }
+        return value
+    }
+}

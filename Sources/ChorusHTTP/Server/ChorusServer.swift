@@ -1,0 +1,101 @@
+import ChorusBackend
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+import Hummingbird
+import HummingbirdCore
+import Logging
+import ServiceLifecycle
+
+/// How `chorus serve` runs: flags, then environment, then these defaults.
+public struct ServerConfiguration: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    /// Opens the admin routes; without it nothing does.
+    public var adminToken: String?
+    /// Where clients reach the server, for media URLs; `http://host:port` when not set.
+    public var publicBaseURL: String?
+    /// A connection with no request under way for this long is closed.
+    public var idleTimeout: Duration = .seconds(60)
+    /// A request whose body has not all arrived this long after its head closes its connection; room for 10 MiB of
+    /// media over a slow mobile link.
+    public var requestTimeout: Duration = .seconds(120)
+    /// How often sign-ups and logins may be tried; nil turns the limits off (load tests).
+    public var rateLimits: RateLimits? = RateLimits()
+    /// Serves the data directory's log as it is, refusing every write with 403 (`chorus serve --read-only`).
+    public var readOnly = false
+    /// Logs every answered request at `debug` level (``AccessLogMiddleware``).
+    public var logsRequests = false
+    /// How long a read waits for `Chorus-Min-Position` (openapi.yaml: 5 s).
+    public var consistencyTimeout: Duration = .seconds(5)
+    /// How often an idle live stream gets a comment line (openapi.yaml: 15 s).
+    public var heartbeat: Duration = .seconds(15)
+
+    public init() {}
+
+    var baseURL: String { publicBaseURL ?? "http://\(host):\(port)" }
+}
+
+/// How often sign-ups and logins may be tried before `429 rate_limited` with `Retry-After`.
+public struct RateLimits: Sendable {
+    /// Guessing one account's password: 10 tries, then one every 30 s.
+    public var loginPerAccount = RateLimiter.Rule(burst: 10, every: .seconds(30))
+    /// Many accounts from one address: 300 tries, then 5 a second (an office or a campus behind one address).
+    public var loginPerAddress = RateLimiter.Rule(burst: 300, every: .milliseconds(200))
+    /// Accounts made from one address: 30, then one a minute.
+    public var registrationPerAddress = RateLimiter.Rule(burst: 30, every: .seconds(60))
+    /// The limiters' clock; tests move their own.
+    public var clock: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+
+    public init() {}
+}
+
+/// The HTTP API of openapi.yaml over a ``ChorusBackend``, as a Hummingbird application whose service group also runs
+/// the backend's services (the log writer, the read models following the log): on SIGTERM the server stops taking
+/// connections and drains its requests, then the read models stop, then the log writer commits what it holds; the
+/// caller closes the backend after `runService` returns.
+public enum ChorusServer {
+    public static func makeApplication(
+        backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger
+    ) -> some ApplicationProtocol {
+        Application(
+            router: makeRouter(backend: backend, configuration: configuration),
+            server: serverBuilder(configuration),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
+            // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
+            // drains its requests first, then the backend's, last to first.
+            services: backend.services,
+            logger: logger)
+    }
+
+    /// HTTP/1.1 with each connection's tasks on its event loop, and the idle and request timeouts.
+    public static func serverBuilder(_ configuration: ServerConfiguration) -> HTTPServerBuilder {
+        EventLoopBoundHTTP1.builder(idleTimeout: configuration.idleTimeout, requestTimeout: configuration.requestTimeout)
+    }
+
+    public static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration) -> Router<ChorusRequestContext> {
+        let endpoints = Endpoints(
+            backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL),
+            consistencyTimeout: configuration.consistencyTimeout)
+        let router = Router(context: ChorusRequestContext.self)
+        // Middleware applies to the routes added after it, and to "no such route"; the first added is outermost.
+        router.add(middleware: MetricsMiddleware(metrics: backend.metrics))
+        if configuration.logsRequests { router.add(middleware: AccessLogMiddleware()) }
+        router.add(middleware: ErrorMiddleware())
+        if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
+
+        OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken).add(to: router)
+        AuthRoutes(endpoints: endpoints, limits: configuration.rateLimits.map(AuthRoutes.Limits.init)).addOpen(to: router)
+        MediaRoutes(endpoints: endpoints).addOpen(to: router)
+
+        let signedIn = router.group("v1").add(middleware: AuthMiddleware(backend: backend))
+        AuthRoutes(endpoints: endpoints, limits: nil).addProtected(to: signedIn)
+        UserRoutes(endpoints: endpoints).add(to: signedIn)
+        PostRoutes(endpoints: endpoints).add(to: signedIn)
+        FeedRoutes(endpoints: endpoints).add(to: signedIn)
+        MessageRoutes(endpoints: endpoints).add(to: signedIn)
+        MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
+        LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat).add(to: signedIn)
+        return router
+    }
+}

@@ -1,0 +1,21 @@
+/// One decision's part of the log's next write (``EventLog/append(_:eventCount:decide:)``): the decision state as of
+/// every event before it, and the appends it decides. Its appends and state changes commit together, or not at all.
+public protocol DecisionBatch: AnyObject {
+    /// The time stamped on every event of the write.
+    var recordedAt: EventTime { get }
+
+    /// The last position assigned so far, this write's earlier appends included.
+    var head: LogPosition { get }
+
+    /// The decision state in this same write.
+    var state: any StateWriter { get }
+
+    /// Appends `request`'s events at the next positions, or returns the original outcome of a repeated command id.
+    /// Every check comes before the first write, so an append that throws ``EventLogError`` has written nothing.
+    func append(_ request: AppendRequest) throws -> AppendOutcome
+
+    /// Appends one command's events exactly as another log recorded them (`chorus log import`): each at its own
+    /// position, which must be the next, with its stream's next version, and its own time, ids and actor. All are
+    /// checked before the first is written, so a refused command writes nothing.
+    func appendRecorded(_ events: [RecordedEvent]) throws
+}

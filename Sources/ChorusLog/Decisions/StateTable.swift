@@ -1,0 +1,43 @@
+/// A key-value table of state kept with the log and changed in the same write as the events that decide it: the
+/// domain's decision state (who registered which e-mail, who follows whom, idempotency keys). A log is opened with the
+/// names of its state tables (``LMDBEventLog/Configuration/stateTables``).
+public struct StateTable: Sendable, Hashable, CustomStringConvertible {
+    public let name: String
+
+    public init(_ name: String) { self.name = name }
+
+    public var description: String { name }
+}
+
+/// The decision state as one read sees it: every table as one position of the log left it. Buffers handed to the
+/// closures are valid only inside them.
+public protocol StateReader {
+    /// The position of the last event the state reflects.
+    var position: LogPosition { get throws }
+
+    /// Calls `body` with the value stored under `key`, or nil; a key the log cannot hold (empty, or over 511 bytes)
+    /// holds nothing.
+    func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R
+
+    /// Visits the entries of `table` in key order until `body` returns false.
+    func forEach(
+        in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws
+}
+
+/// The decision state inside a write of the log: what changes here commits with that write's events.
+public protocol StateWriter: StateReader {
+    /// Stores `value` under `key`.
+    func put(_ value: [UInt8], for key: [UInt8], in table: StateTable) throws
+
+    /// Removes `key`; returns whether it was there.
+    @discardableResult
+    func delete(_ key: [UInt8], in table: StateTable) throws -> Bool
+}
+
+extension StateReader {
+    /// A copy of the value stored under `key`.
+    public func value(for key: [UInt8], in table: StateTable) throws -> [UInt8]? {
+        try withValue(for: key, in: table) { $0.map(Array.init) }
+    }
+}

@@ -1,0 +1,124 @@
+import ChorusStorage
+
+/// The log's databases and how their keys and values are laid out.
+///
+/// - events, in LMDB's main database: 0xFF, then the position (u64 big-endian, so byte order is position order) → the
+///   record of ``EventRecordCodec``. The main database also holds one record per named database, keyed by its ASCII
+///   name; the 0xFF prefix sorts every event after those, so appends still go at the end (`MDB_APPEND`) and an append
+///   commit touches exactly the pages a plain LMDB put would. A named database of its own would cost one more page
+///   per commit: its record in the main database, rewritten whenever its root page moves.
+/// - `stream-index`: stream id, NUL, version (u64 big-endian) → position (u64 big-endian).
+/// - `stream-heads`: stream id → the stream's last version (u64 little-endian).
+/// - `commands`: command id (16 bytes) → first position, last position, stream version (u64 little-endian each).
+/// - `meta`: `format` → the storage format version (u32 little-endian); `indexed-through` → the last position whose
+///   stream-index, stream-heads and commands entries are written (u64 little-endian).
+/// - `state.<name>`: the state tables (``LMDBEventLog/Configuration/stateTables``), written by decisions.
+///
+/// Only `events` (and the state tables) are written by the fsync'd append; the other databases index the events,
+/// written in batches by the writer (see ``UnindexedTail``), and are complete up to `indexed-through`.
+struct LogSchema: Sendable {
+    private static let indexNames = ["stream-index", "stream-heads", "commands", "meta"]
+
+    /// Every named database of a log with these state tables.
+    static func databaseNames(stateTables: [String]) -> [String] { indexNames + stateTables.map { "state." + $0 } }
+    static let storageFormat: UInt32 = 1
+    private static let formatKey = Array("format".utf8)
+    static let indexedThroughKey = Array("indexed-through".utf8)
+
+    let events: LMDBDatabase
+    let streamIndex: LMDBDatabase
+    let streamHeads: LMDBDatabase
+    let commands: LMDBDatabase
+    let meta: LMDBDatabase
+    /// By name.
+    private let stateTables: [String: LMDBDatabase]
+
+    init(_ environment: LMDBEnvironment, stateTables: [String]) {
+        events = environment.mainDatabase
+        streamIndex = environment.database("stream-index")
+        streamHeads = environment.database("stream-heads")
+        commands = environment.database("commands")
+        meta = environment.database("meta")
+        self.stateTables = Dictionary(
+            uniqueKeysWithValues: stateTables.map { ($0, environment.database("state." + $0)) })
+    }
+
+    /// The database of a state table; one the log was not opened with is a programming error.
+    func database(_ table: StateTable) -> LMDBDatabase {
+        guard let database = stateTables[table.name] else {
+            preconditionFailure("the log was not opened with the state table \(table.name)")
+        }
+        return database
+    }
+
+    /// Stamps a new log with the storage format, and refuses a log written in another one.
+    func checkStorageFormat(_ environment: LMDBEnvironment) throws {
+        let stored = try environment.read { transaction in
+            try Self.formatKey.withUnsafeBytes { key in
+                try transaction.value(in: meta, for: key).map { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+            }
+        }
+        switch stored {
+        case Self.storageFormat?:
+            return
+        case nil:
+            try environment.write { transaction in
+                try Self.formatKey.withUnsafeBytes { key in
+                    try withUnsafeBytes(of: Self.storageFormat.littleEndian) { value in
+                        try transaction.put(value, for: key, in: meta)
+                    }
+                }
+            }
+        case let other?:
+            throw EventLogError(
+                .corruptRecord, "\(environment.path) holds log storage format \(other); this build reads \(Self.storageFormat)")
+        }
+    }
+
+    private static let eventKeyPrefix: UInt8 = 0xFF
+    static let eventKeySize = 9
+
+    /// Calls `body` with the events key of `position`.
+    static func withPositionKey<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: eventKeySize, alignment: 1) { key in
+            key.storeBytes(of: eventKeyPrefix, toByteOffset: 0, as: UInt8.self)
+            key.storeBytes(of: position.rawValue.bigEndian, toByteOffset: 1, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(key))
+        }
+    }
+
+    /// The position in an events key, or nil for a key of the main database that is not an event's.
+    static func position(fromEventKey key: UnsafeRawBufferPointer) throws -> LogPosition? {
+        guard key.first == eventKeyPrefix else { return nil }
+        guard key.count == eventKeySize else {
+            throw EventLogError.corruptRecord(at: nil, "is stored under a malformed \(key.count)-byte events key")
+        }
+        return LogPosition(UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+    }
+
+    /// A position stored as a stream-index value.
+    static func position(fromIndexValue value: UnsafeRawBufferPointer) -> LogPosition {
+        LogPosition(UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)))
+    }
+
+    static func withIndexValue<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeBytes(of: position.rawValue.bigEndian, body)
+    }
+
+    /// The prefix every stream-index key of `stream` starts with.
+    static func streamIndexPrefix(_ stream: StreamID) -> [UInt8] {
+        var prefix = Array(stream.rawValue.utf8)
+        prefix.append(0)
+        return prefix
+    }
+
+    static func streamIndexKey(prefix: [UInt8], version: UInt64) -> [UInt8] {
+        var key = prefix
+        withUnsafeBytes(of: version.bigEndian) { key.append(contentsOf: $0) }
+        return key
+    }
+
+    static func version(fromStreamIndexKey key: UnsafeRawBufferPointer) -> UInt64 {
+        UInt64(bigEndian: key.loadUnaligned(fromByteOffset: key.count - 8, as: UInt64.self))
+    }
+}

@@ -1,0 +1,149 @@
+import ChorusStorage
+
+/// The log as seen from inside the writer's one open write transaction (``LMDBEventLog/append(_:eventCount:decide:)``):
+/// appends and state changes made here are committed together, durably, when the transaction commits.
+///
+/// The transaction writes the event records and whatever the decision writes to ``state`` (this batch itself). Stream
+/// versions and command ids are decided against this batch's own appends, then the writer's unindexed tail, then the
+/// indexes on disk: together, everything before the batch.
+final class LogWriteBatch: DecisionBatch, StateWriter {
+    let transaction: LMDBWriteTransaction
+    let schema: LogSchema
+    let recordedAt: EventTime
+    /// It advances only when an append succeeds.
+    private(set) var head: LogPosition
+    /// The state tables (``LMDBEventLog/Configuration/stateTables``), in this same transaction.
+    var state: any StateWriter { self }
+    /// The appends of this batch, handed to the writer's tail once the transaction commits.
+    private(set) var staged = UnindexedTail()
+    private let committedTail: UnindexedTail
+    private let index: LogIndex
+
+    init(
+        transaction: LMDBWriteTransaction, schema: LogSchema, head: LogPosition, committedTail: UnindexedTail,
+        recordedAt: EventTime
+    ) {
+        self.transaction = transaction
+        self.schema = schema
+        self.head = head
+        self.committedTail = committedTail
+        self.index = LogIndex(schema: schema)
+        self.recordedAt = recordedAt
+    }
+
+    /// A thrown ``LMDBError`` aborts the whole transaction.
+    func append(_ request: AppendRequest) throws -> AppendOutcome {
+        try request.validate()
+        if let original = try outcome(ofCommand: request.commandID) {
+            return AppendOutcome(
+                firstPosition: original.firstPosition, lastPosition: original.lastPosition,
+                streamVersion: original.streamVersion, isReplay: true)
+        }
+        let currentVersion = try streamVersion(request.stream)
+        guard request.expectedVersion.admits(currentVersion) else {
+            throw EventLogError.wrongExpectedVersion(
+                stream: request.stream, expected: request.expectedVersion, actual: currentVersion)
+        }
+
+        var position = head
+        var version = currentVersion
+        for event in request.events {
+            position = position.next
+            version += 1
+            let fields = EventRecordCodec.Fields(
+                position: position, streamVersion: version, recordedAt: recordedAt, commandID: request.commandID,
+                correlationID: request.correlationID, stream: request.stream, actor: request.actor, event: event)
+            try LogSchema.withPositionKey(position) { positionKey in
+                try transaction.reserve(
+                    EventRecordCodec.encodedSize(fields), for: positionKey, in: schema.events, append: true
+                ) { EventRecordCodec.encode(fields, into: $0) }
+            }
+        }
+        let outcome = AppendOutcome(
+            firstPosition: head.next, lastPosition: position, streamVersion: version, isReplay: false)
+        staged.record(outcome, stream: request.stream, command: request.commandID)
+        head = position
+        return outcome
+    }
+
+    func appendRecorded(_ events: [RecordedEvent]) throws {
+        guard let first = events.first else { return }
+        var version = try streamVersion(first.stream)
+        for (offset, event) in events.enumerated() {
+            let position = LogPosition(head.rawValue + UInt64(offset) + 1)
+            guard event.position == position else {
+                throw EventLogError.invalidAppend("event at position \(event.position) where \(position) is next")
+            }
+            guard event.commandID == first.commandID, event.stream == first.stream else {
+                throw EventLogError.invalidAppend("position \(event.position): one command's events share a command and a stream")
+            }
+            version += 1
+            guard event.streamVersion == version else {
+                throw EventLogError.invalidAppend(
+                    "position \(event.position): stream \(event.stream) is at version \(version - 1), not \(event.streamVersion - 1)")
+            }
+            try NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload).validate()
+        }
+        guard first.actor.utf8.count <= AppendRequest.maximumActorLength else {
+            throw EventLogError.invalidAppend("position \(first.position): an actor of more than \(AppendRequest.maximumActorLength) bytes")
+        }
+        // The rest of a command whose first events an earlier, interrupted import appended may follow them.
+        var commandStart: LogPosition?
+        if let original = try outcome(ofCommand: first.commandID) {
+            guard original.lastPosition == head else {
+                throw EventLogError.invalidAppend(
+                    "position \(first.position): command \(first.commandID) was already appended at \(original.firstPosition)")
+            }
+            commandStart = original.firstPosition
+        }
+        for event in events {
+            let fields = EventRecordCodec.Fields(
+                position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt,
+                commandID: event.commandID, correlationID: event.correlationID, stream: event.stream, actor: event.actor,
+                event: NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload))
+            try LogSchema.withPositionKey(event.position) { positionKey in
+                try transaction.reserve(
+                    EventRecordCodec.encodedSize(fields), for: positionKey, in: schema.events, append: true
+                ) { EventRecordCodec.encode(fields, into: $0) }
+            }
+            staged.record(event, commandStartsAt: commandStart)
+            head = event.position
+        }
+    }
+
+    /// The stream's last version, including appends earlier in the batch.
+    func streamVersion(_ stream: StreamID) throws -> UInt64 {
+        if let version = staged.streamVersions[stream] ?? committedTail.streamVersions[stream] { return version }
+        return try index.streamVersion(stream, in: transaction)
+    }
+
+    private func outcome(ofCommand command: CommandID) throws -> AppendOutcome? {
+        if let outcome = staged.commands[command] ?? committedTail.commands[command] { return outcome }
+        return try index.outcome(ofCommand: command, in: transaction)
+    }
+
+    // MARK: The state tables
+
+    var position: LogPosition { head }
+
+    func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+        try body(try key.withUnsafeBytes { try transaction.value(in: schema.database(table), for: $0) })
+    }
+
+    func forEach(
+        in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try transaction.forEachEntry(of: schema.database(table), body)
+    }
+
+    func put(_ value: [UInt8], for key: [UInt8], in table: StateTable) throws {
+        try key.withUnsafeBytes { key in
+            try value.withUnsafeBytes { value in try transaction.put(value, for: key, in: schema.database(table)) }
+        }
+    }
+
+    @discardableResult
+    func delete(_ key: [UInt8], in table: StateTable) throws -> Bool {
+        try key.withUnsafeBytes { try transaction.delete($0, in: schema.database(table)) }
+    }
+}

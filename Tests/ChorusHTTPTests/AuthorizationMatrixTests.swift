@@ -1,0 +1,167 @@
+import ChorusBackend
+import ChorusHTTP
+import Foundation
+import HTTPTypes
+import Testing
+
+/// Every route of API.md, who may call it, and proof that everyone else is refused.
+@Suite("Authorization matrix")
+struct AuthorizationMatrixTests {
+    /// Who a route is open to.
+    enum Audience: CustomStringConvertible {
+        /// Anyone, with or without a token.
+        case anyone
+        /// Any signed-in user; nothing else (not the admin token) opens it.
+        case user
+        /// The admin token only; a user's token is 403, anything else 401.
+        case admin
+
+        var description: String {
+            switch self {
+            case .anyone: "anyone"
+            case .user: "users"
+            case .admin: "the admin"
+            }
+        }
+    }
+
+    /// Who calls.
+    enum Caller: CaseIterable, CustomStringConvertible {
+        case anonymous, forgedToken, user, admin
+
+        var description: String {
+            switch self {
+            case .anonymous: "no token"
+            case .forgedToken: "a forged token"
+            case .user: "a user's token"
+            case .admin: "the admin token"
+            }
+        }
+    }
+
+    struct Route: CustomStringConvertible {
+        let method: HTTPRequest.Method
+        let path: String
+        let audience: Audience
+        var json: [String: Any]? = nil
+
+        var description: String { "\(method) \(path)" }
+    }
+
+    @Test("each route answers its audience, and refuses every other caller with 401 or 403 and appends nothing")
+    func matrix() async throws {
+        try await withAPI(configure: { $0.adminToken = "the-admin-token" }) { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let post = try await api.post(bo, "a post")
+            let upload = try await api.call(
+                .post, "/v1/media", token: bo.token, body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0],
+                headers: ["Content-Type": "image/png"])
+            let media = try #require(upload.object["id"] as? String)
+            _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "hi"])
+
+            let routes: [Route] = [
+                Route(method: .get, path: "/health", audience: .anyone),
+                Route(method: .get, path: "/metrics", audience: .anyone),
+                Route(method: .get, path: "/openapi.yaml", audience: .anyone),
+                Route(method: .get, path: "/v1/media/\(media)", audience: .anyone),
+                Route(method: .get, path: "/v1/me", audience: .user),
+                Route(method: .patch, path: "/v1/me", audience: .user, json: ["bio": "hello"]),
+                Route(method: .get, path: "/v1/users/\(bo.id)", audience: .user),
+                Route(method: .get, path: "/v1/users/\(bo.id)/posts", audience: .user),
+                Route(method: .get, path: "/v1/users/\(bo.id)/likes", audience: .user),
+                Route(method: .get, path: "/v1/users/\(bo.id)/followers", audience: .user),
+                Route(method: .get, path: "/v1/users/\(bo.id)/following", audience: .user),
+                Route(method: .get, path: "/v1/search/users?q=b", audience: .user),
+                Route(method: .put, path: "/v1/users/\(bo.id)/follow", audience: .user),
+                Route(method: .delete, path: "/v1/users/\(bo.id)/follow", audience: .user),
+                Route(method: .post, path: "/v1/posts", audience: .user, json: ["text": "hello"]),
+                Route(method: .get, path: "/v1/posts/\(post)", audience: .user),
+                Route(method: .put, path: "/v1/posts/\(post)/like", audience: .user),
+                Route(method: .delete, path: "/v1/posts/\(post)/like", audience: .user),
+                Route(method: .get, path: "/v1/posts/\(post)/comments", audience: .user),
+                Route(method: .post, path: "/v1/posts/\(post)/comments", audience: .user, json: ["text": "nice"]),
+                Route(method: .get, path: "/v1/feed/home", audience: .user),
+                Route(method: .get, path: "/v1/feed/following", audience: .user),
+                Route(method: .get, path: "/v1/notifications", audience: .user),
+                Route(method: .post, path: "/v1/messages", audience: .user, json: ["to": bo.id, "text": "hello"]),
+                Route(method: .get, path: "/v1/conversations", audience: .user),
+                Route(method: .get, path: "/v1/conversations/\(bo.id)/messages", audience: .user),
+                Route(method: .get, path: "/v1/admin/projections", audience: .admin),
+                Route(method: .post, path: "/v1/admin/projections/rebuild", audience: .admin),
+            ]
+            for route in routes {
+                for caller in Caller.allCases {
+                    let token: String? =
+                        switch caller {
+                        case .anonymous: nil
+                        case .forgedToken: "01m81svpp4e00a142xd0fmjp8z.bm90IGEgcmVhbCBtYWMgYXQgYWxsIG5vIG5vIG5v"
+                        case .user: ana.token
+                        case .admin: "the-admin-token"
+                        }
+                    let head = api.head
+                    let answer = try await api.call(route.method, route.path, token: token, json: route.json)
+                    let allowed =
+                        switch (route.audience, caller) {
+                        case (.anyone, _), (.user, .user), (.admin, .admin): true
+                        default: false
+                        }
+                    if allowed {
+                        #expect(answer.status.kind == .successful, "\(route) by \(caller): \(answer.status)")
+                    } else {
+                        let expected: HTTPResponse.Status =
+                            route.audience == .admin && caller == .user ? .forbidden : .unauthorized
+                        #expect(answer.status == expected, "\(route) by \(caller) must be refused with \(expected)")
+                        #expect(api.head == head, "\(route) by \(caller) appended nothing")
+                    }
+                }
+            }
+
+            // Signing up and logging in are open to anyone, whatever token comes along.
+            for (index, token) in [nil, "the-admin-token", ana.token].enumerated() {
+                let signUp = try await api.call(
+                    .post, "/v1/auth/register", token: token,
+                    json: ["email": "new\(index)@example.com", "password": "secret-password", "name": "New"])
+                #expect(signUp.status == .created, "register with \(token ?? "no token")")
+                let login = try await api.call(
+                    .post, "/v1/auth/login", token: token, json: ["email": bo.email, "password": "secret-password"])
+                #expect(login.status == .ok, "login with \(token ?? "no token")")
+            }
+
+            // Live streams never end, so only their refusals are asked for here (LiveAPITests streams them).
+            for token in [nil, "the-admin-token", "01m81svpp4e00a142xd0fmjp8z.bm90IGEgcmVhbCBtYWMgYXQgYWxsIG5vIG5vIG5v"] {
+                #expect(try await api.call(.get, "/v1/live?topics=notifications", token: token).status == .unauthorized)
+            }
+
+            // Logout ends the caller's own session, and only that one.
+            #expect(try await api.call(.post, "/v1/auth/logout").status == .unauthorized)
+            #expect(try await api.call(.post, "/v1/auth/logout", token: "the-admin-token").status == .unauthorized)
+            #expect(try await api.call(.post, "/v1/auth/logout", token: ana.token).status == .noContent)
+            #expect(try await api.call(.get, "/v1/me", token: ana.token).status == .unauthorized)
+            #expect(try await api.call(.get, "/v1/me", token: bo.token).status == .ok)
+        }
+    }
+
+    @Test("what is one user's stays theirs: another's messages, notifications and edits are out of reach")
+    func ownership() async throws {
+        try await withAPI { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let cy = try await api.register("Cy")
+            _ = try await api.call(.post, "/v1/messages", token: ana.token, json: ["to": bo.id, "text": "for Bo only"])
+            _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token)
+
+            // Cy asking for the conversation with Ana sees Cy's own (empty), never Ana and Bo's.
+            let theirs = try await api.call(.get, "/v1/conversations/\(ana.id)/messages", token: cy.token)
+            #expect(theirs.status == .ok)
+            #expect(theirs.items.isEmpty)
+            #expect(try await api.call(.get, "/v1/conversations", token: cy.token).items.isEmpty)
+            #expect(try await api.call(.get, "/v1/notifications", token: cy.token).items.isEmpty)
+            #expect(try await api.call(.get, "/v1/notifications", token: ana.token).items.count == 1)
+            // A profile edit changes the caller's profile, whatever else is sent.
+            let edit = try await api.call(.patch, "/v1/me", token: cy.token, json: ["name": "Not Ana"])
+            #expect(edit.object["id"] as? String == cy.id)
+            #expect(try await api.call(.get, "/v1/users/\(ana.id)", token: cy.token).object["name"] as? String == "Ana")
+        }
+    }
+}

@@ -1,0 +1,74 @@
+@testable import ChorusHTTP
+import ChorusLog
+@testable import ChorusProjections
+import Foundation
+import Testing
+
+@Suite("JSON writing")
+struct JSONWriterTests {
+    @Test("strings round-trip through a JSON parser: quotes, backslashes, control characters, Hangul, emoji")
+    func escaping() throws {
+        let texts = ["plain", "quote \" and \\ backslash", "new\nline\ttab\r", "\u{0}\u{1}\u{1F}", "김민수 😀", "</script>"]
+        for text in texts {
+            var json = JSONWriter()
+            json.object { $0.field("text", text) }
+            let parsed = try JSONSerialization.jsonObject(with: Data(json.bytes)) as? [String: Any]
+            #expect(parsed?["text"] as? String == text)
+            // The same text read in place, and as the last part of a URL.
+            var inPlace = JSONWriter()
+            Array(text.utf8).withUnsafeBytes { utf8 in
+                let stored = StoredText(utf8)
+                inPlace.object {
+                    $0.field("text") { $0.string(stored) }
+                    $0.field("url") { $0.string("http://h\"", "/v1/media/", stored) }
+                }
+            }
+            let parsedInPlace = try JSONSerialization.jsonObject(with: Data(inPlace.bytes)) as? [String: Any]
+            #expect(parsedInPlace?["text"] as? String == text)
+            #expect(parsedInPlace?["url"] as? String == "http://h\"/v1/media/" + text)
+        }
+        var json = JSONWriter()
+        json.object {
+            $0.field("none", String?.none)
+            $0.field("list", [1, 2])
+            $0.field("flag", true)
+            $0.field("nested", UserJSON(id: "a", name: "b", major: "", profileImage: nil))
+        }
+        #expect(String(decoding: json.bytes, as: UTF8.self)
+            == #"{"none":null,"list":[1,2],"flag":true,"nested":{"id":"a","name":"b","major":"","profileImage":null}}"#)
+    }
+
+    @Test("whole numbers are written digit for digit, from zero to the extremes")
+    func integers() {
+        var generator = SystemRandomNumberGenerator()
+        let unsigned: [UInt64] = [0, 9, 10, 99, 100, 1_000_000, UInt64.max] + (0..<500).map { _ in .random(in: 0...UInt64.max, using: &generator) }
+        for value in unsigned {
+            var json = JSONWriter()
+            value.write(to: &json)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == String(value))
+        }
+        for value in [0, -1, 42, -10, Int.min, Int.max] {
+            var json = JSONWriter()
+            value.write(to: &json)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == String(value))
+        }
+    }
+
+    /// Foundation's own fractional seconds come from a Double and are sometimes a millisecond short (….999 as
+    /// ….998), so the reference is its whole-second form plus the exact milliseconds.
+    @Test("timestamps are RFC 3339 UTC with exact milliseconds, across centuries")
+    func timestamps() {
+        var generator = SystemRandomNumberGenerator()
+        var samples: [Int64] = [0, 1, 999, 1000, -1, -1000, 951_782_400_000, 1_709_164_800_123, 4_107_542_399_999]
+        for _ in 0..<2_000 { samples.append(Int64.random(in: -2_208_988_800_000...4_102_444_800_000, using: &generator)) }
+        for milliseconds in samples {
+            let time = EventTime(millisecondsSince1970: milliseconds)
+            let (seconds, fraction) = (Int64((Double(milliseconds) / 1000).rounded(.down)), ((milliseconds % 1000) + 1000) % 1000)
+            let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
+            let expected = whole.dropLast() + "." + String(String(fraction + 1000).dropFirst()) + "Z"
+            var json = JSONWriter()
+            time.write(to: &json)
+            #expect(String(decoding: json.bytes, as: UTF8.self) == "\"\(expected)\"", "\(milliseconds)")
+        }
+    }
+}

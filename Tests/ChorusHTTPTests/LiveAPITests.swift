@@ -1,0 +1,76 @@
+import ChorusBackend
+import ChorusHTTP
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import Testing
+
+@Suite("API: live streams")
+struct LiveAPITests {
+    @Test("a stream resumed after Last-Event-ID gets each later change on its topics exactly once, in log order")
+    func resume() async throws {
+        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let post = try await api.post(ana, "ana's post")
+            _ = try await api.call(.put, "/v1/users/\(bo.id)/follow", token: ana.token)
+            let state = try await api.call(.get, "/v1/notifications", token: ana.token)
+            let after = try #require(state.position)
+
+            _ = try await api.call(.put, "/v1/posts/\(post)/like", token: bo.token)
+            _ = try await api.call(.post, "/v1/posts/\(post)/comments", token: bo.token, json: ["text": "hi"])
+            _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token)
+            _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "hello"])
+            _ = try await api.post(bo, "bo's post")
+            _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": try await api.register("Cy").id, "text": "not for ana"])
+
+            let port = try #require(api.client.port)
+            let topics = "notifications,conversations,conversation:\(bo.id),post:\(post),feed"
+            let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(after)"]
+            let events = try await offPool {
+                let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=\(topics)", headers: headers)
+                guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
+                return try (0..<8).map { _ in try stream.nextEvent() }
+            }
+            #expect(events.map(\.name) == [
+                "like", "notification", "comment", "notification", "notification", "message", "conversation", "post",
+            ])
+            #expect(events.allSatisfy { $0.id > after })
+            #expect(zip(events, events.dropFirst()).allSatisfy { $0.id <= $1.id }, "in log order")
+            #expect(events[0].data["likes"] as? Int == 1)
+            #expect(events[2].data["text"] as? String == "hi")
+            #expect(events[5].data["text"] as? String == "hello")
+            #expect(events[7].data["text"] as? String == "bo's post")
+
+            // Resuming after the comment's position (its comment and notification) gives what followed it, once.
+            let resumeHeaders = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(events[2].id)"]
+            let again = try await offPool {
+                let resumed = try RawHTTPStream(port: port, path: "/v1/live?topics=\(topics)", headers: resumeHeaders)
+                let names = try (0..<4).map { _ in try resumed.nextEvent().name }
+                // Nothing else: the next thing on the stream is a heartbeat.
+                guard try resumed.nextBlock() == ": heartbeat" else { throw StreamError("more events than expected") }
+                return names
+            }
+            #expect(again == ["notification", "message", "conversation", "post"])
+            #expect(events[2].id == events[3].id, "a comment on the caller's post: one position, two topics")
+        }
+    }
+
+    @Test("idle streams get heartbeat comments; unknown topics are 400 and a stream needs a token")
+    func heartbeatsAndRefusals() async throws {
+        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(100) }) { api in
+            let ana = try await api.register("Ana")
+            let port = try #require(api.client.port)
+            let token = ana.token
+            let blocks = try await offPool {
+                let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=feed", headers: ["Authorization": "Bearer \(token)"])
+                return [try stream.nextBlock(), try stream.nextBlock()]
+            }
+            #expect(blocks == [": open", ": heartbeat"])
+            #expect(try await api.call(.get, "/v1/live?topics=everything", token: ana.token).status == .badRequest)
+            #expect(try await api.call(.get, "/v1/live", token: ana.token).status == .badRequest)
+            #expect(try await api.call(.get, "/v1/live?topics=post:..%2Fx", token: ana.token).status == .badRequest)
+            #expect(try await api.call(.get, "/v1/live?topics=feed").status == .unauthorized)
+        }
+    }
+}
