@@ -78,7 +78,7 @@ final class DecodedLogReader: Sendable {
         while !stopping.load(ordering: .relaxed) {
             free.wait()
             guard !stopping.load(ordering: .relaxed) else { return }
-            _ = applied.withLock { $0.removeAll() }
+            applied.withLock { $0.removeAll() }
             let slice = Result { () throws -> [DecodedEvent] in
                 guard remaining > 0 else { return [] }
                 return try log.read(from: from.next, limit: min(sliceSize, remaining)).map { record in

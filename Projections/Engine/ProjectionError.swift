@@ -2,7 +2,7 @@ import ChorusLog
 
 /// A failure of the projection engine.
 public enum ProjectionError: Error, Sendable, CustomStringConvertible {
-    /// The read models did not reach the position in time (API.md's `not_caught_up`).
+    /// The read models did not reach the position in time (the HTTP answer `503 not_caught_up`).
     case notCaughtUp(wanted: LogPosition, applied: LogPosition)
     /// The read models say they are past the end of the log: they were built from another log, or the log lost
     /// its end; rebuild them.
@@ -11,7 +11,7 @@ public enum ProjectionError: Error, Sendable, CustomStringConvertible {
     case layoutChanged(found: UInt64, current: UInt64)
     /// The read models contradict themselves; rebuild them.
     case inconsistent(String)
-    /// A page cursor that does not belong to the list it was given for (API.md's `bad_request`).
+    /// A page cursor that does not belong to the list it was given for (the HTTP answer `400 bad_request`).
     case badCursor
 
     public var description: String {

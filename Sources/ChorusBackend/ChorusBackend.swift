@@ -17,7 +17,7 @@ public final class ChorusBackend: Sendable {
     public let readModels: ServedReadModels
     public let media: MediaStore
     public let tokens: SessionTokens
-    public let metrics = ChorusMetrics()
+    package let metrics = ChorusMetrics()
     /// Writes are refused while the read models are further behind the log than this many events (see ``execute``).
     public let maximumWriteLag: UInt64
     package let responses: StoredResponses

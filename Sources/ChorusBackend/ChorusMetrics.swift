@@ -7,7 +7,7 @@ import Synchronization
 /// What `/metrics` shows, in Prometheus's text format: requests and their latency per route, appends and commit batch
 /// sizes, the read models' position and lag, and open live streams. Recorded through swift-metrics with a factory of
 /// our own registry, so that two servers in one process (tests) keep apart.
-public final class ChorusMetrics: Sendable {
+package final class ChorusMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let liveStreams = Atomic<Int>(0)
@@ -21,7 +21,7 @@ public final class ChorusMetrics: Sendable {
         let status: Int
     }
 
-    public init() {
+    package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
             .microseconds(250), .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10),
@@ -52,7 +52,7 @@ public final class ChorusMetrics: Sendable {
     }
 
     /// One group commit of the log.
-    public func recordCommit(_ report: CommitReport) {
+    func recordCommit(_ report: CommitReport) {
         CoreMetrics.Counter(label: "chorus_log_commits_total", factory: factory).increment()
         CoreMetrics.Counter(label: "chorus_log_appended_events_total", factory: factory).increment(by: report.events)
         CoreMetrics.Recorder(label: "chorus_log_commit_appends", factory: factory).record(report.appends)

@@ -5,7 +5,7 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// The image types API.md accepts, told apart by their first bytes as well as by what the client claims.
+/// The image types the HTTP contract (openapi.yaml) accepts, told apart by their first bytes as well as by what the client claims.
 public enum MediaType: String, Sendable, CaseIterable {
     case jpeg = "image/jpeg"
     case png = "image/png"
@@ -93,7 +93,7 @@ public final class MediaStore: MediaCatalog {
 public final class MediaUpload {
     public enum Failure: Error {
         case tooLarge
-        /// The bytes are not an image of a type API.md accepts, or not of the declared type.
+        /// The bytes are not an image of a type the contract accepts, or not of the declared type.
         case unsupportedType
     }
 

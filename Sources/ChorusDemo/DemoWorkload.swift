@@ -102,19 +102,20 @@ public struct DemoWorkload: Sendable {
     private func execute(
         _ commands: [Command], on executor: CommandExecutor, durability: WriteDurability
     ) async throws -> [CommandResult?] {
-        let tasks = commands.map { command in
-            Task {
-                do {
-                    return try await executor.execute(command, durability: durability) as CommandResult?
-                } catch is DomainError {
-                    return nil
+        try await withThrowingTaskGroup(of: IndexedResult.self) { group in
+            for (index, command) in commands.enumerated() {
+                group.addTask {
+                    do {
+                        return IndexedResult(index: index, result: try await executor.execute(command, durability: durability))
+                    } catch is DomainError {
+                        return IndexedResult(index: index, result: nil)
+                    }
                 }
             }
+            var results = [CommandResult?](repeating: nil, count: commands.count)
+            while let done = try await group.next() { results[done.index] = done.result }
+            return results
         }
-        var results: [CommandResult?] = []
-        results.reserveCapacity(tasks.count)
-        for task in tasks { results.append(try await task.value) }
-        return results
     }
 
     private func nextCommand(users: [UserID], posts: [PostID], using generator: inout SeededGenerator) -> Command {
@@ -149,4 +150,10 @@ public struct DemoWorkload: Sendable {
                 bio: DemoNames.sentence(words: Int.random(in: 0...6, using: &generator), using: &generator))
         }
     }
+}
+
+/// A command's result, with the command's place in its wave.
+private struct IndexedResult: Sendable {
+    let index: Int
+    let result: CommandResult?
 }

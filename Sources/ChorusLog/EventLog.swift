@@ -14,6 +14,12 @@ public protocol EventLog: AnyObject, Sendable {
     /// Up to `limit` events from `position` (inclusive), oldest first.
     func read(from position: LogPosition, limit: Int) throws -> [RecordedEvent]
 
+    /// Calls `body` with every event from `position` through `last` (the head when nil), in order: a whole range, for
+    /// replays and exports. An implementation may stream it; the default reads `chunkSize` events at a time.
+    func scan(
+        from position: LogPosition, through last: LogPosition?, chunkSize: Int, _ body: (RecordedEvent) throws -> Void
+    ) throws
+
     /// Returns the head once it is past `position`; throws `CancellationError`, or ``EventLogError/Code/closed`` once the
     /// log closes.
     func waitForHead(after position: LogPosition) async throws -> LogPosition
@@ -71,11 +77,21 @@ extension EventLog {
         LogSubscription(log: self, after: position, batchSize: batchSize)
     }
 
-    /// Calls `body` with every event from `position` through `last` (the head when nil), in order, reading
-    /// `chunkSize` events at a time so that a long scan never holds the whole log.
+    /// Every event from position 1 through the head, in order.
+    public func scan(_ body: (RecordedEvent) throws -> Void) throws {
+        try scan(from: 1, through: nil, chunkSize: 8192, body)
+    }
+
+    /// Every event from `position` through `last` (the head when nil), in order.
+    public func scan(from position: LogPosition, through last: LogPosition? = nil, _ body: (RecordedEvent) throws -> Void)
+        throws
+    {
+        try scan(from: position, through: last, chunkSize: 8192, body)
+    }
+
+    /// Reads `chunkSize` events at a time, so that a long scan never holds the whole log.
     public func scan(
-        from position: LogPosition = 1, through last: LogPosition? = nil, chunkSize: Int = 8192,
-        _ body: (RecordedEvent) throws -> Void
+        from position: LogPosition, through last: LogPosition?, chunkSize: Int, _ body: (RecordedEvent) throws -> Void
     ) throws {
         let end = last ?? head
         var next = max(position, 1)

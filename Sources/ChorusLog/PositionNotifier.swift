@@ -7,9 +7,9 @@ import Synchronization
 /// deadline, and a cancelled `Task.sleep` holds its timer until it would have fired, so a timer per wait kept five
 /// seconds of writes' timers alive and scattered across the heap. Instead, each publish and one sweeping task (while
 /// any deadline is pending, every ``sweepInterval``) end the waits whose deadline has passed.
-public final class PositionNotifier: Sendable {
+package final class PositionNotifier: Sendable {
     /// How late a wait may end after its deadline when nothing is published meanwhile.
-    public static let sweepInterval: Duration = .milliseconds(50)
+    package static let sweepInterval: Duration = .milliseconds(50)
 
     private struct Waiter {
         let after: LogPosition
@@ -51,14 +51,14 @@ public final class PositionNotifier: Sendable {
 
     private let state: Mutex<State>
 
-    public init(head: LogPosition) {
+    package init(head: LogPosition) {
         state = Mutex(State(head: head))
     }
 
-    public var head: LogPosition { state.withLock { $0.head } }
+    package var head: LogPosition { state.withLock { $0.head } }
 
     /// Moves the position forward and wakes those waiting for it, and those whose deadline has passed.
-    public func publish(_ head: LogPosition) {
+    package func publish(_ head: LogPosition) {
         let finished = state.withLock { state -> [(Waiter, LogPosition?)] in
             state.head = head
             guard !state.waiters.isEmpty else { return [] }
@@ -68,7 +68,7 @@ public final class PositionNotifier: Sendable {
     }
 
     /// Ends every wait with ``EventLogError/closed``.
-    public func close() {
+    package func close() {
         let waiters = state.withLock { state in
             state.isClosed = true
             state.earliestDeadline = nil
@@ -79,7 +79,7 @@ public final class PositionNotifier: Sendable {
     }
 
     /// Returns the head once it is past `position`; throws `CancellationError` or ``EventLogError/closed``.
-    public func waitForHead(after position: LogPosition) async throws -> LogPosition {
+    package func waitForHead(after position: LogPosition) async throws -> LogPosition {
         guard let head = try await wait(after: position, until: nil) else {
             preconditionFailure("only a deadline ends a wait without a head")
         }
@@ -88,7 +88,7 @@ public final class PositionNotifier: Sendable {
 
     /// Returns the head once it is past `position`, or nil once `deadline` has passed (up to ``sweepInterval``
     /// later); throws `CancellationError` or ``EventLogError/closed``.
-    public func waitForHead(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
+    package func waitForHead(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
         -> LogPosition?
     {
         try await wait(after: position, until: deadline)

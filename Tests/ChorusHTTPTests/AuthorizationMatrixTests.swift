@@ -4,7 +4,7 @@ import Foundation
 import HTTPTypes
 import Testing
 
-/// Every route of API.md, who may call it, and proof that everyone else is refused.
+/// Every route of openapi.yaml, who may call it, and proof that everyone else is refused.
 @Suite("Authorization matrix")
 struct AuthorizationMatrixTests {
     /// Who a route is open to.

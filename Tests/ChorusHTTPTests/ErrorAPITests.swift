@@ -6,7 +6,7 @@ import Testing
 
 @Suite("API: bad input")
 struct ErrorAPITests {
-    @Test("malformed JSON, wrong types, oversize bodies, wrong content types: a 4xx in API.md's shape, nothing appended")
+    @Test("malformed JSON, wrong types, oversize bodies, wrong content types: a 4xx in the contract's shape, nothing appended")
     func badBodies() async throws {
         try await withAPI { api in
             let ana = try await api.register("Ana")

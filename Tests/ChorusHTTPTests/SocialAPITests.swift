@@ -6,7 +6,7 @@ import Testing
 
 @Suite("API: the social app")
 struct SocialAPITests {
-    @Test("follow, feeds, likes, comments, notifications, tabs: each answer as API.md shapes it")
+    @Test("follow, feeds, likes, comments, notifications, tabs: each answer as openapi.yaml shapes it")
     func socialFlow() async throws {
         try await withAPI { api in
             let ana = try await api.register("Ana")

@@ -131,7 +131,7 @@ struct PostRecord: Hashable {
     init(decoding bytes: [UInt8]) throws {
         // Copied inside the closure: the pointers of an `InPlace` are valid only there (past its last use `bytes`
         // may be freed, and a copy made later read freed memory).
-        self = try bytes.withUnsafeBytes { try PostRecord(try InPlace($0)) }
+        self = try bytes.withUnsafeBytes { PostRecord(try InPlace($0)) }
     }
 
     /// A copy of a record read in place.

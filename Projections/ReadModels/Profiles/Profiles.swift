@@ -113,7 +113,7 @@ struct ProfileRecord: Hashable {
     init(decoding bytes: [UInt8]) throws {
         // Copied inside the closure: the pointers of an `InPlace` are valid only there (past its last use `bytes`
         // may be freed, and a copy made later read freed memory).
-        self = try bytes.withUnsafeBytes { try ProfileRecord(try InPlace($0)) }
+        self = try bytes.withUnsafeBytes { ProfileRecord(try InPlace($0)) }
     }
 
     /// A copy of a record read in place.

@@ -1,6 +1,6 @@
 import ChorusLog
 
-/// What a user asks Chorus to do. Text is validated and normalised by ``CommandExecutor`` (NFC, trimmed, API.md's
+/// What a user asks Chorus to do. Text is validated and normalised by ``CommandExecutor`` (NFC, trimmed, the contract's
 /// limits) before anything is decided.
 public enum Command: Sendable, Hashable {
     /// Signs up, and signs the new user in: the result carries the session.

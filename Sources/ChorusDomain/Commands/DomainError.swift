@@ -1,6 +1,6 @@
-/// A command refused, with API.md's code and a sentence for a person. Nothing was appended.
+/// A command refused, with the error code of the HTTP contract (openapi.yaml) and a sentence for a person. Nothing was appended.
 public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// API.md's error codes for refused commands; the HTTP status is the API's business.
+    /// The contract's error codes for refused commands; the HTTP status is the API's business.
     public enum Code: String, Sendable, Hashable {
         case invalidEmail = "invalid_email"
         case weakPassword = "weak_password"

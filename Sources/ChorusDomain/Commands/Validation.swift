@@ -1,6 +1,6 @@
 import Foundation
 
-/// API.md's field limits, in characters (grapheme clusters) after NFC normalisation and trimming, except passwords,
+/// The field limits of the HTTP contract (openapi.yaml), in characters (grapheme clusters) after NFC normalisation and trimming, except passwords,
 /// which are bytes (bcrypt reads at most 72).
 public enum FieldLimits {
     public static let email = 254
@@ -36,7 +36,7 @@ public enum Validate {
         return text
     }
 
-    /// A profile field (major, bio): may be empty; too long is an invalid field, as API.md puts it.
+    /// A profile field (major, bio): may be empty; too long is an invalid field, as the contract puts it.
     static func profileField(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
         let text = normalized(text ?? "")
         guard text.count <= limit else {

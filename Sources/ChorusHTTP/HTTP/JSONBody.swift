@@ -4,7 +4,7 @@ import Hummingbird
 /// JSON in and out: bodies are read with a size limit and decoded strictly (wrong types and malformed JSON are
 /// `400 bad_request` naming the field); answers are written by ``JSONWriter``.
 enum JSONBody {
-    /// No JSON body API.md defines comes near this: the longest text field is 2,200 characters.
+    /// No JSON body openapi.yaml defines comes near this: the longest text field is 2,200 characters.
     static let maximumSize = 64 << 10
 
     static func encode(_ value: some JSONWritable) -> [UInt8] { JSONWriter.encode(value) }

@@ -166,8 +166,8 @@ struct JSONWriter {
     }
 }
 
-/// A value that writes itself as JSON.
-protocol JSONWritable {
+/// A value that writes itself as JSON. Its type may be captured by the routes' `@Sendable` closures.
+protocol JSONWritable: SendableMetatype {
     func write(to json: inout JSONWriter)
 }
 

@@ -38,8 +38,9 @@ final class RequestDeadlineHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func channelReadComplete(context: ChannelHandlerContext) {
         if reading, deadline == nil {
-            deadline = context.eventLoop.scheduleTask(in: timeout) { [weak context] in
-                context?.close(promise: nil)
+            // The channel, which is Sendable, rather than the context; the task is cancelled when the handler goes.
+            deadline = context.eventLoop.scheduleTask(in: timeout) { [channel = context.channel] in
+                channel.close(promise: nil)
             }
         }
         context.fireChannelReadComplete()

@@ -86,6 +86,31 @@ extension LMDBEventLog {
         return events
     }
 
+    /// Decodes the events as it walks them, a chunk of `chunkSize` events per read transaction, so that a long scan
+    /// never pins the map, and never holds more than one event.
+    public func scan(
+        from position: LogPosition, through last: LogPosition?, chunkSize: Int, _ body: (RecordedEvent) throws -> Void
+    ) throws {
+        let end = last ?? head
+        var next = max(position, 1)
+        while next <= end {
+            try withReadTransaction { transaction in
+                try transaction.withEventCursor(schema) { cursor in
+                    var entry = try cursor.seek(atLeast: next)
+                    var decoded = 0
+                    while let current = entry, decoded < chunkSize {
+                        guard current.position <= end else { break }
+                        try body(try EventCursor.decode(current))
+                        next = current.position.next
+                        decoded += 1
+                        entry = try cursor.next()
+                    }
+                    if entry == nil || decoded == 0 { next = end.next }
+                }
+            }
+        }
+    }
+
     /// Runs `body` in a read transaction, with LMDB's failures reported as ``EventLogError``.
     func withReadTransaction<R>(_ body: (LMDBReadTransaction) throws -> R) throws -> R {
         do {

@@ -15,8 +15,10 @@ struct APIBenchCommand: AsyncParsableCommand {
         discussion: """
             Starts the server as a child process on a demo log, signs in demo users, and drives it with wrk \
             (installed from Debian's packages when missing, as root): GET /v1/feed/following with many users' \
-            tokens, then POST /v1/posts. Live delivery is timed from sending a message to receiving it on the \
-            recipient's event stream.
+            tokens, then GET /health the same way (the ceiling: what the server and the machine answer with no \
+            work behind the request; feed_to_ceiling_ratio divides the two, which a slow spell of a shared machine \
+            moves less than either), then POST /v1/posts. Live delivery is timed from sending a message to \
+            receiving it on the recipient's event stream.
             """
     )
 
@@ -65,6 +67,10 @@ struct APIBenchCommand: AsyncParsableCommand {
         let feed = try wrk.run(
             url: server.base + "/v1/feed/following", script: Wrk.script(method: "GET", tokens: tokens.map(\.token)),
             seconds: seconds, connections: connections, threads: wrkThreads)
+        printProgress("GET /health for \(seconds) s, the same way: the ceiling")
+        let health = try wrk.run(
+            url: server.base + "/health", script: Wrk.script(method: "GET", tokens: tokens.map(\.token)),
+            seconds: seconds, connections: connections, threads: wrkThreads)
         printProgress("POST /v1/posts for \(seconds) s")
         let posts = try wrk.run(
             url: server.base + "/v1/posts",
@@ -79,6 +85,8 @@ struct APIBenchCommand: AsyncParsableCommand {
         report.add("feed_following_rps", feed.requestsPerSecond, target: .atLeast(20_000))
         report.add("feed_following_p99_ms", feed.p99Milliseconds, target: .atMost(10))
         report.add("feed_following_non_2xx", Double(feed.errors))
+        report.add("health_rps", health.requestsPerSecond)
+        report.add("feed_to_ceiling_ratio", feed.requestsPerSecond / health.requestsPerSecond)
         report.add("post_create_rps", posts.requestsPerSecond)
         report.add("post_create_p99_ms", posts.p99Milliseconds)
         // Refused writes (503 while the read models lag far behind, say) would flatter the rate: counted apart.

@@ -94,7 +94,7 @@ struct ReplayedEvent {
     }
 }
 
-/// Times as API.md writes them: UTC with milliseconds.
+/// Times as the HTTP API writes them: UTC with milliseconds.
 enum Timestamps {
     private static let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
