@@ -26,7 +26,9 @@ public struct AppendRequest: Sendable {
         self.actor = actor
     }
 
-    func validate() throws(EventLogError) {
+    /// Checks what the log can check without its contents: at least one event, the actor's length, each event's
+    /// type and payload; ``EventLogError/Code/invalidAppend`` otherwise.
+    public func validate() throws(EventLogError) {
         guard !events.isEmpty else { throw .invalidAppend("an append needs at least one event") }
         guard actor.utf8.count <= Self.maximumActorLength else {
             throw .invalidAppend("an actor must be at most \(Self.maximumActorLength) UTF-8 bytes")

@@ -34,7 +34,9 @@ public struct EventLogError: Error, Sendable, CustomStringConvertible {
         self.message = message
     }
 
-    static func wrongExpectedVersion(stream: StreamID, expected: ExpectedVersion, actual: UInt64) -> EventLogError {
+    public static func wrongExpectedVersion(stream: StreamID, expected: ExpectedVersion, actual: UInt64)
+        -> EventLogError
+    {
         var error = EventLogError(
             .wrongExpectedVersion, "stream \(stream) expected \(expected) but is at version \(actual)")
         error.stream = stream

@@ -8,7 +8,8 @@ public enum ExpectedVersion: Hashable, Sendable, CustomStringConvertible {
     /// The stream's last event must have exactly this version (0 means no events).
     case exact(UInt64)
 
-    func admits(_ currentVersion: UInt64) -> Bool {
+    /// Whether a stream at `currentVersion` meets this expectation.
+    public func admits(_ currentVersion: UInt64) -> Bool {
         switch self {
         case .any: true
         case .noStream: currentVersion == 0
