@@ -3,7 +3,9 @@ import PackageDescription
 
 /// Release builds of the hot libraries let their callers specialise and inline across modules (the event codec,
 /// the store, the keys): without it each generic call across a module boundary looked its metadata up at run time.
-let crossModuleOptimization: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+let crossModuleOptimization: [SwiftSetting] = [
+    .unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))
+]
 
 let package = Package(
     name: "chorus",
@@ -100,7 +102,8 @@ let package = Package(
             ],
             path: "Sources/ChorusBackend"
         ),
-        // The HTTP API of openapi.yaml over a backend: routes, request decoding, JSON, middleware, live streams, the server.
+        // The HTTP API of openapi.yaml over a backend: routes, request decoding, JSON, middleware, live streams, the
+        // server.
         .target(
             name: "ChorusHTTP",
             dependencies: [
@@ -173,7 +176,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusProjectionsTests",
-            dependencies: ["ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusDemo", "ChorusTestSupport"],
+            dependencies: [
+                "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusDemo", "ChorusTestSupport",
+            ],
             path: "Tests/ChorusProjectionsTests"
         ),
         .testTarget(

@@ -12,7 +12,8 @@ struct Counters: Hashable {
 
     init(decoding bytes: UnsafeRawBufferPointer, count: Int) {
         values = (0..<count).map { index in
-            index * 8 + 8 <= bytes.count ? UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) : 0
+            index * 8 + 8 <= bytes.count
+                ? UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) : 0
         }
     }
 
@@ -34,7 +35,9 @@ struct Counters: Hashable {
 extension StoreTransaction {
     /// Changes the counters stored under `key` (missing ones start at zero).
     func updateCounters(_ key: [UInt8], count: Int, in table: StoreTable, _ change: (inout Counters) -> Void) throws {
-        var counters = try withValue(for: key, in: table) { $0.map { Counters(decoding: $0, count: count) } } ?? Counters(count: count)
+        var counters =
+            try withValue(for: key, in: table) { $0.map { Counters(decoding: $0, count: count) } }
+            ?? Counters(count: count)
         change(&counters)
         if counters.isZero {
             try delete(key, in: table)

@@ -19,7 +19,8 @@ struct PositionChunks {
     func append(_ position: LogPosition, for owner: [UInt8], in transaction: StoreTransaction) throws {
         let prefix = owner + [0]
         var last: (key: [UInt8], positions: [UInt8])?
-        try transaction.scan(table, from: prefix + [UInt8](repeating: 0xFF, count: 8), direction: .backward) { key, value in
+        try transaction.scan(table, from: prefix + [UInt8](repeating: 0xFF, count: 8), direction: .backward) {
+            key, value in
             if Self.isChunk(key, of: prefix) { last = (Array(key), Array(value)) }
             return false
         }
@@ -30,7 +31,8 @@ struct PositionChunks {
             last.positions += ProjectionKey.position(position)
             try transaction.put(last.positions, for: last.key, in: table)
         } else {
-            try transaction.put(ProjectionKey.position(position), for: prefix + ProjectionKey.position(position), in: table)
+            try transaction.put(
+                ProjectionKey.position(position), for: prefix + ProjectionKey.position(position), in: table)
         }
     }
 
@@ -49,8 +51,8 @@ struct PositionChunks {
         try rewrite(owner, from: oldest, in: transaction) { list in list.removeAll(where: removed.contains) }
     }
 
-    /// Writes `owner`'s whole list, which holds nothing yet, from `positions` in ascending order. `append` promises that
-    /// `owner` sorts after every owner in the table.
+    /// Writes `owner`'s whole list, which holds nothing yet, from `positions` in ascending order. `append` promises
+    /// that `owner` sorts after every owner in the table.
     func write(_ positions: [UInt64], for owner: UnsafeRawBufferPointer, append: Bool, in transaction: StoreTransaction)
         throws
     {
@@ -104,7 +106,9 @@ struct PositionChunks {
         try transaction.scan(table, from: first) { key, value in
             guard Self.isChunk(key, of: prefix) else { return false }
             keys.append(Array(key))
-            for index in 0..<(value.count / 8) { list.append(ProjectionKey.position(in: value, at: index * 8).rawValue) }
+            for index in 0..<(value.count / 8) {
+                list.append(ProjectionKey.position(in: value, at: index * 8).rawValue)
+            }
             return true
         }
         for key in keys { try transaction.delete(key, in: table) }

@@ -73,8 +73,10 @@ public final class ProjectionEngine: Sendable {
         self.store = store
         self.models = models
         let (checkpoint, layout) = try store.read { transaction in
-            (try Self.checkpoint(in: transaction, models.checkpoint),
-             try transaction.position(under: Self.layoutKey, in: models.checkpoint))
+            (
+                try Self.checkpoint(in: transaction, models.checkpoint),
+                try transaction.position(under: Self.layoutKey, in: models.checkpoint)
+            )
         }
         if checkpoint > .start, layout?.rawValue != Self.layoutVersion {
             throw ProjectionError.layoutChanged(found: layout?.rawValue ?? 1, current: Self.layoutVersion)
@@ -204,7 +206,8 @@ public final class ProjectionEngine: Sendable {
         guard FileManager.default.fileExists(atPath: directory + "/data.mdb") else { return nil }
         var configuration = KeyValueStoreConfiguration()
         configuration.readOnly = true
-        let store = try KeyValueStore(directory: directory, tables: [ReadModels.checkpoint], configuration: configuration)
+        let store = try KeyValueStore(
+            directory: directory, tables: [ReadModels.checkpoint], configuration: configuration)
         defer { store.close() }
         return try store.read { try checkpoint(in: $0, store.table(ReadModels.checkpoint)) }
     }
@@ -242,14 +245,16 @@ public final class ProjectionEngine: Sendable {
                         newest = try self.replay(recorded, transaction)
                     }
                     if let newest {
-                        try transaction.put(PositionValue.encode(newest), for: Self.checkpointKey, in: self.models.checkpoint)
+                        try transaction.put(
+                            PositionValue.encode(newest), for: Self.checkpointKey, in: self.models.checkpoint)
                     }
                     return newest
                 }
             }
             // A build fills the store's file from nothing: the other core faults its pages in ahead of the writer.
             let events = min(remaining, Int(clamping: log.head.rawValue))
-            let newest = try from == .start ? store.whilePrefaulting(bytes: events &* Self.storeBytesPerEvent, write) : write()
+            let newest =
+                try from == .start ? store.whilePrefaulting(bytes: events &* Self.storeBytesPerEvent, write) : write()
             guard let newest else { return 0 }
             let count = Int(newest.rawValue - from.rawValue)
             applied.publish(newest)
@@ -260,7 +265,9 @@ public final class ProjectionEngine: Sendable {
 
     /// Replays up to `limit` events from the start of the log into the models that follow events, then derives the
     /// others; returns the last position, or nil if the log is empty.
-    private func build(upTo limit: Int, in transaction: StoreTransaction, progress: BuildProgress) throws -> LogPosition? {
+    private func build(upTo limit: Int, in transaction: StoreTransaction, progress: BuildProgress) throws
+        -> LogPosition?
+    {
         let followers = models.inApplyOrder.filter { !($0 is any DerivedReadModel) }
         let derived = models.inApplyOrder.compactMap { $0 as? any DerivedReadModel }
         let total = min(limit, Int(clamping: log.head.rawValue))
@@ -290,7 +297,8 @@ public final class ProjectionEngine: Sendable {
             for model in derived { try model.derive(in: transaction) }
         }
         // The version as 8 big-endian bytes, as a position is stored.
-        try transaction.put(PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: models.checkpoint)
+        try transaction.put(
+            PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: models.checkpoint)
         return newest
     }
 

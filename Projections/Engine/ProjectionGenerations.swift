@@ -21,7 +21,8 @@ public struct ProjectionGenerations: Sendable {
         progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let (name, path) = try newGeneration()
-        let position = try ProjectionEngine.rebuild(log: log, into: path, through: last, logger: logger, progress: progress)
+        let position = try ProjectionEngine.rebuild(
+            log: log, into: path, through: last, logger: logger, progress: progress)
         try makeCurrent(name)
         return position
     }
@@ -43,7 +44,12 @@ public struct ProjectionGenerations: Sendable {
         guard rename(link, current) == 0 else {
             let code = errno
             try? files.removeItem(atPath: link)
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: current, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)])
+            throw CocoaError(
+                .fileWriteUnknown,
+                userInfo: [
+                    NSFilePathErrorKey: current,
+                    NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO),
+                ])
         }
         if let previous, previous != name {
             // Anyone who still has the old store open keeps its files until they close them.

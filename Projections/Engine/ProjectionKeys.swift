@@ -27,7 +27,8 @@ struct ProjectionKey {
     }
 
     /// Calls `body` with the key ``position(_:)`` makes, built on the stack instead.
-    static func withPositionKey<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    static func withPositionKey<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
+    {
         try withUnsafeBytes(of: position.rawValue.bigEndian, body)
     }
 
@@ -35,7 +36,9 @@ struct ProjectionKey {
         if !bytes.isEmpty { bytes.append(0) }
         // In place where the id's storage allows it, which saves a retain and release per key.
         let utf8 = id.rawValue.utf8
-        if utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil { bytes.append(contentsOf: utf8) }
+        if utf8.withContiguousStorageIfAvailable({ bytes.append(contentsOf: $0) }) == nil {
+            bytes.append(contentsOf: utf8)
+        }
     }
 
     mutating func append(_ position: LogPosition) {

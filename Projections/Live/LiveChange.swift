@@ -26,11 +26,15 @@ extension ReadView {
     {
         var changes: [LiveChange] = []
         func addLikes(_ post: PostID) throws {
-            guard topics.contains(.post(post)), let count = try withPost(post, viewer: viewer, { $0.post.likes }) else { return }
+            guard topics.contains(.post(post)), let count = try withPost(post, viewer: viewer, { $0.post.likes }) else {
+                return
+            }
             changes.append(.likes(post: post, count: count))
         }
         func addNotification() throws {
-            guard topics.contains(.notifications), let made = try notification(of: viewer, at: recorded.position) else { return }
+            guard topics.contains(.notifications), let made = try notification(of: viewer, at: recorded.position) else {
+                return
+            }
             changes.append(.notification(made))
         }
         switch try DomainEvent(decoding: recorded) {
@@ -58,7 +62,8 @@ extension ReadView {
             try addNotification()
         case .messageSent(let event) where event.from == viewer || event.to == viewer:
             guard let from = try userSummary(event.from), let to = try userSummary(event.to) else { break }
-            let message = Message(id: event.message, from: from, to: to, text: event.text, createdAt: recorded.recordedAt)
+            let message = Message(
+                id: event.message, from: from, to: to, text: event.text, createdAt: recorded.recordedAt)
             let partner = event.from == viewer ? to : from
             if topics.contains(.conversation(partner.id)) { changes.append(.message(message)) }
             if topics.contains(.conversations) {

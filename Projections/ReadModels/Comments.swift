@@ -19,7 +19,8 @@ struct Comments: ReadModel {
         guard case .commentAdded(let event) = event else { return }
         var key = ProjectionKey(event.post)
         key.append(envelope.position)
-        let record = CommentRecord(id: event.comment, author: event.author, text: event.text, createdAt: envelope.recordedAt)
+        let record = CommentRecord(
+            id: event.comment, author: event.author, text: event.text, createdAt: envelope.recordedAt)
         try transaction.put(record.encoded(), for: key.bytes, in: comments)
     }
 }

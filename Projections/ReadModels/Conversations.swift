@@ -19,7 +19,8 @@ struct Conversations: ReadModel {
         guard case .messageSent(let event) = event else { return }
         var key = Self.pairPrefix(event.from, event.to)
         key.append(envelope.position)
-        let record = MessageRecord(id: event.message, from: event.from, to: event.to, text: event.text, createdAt: envelope.recordedAt)
+        let record = MessageRecord(
+            id: event.message, from: event.from, to: event.to, text: event.text, createdAt: envelope.recordedAt)
         try transaction.put(record.encoded(), for: key.bytes, in: messages)
     }
 

@@ -42,6 +42,8 @@ extension ReadView {
 
     /// The id of the post at `position`, a buffer in the snapshot; nil if no post is there.
     func postID(at position: LogPosition) throws -> UnsafeRawBufferPointer? {
-        try ProjectionKey.withPositionKey(position) { try transaction.valueInPlace(for: $0, in: models.homeTimeline.home) }
+        try ProjectionKey.withPositionKey(position) {
+            try transaction.valueInPlace(for: $0, in: models.homeTimeline.home)
+        }
     }
 }

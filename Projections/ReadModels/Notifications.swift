@@ -29,10 +29,12 @@ struct Notifications: ReadModel {
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
         switch event {
         case .liked(let event):
-            guard let author = try author(of: event.post, recorded: event.postAuthor, in: transaction), author != event.user
+            guard let author = try author(of: event.post, recorded: event.postAuthor, in: transaction),
+                author != event.user
             else { return }
             try add(
-                NotificationRecord(kind: .like, actor: event.user, post: event.post, comment: nil, createdAt: envelope.recordedAt),
+                NotificationRecord(
+                    kind: .like, actor: event.user, post: event.post, comment: nil, createdAt: envelope.recordedAt),
                 for: author, at: envelope.position, in: transaction)
         case .unliked(let event):
             var like = ProjectionKey(event.post)
@@ -43,7 +45,8 @@ struct Notifications: ReadModel {
             try remove(for: author, at: since, in: transaction)
         case .followed(let event):
             try add(
-                NotificationRecord(kind: .follow, actor: event.follower, post: nil, comment: nil, createdAt: envelope.recordedAt),
+                NotificationRecord(
+                    kind: .follow, actor: event.follower, post: nil, comment: nil, createdAt: envelope.recordedAt),
                 for: event.followee, at: envelope.position, in: transaction)
         case .unfollowed(let event):
             var edge = ProjectionKey(event.follower)
@@ -51,11 +54,14 @@ struct Notifications: ReadModel {
             guard let since = try event.followedAt ?? transaction.position(under: edge.bytes, in: edges) else { return }
             try remove(for: event.followee, at: since, in: transaction)
         case .commentAdded(let event):
-            guard let author = try author(of: event.post, recorded: event.postAuthor, in: transaction), author != event.author
+            guard let author = try author(of: event.post, recorded: event.postAuthor, in: transaction),
+                author != event.author
             else { return }
             let comment = NotificationRecord.CommentPart(id: event.comment, text: event.text)
             try add(
-                NotificationRecord(kind: .comment, actor: event.author, post: event.post, comment: comment, createdAt: envelope.recordedAt),
+                NotificationRecord(
+                    kind: .comment, actor: event.author, post: event.post, comment: comment,
+                    createdAt: envelope.recordedAt),
                 for: author, at: envelope.position, in: transaction)
         case .userRegistered, .profileEdited, .postCreated, .messageSent, .sessionStarted, .sessionEnded:
             break

@@ -53,7 +53,8 @@ struct PostCounters: DerivedReadModel {
     }
 
     private func count(_ post: PostID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
-        try transaction.addToCounter(counter, of: ProjectionKey(post).bytes, by: change, count: Self.counterCount, in: counters)
+        try transaction.addToCounter(
+            counter, of: ProjectionKey(post).bytes, by: change, count: Self.counterCount, in: counters)
     }
 }
 

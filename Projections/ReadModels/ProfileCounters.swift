@@ -60,7 +60,8 @@ struct ProfileCounters: DerivedReadModel {
     }
 
     private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
-        try transaction.addToCounter(counter, of: ProjectionKey(user).bytes, by: change, count: Self.counterCount, in: counters)
+        try transaction.addToCounter(
+            counter, of: ProjectionKey(user).bytes, by: change, count: Self.counterCount, in: counters)
     }
 }
 

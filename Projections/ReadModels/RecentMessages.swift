@@ -26,8 +26,12 @@ struct RecentMessages: DerivedReadModel {
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
         guard case .messageSent(let event) = event else { return }
-        try moveToTop(of: Array(event.from.rawValue.utf8), partner: Array(event.to.rawValue.utf8), at: envelope.position, in: transaction)
-        try moveToTop(of: Array(event.to.rawValue.utf8), partner: Array(event.from.rawValue.utf8), at: envelope.position, in: transaction)
+        try moveToTop(
+            of: Array(event.from.rawValue.utf8), partner: Array(event.to.rawValue.utf8), at: envelope.position,
+            in: transaction)
+        try moveToTop(
+            of: Array(event.to.rawValue.utf8), partner: Array(event.from.rawValue.utf8), at: envelope.position,
+            in: transaction)
     }
 
     func derive(in transaction: StoreTransaction) throws {
@@ -37,7 +41,8 @@ struct RecentMessages: DerivedReadModel {
         var latest: LogPosition?
         func finishPair() throws {
             guard let latest, let separator = pair.firstIndex(of: 0) else { return }
-            let smaller = Array(pair[..<separator]), larger = Array(pair[(separator + 1)...])
+            let smaller = Array(pair[..<separator])
+            let larger = Array(pair[(separator + 1)...])
             try put(smaller, partner: larger, at: latest, in: transaction)
             try put(larger, partner: smaller, at: latest, in: transaction)
         }
@@ -53,9 +58,9 @@ struct RecentMessages: DerivedReadModel {
         try finishPair()
     }
 
-    private func moveToTop(of user: [UInt8], partner: [UInt8], at position: LogPosition, in transaction: StoreTransaction)
-        throws
-    {
+    private func moveToTop(
+        of user: [UInt8], partner: [UInt8], at position: LogPosition, in transaction: StoreTransaction
+    ) throws {
         let index = user + [0] + partner
         if let previous = try transaction.position(under: index, in: recentIndex) {
             try transaction.delete(user + [0] + ProjectionKey.position(previous), in: recent)
@@ -64,7 +69,9 @@ struct RecentMessages: DerivedReadModel {
     }
 
     /// The row of `user`'s conversation with `partner`, whose latest message is at `position`.
-    private func put(_ user: [UInt8], partner: [UInt8], at position: LogPosition, in transaction: StoreTransaction) throws {
+    private func put(_ user: [UInt8], partner: [UInt8], at position: LogPosition, in transaction: StoreTransaction)
+        throws
+    {
         try transaction.put(partner, for: user + [0] + ProjectionKey.position(position), in: recent)
         try transaction.put(PositionValue.encode(position), for: user + [0] + partner, in: recentIndex)
     }

@@ -45,7 +45,8 @@ struct UserSearch: DerivedReadModel {
         try transaction.scan(profiles) { user, value in
             let profile = try ProfileRecord(decoding: Array(value))
             try transaction.put(
-                SearchEntry(name: profile.name, major: profile.major).encoded(), for: Array(user), in: entries, append: true)
+                SearchEntry(name: profile.name, major: profile.major).encoded(), for: Array(user), in: entries,
+                append: true)
             return true
         }
     }

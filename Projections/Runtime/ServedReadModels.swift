@@ -79,7 +79,7 @@ public final class ServedReadModels: Sendable {
         let engine = current
         do {
             return try engine.snapshot(body)
-        } catch where engine !== current {
+        } catch  where engine !== current {
             return try current.snapshot(body)
         }
     }
@@ -92,7 +92,7 @@ public final class ServedReadModels: Sendable {
             let engine = current
             do {
                 return try await engine.waitUntilApplied(position, until: deadline)
-            } catch where engine !== current {
+            } catch  where engine !== current {
                 continue
             }
         }
@@ -107,7 +107,7 @@ public final class ServedReadModels: Sendable {
             let engine = current
             do {
                 return try await engine.waitForPosition(after: position, until: deadline)
-            } catch where engine !== current {
+            } catch  where engine !== current {
                 if current.position > position { return current.position }
             }
         }
@@ -177,11 +177,14 @@ public final class ServedReadModels: Sendable {
         let log = self.log
         let logger = self.logger
         let fresh = try await BlockingWork.run { [self] in
-            let engine = try ProjectionEngine(log: log, directory: path, batchSize: 16_384, durable: false, logger: logger)
+            let engine = try ProjectionEngine(
+                log: log, directory: path, batchSize: 16_384, durable: false, logger: logger)
             // The bulk, then what arrived meanwhile, until little is left for the swap itself.
             repeat {
                 try engine.catchUp { replayed, total in rebuildCounts.withLock { $0 = (replayed, total) } }
-                rebuildCounts.withLock { $0 = (Int(clamping: engine.position.rawValue), Int(clamping: log.head.rawValue)) }
+                rebuildCounts.withLock {
+                    $0 = (Int(clamping: engine.position.rawValue), Int(clamping: log.head.rawValue))
+                }
             } while log.head.rawValue - engine.position.rawValue > 1_000
             return engine
         }

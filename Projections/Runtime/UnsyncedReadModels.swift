@@ -24,7 +24,8 @@ struct UnsyncedReadModels {
         if let recorded = try? String(contentsOfFile: marker, encoding: .utf8),
             recorded.trimmingCharacters(in: .whitespacesAndNewlines) != Self.bootID()
         {
-            logger.warning("the machine restarted while the read models had unsynced commits; rebuilding them from the log")
+            logger.warning(
+                "the machine restarted while the read models had unsynced commits; rebuilding them from the log")
             let position = try generations.rebuildAndSwap(log: log, logger: logger)
             logger.notice("read models rebuilt", metadata: ["position": "\(position)"])
         }

@@ -75,7 +75,8 @@ public final class ChorusBackend: Sendable {
     public func execute(_ command: Command, idempotencyKey: String?) async throws -> CommandResult {
         let engine = readModels.current
         guard engine.applyFailure == nil else {
-            throw WritesUnavailable("the server cannot take writes now: its read models cannot apply the log; retry later")
+            throw WritesUnavailable(
+                "the server cannot take writes now: its read models cannot apply the log; retry later")
         }
         let lag = engine.lag
         guard lag <= maximumWriteLag else {

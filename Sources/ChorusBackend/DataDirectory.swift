@@ -43,7 +43,8 @@ public struct DataDirectory: Sendable {
         let files = FileManager.default
         if let existing = files.contents(atPath: sessionSecret) {
             guard existing.count >= SessionTokens.secretSize else {
-                throw DataDirectoryError("\(sessionSecret) holds \(existing.count) bytes, not \(SessionTokens.secretSize)")
+                throw DataDirectoryError(
+                    "\(sessionSecret) holds \(existing.count) bytes, not \(SessionTokens.secretSize)")
             }
             return Array(existing)
         }

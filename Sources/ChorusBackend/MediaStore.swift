@@ -5,7 +5,8 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// The image types the HTTP contract (openapi.yaml) accepts, told apart by their first bytes as well as by what the client claims.
+/// The image types the HTTP contract (openapi.yaml) accepts, told apart by their first bytes as well as by what the
+/// client claims.
 public enum MediaType: String, Sendable, CaseIterable {
     case jpeg = "image/jpeg"
     case png = "image/png"

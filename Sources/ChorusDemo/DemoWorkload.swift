@@ -106,7 +106,8 @@ public struct DemoWorkload: Sendable {
             for (index, command) in commands.enumerated() {
                 group.addTask {
                     do {
-                        return IndexedResult(index: index, result: try await executor.execute(command, durability: durability))
+                        return IndexedResult(
+                            index: index, result: try await executor.execute(command, durability: durability))
                     } catch is DomainError {
                         return IndexedResult(index: index, result: nil)
                     }
@@ -137,9 +138,13 @@ public struct DemoWorkload: Sendable {
         case 52..<55:
             return .unlike(user: user, post: post)
         case 55..<70:
-            return .addComment(author: user, post: post, text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator))
+            return .addComment(
+                author: user, post: post,
+                text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator))
         case 70..<84 where user != other:
-            return .sendMessage(from: user, to: other, text: DemoNames.sentence(words: Int.random(in: 1...10, using: &generator), using: &generator))
+            return .sendMessage(
+                from: user, to: other,
+                text: DemoNames.sentence(words: Int.random(in: 1...10, using: &generator), using: &generator))
         case 84..<91 where user != other:
             return .follow(follower: user, followee: other)
         case 91..<94 where user != other:

@@ -20,16 +20,16 @@ public protocol EventLog: AnyObject, Sendable {
         from position: LogPosition, through last: LogPosition?, chunkSize: Int, _ body: (RecordedEvent) throws -> Void
     ) throws
 
-    /// Returns the head once it is past `position`; throws `CancellationError`, or ``EventLogError/Code/closed`` once the
-    /// log closes.
+    /// Returns the head once it is past `position`; throws `CancellationError`, or ``EventLogError/Code/closed`` once
+    /// the log closes.
     func waitForHead(after position: LogPosition) async throws -> LogPosition
 
-    /// Appends a decided batch: runs `decide` inside the log's next write, where it reads the decision state and appends
-    /// the events it decides, and returns what `decide` returned once they are committed (durably, unless `durability`
-    /// says otherwise). An error `decide` throws refuses it alone: it must throw before its first append or state
-    /// change, and nothing of it is written. `decide` may run more than once (after the storage grew, or when another
-    /// machine's write came first), so it must keep its effects inside the batch. `eventCount` is about how many events
-    /// it appends, to keep one write a sensible size.
+    /// Appends a decided batch: runs `decide` inside the log's next write, where it reads the decision state and
+    /// appends the events it decides, and returns what `decide` returned once they are committed (durably, unless
+    /// `durability` says otherwise). An error `decide` throws refuses it alone: it must throw before its first append
+    /// or state change, and nothing of it is written. `decide` may run more than once (after the storage grew, or when
+    /// another machine's write came first), so it must keep its effects inside the batch. `eventCount` is about how
+    /// many events it appends, to keep one write a sensible size.
     func append<Output: Sendable>(
         _ durability: WriteDurability, eventCount: Int, decide: @escaping @Sendable (any DecisionBatch) throws -> Output
     ) async throws -> Output
@@ -83,9 +83,9 @@ extension EventLog {
     }
 
     /// Every event from `position` through `last` (the head when nil), in order.
-    public func scan(from position: LogPosition, through last: LogPosition? = nil, _ body: (RecordedEvent) throws -> Void)
-        throws
-    {
+    public func scan(
+        from position: LogPosition, through last: LogPosition? = nil, _ body: (RecordedEvent) throws -> Void
+    ) throws {
         try scan(from: position, through: last, chunkSize: 8192, body)
     }
 

@@ -19,7 +19,8 @@ struct BackendTests {
             var backend = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
             #expect(FileManager.default.fileExists(atPath: marker), "marked while serving")
             let result = try await whileRunning([backend.logWriterService]) {
-                try await backend.commands.execute(.registerUser(email: "a@example.com", password: "secret1", name: "A"))
+                try await backend.commands.execute(
+                    .registerUser(email: "a@example.com", password: "secret1", name: "A"))
             }
             try backend.projections.catchUp()
             backend.close()
@@ -28,7 +29,8 @@ struct BackendTests {
             let generation = try FileManager.default.destinationOfSymbolicLink(atPath: data.projections)
             try "an earlier boot\n".write(toFile: marker, atomically: true, encoding: .utf8)
             backend = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
-            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: data.projections) != generation, "rebuilt")
+            #expect(
+                try FileManager.default.destinationOfSymbolicLink(atPath: data.projections) != generation, "rebuilt")
             #expect(backend.projections.position == backend.log.head)
             let user = UserID(unchecked: try #require(result.createdID))
             #expect(try backend.projections.snapshot { try $0.userSummary(user) }.answer?.name == "A")
@@ -72,7 +74,8 @@ struct BackendTests {
 
                 try await whileRunning([backend.projectionService]) {
                     try await backend.readModels.waitUntilApplied(head, timeout: .seconds(10))
-                    let taken = try await backend.execute(.createPost(author: author, text: "taken"), idempotencyKey: nil)
+                    let taken = try await backend.execute(
+                        .createPost(author: author, text: "taken"), idempotencyKey: nil)
                     #expect(taken.position > head)
                 }
             }
@@ -86,7 +89,8 @@ struct BackendTests {
             let logger = Logger(label: "test")
             let backend = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
             let result = try await whileRunning([backend.logWriterService]) {
-                try await backend.commands.execute(.registerUser(email: "a@example.com", password: "secret1", name: "A"))
+                try await backend.commands.execute(
+                    .registerUser(email: "a@example.com", password: "secret1", name: "A"))
             }
             try backend.projections.catchUp()
             backend.close()
@@ -97,7 +101,8 @@ struct BackendTests {
 
             let reopened = try ChorusBackend(data: data, passwordHasher: PasswordHasher(cost: 4), logger: logger)
             defer { reopened.close() }
-            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: data.projections) != generation, "rebuilt")
+            #expect(
+                try FileManager.default.destinationOfSymbolicLink(atPath: data.projections) != generation, "rebuilt")
             #expect(reopened.projections.position == reopened.log.head)
             let user = UserID(unchecked: try #require(result.createdID))
             #expect(try reopened.projections.snapshot { try $0.userSummary(user) }.answer?.name == "A")

@@ -8,25 +8,46 @@ struct CommandExecutorTests {
     @Test("registration validates, normalises to NFC and trims, and claims the e-mail without regard to case")
     func registration() async throws {
         try await withExecutor { chorus, _ in
-            #expect(await domainErrorCode { _ = try await chorus.execute(.registerUser(email: "nope", password: "secret1", name: "A")) } == .invalidEmail)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.registerUser(email: "a@b", password: "secret1", name: "A")) } == .invalidEmail)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.registerUser(email: "a@example.com", password: "12345", name: "A")) } == .weakPassword)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.registerUser(email: "a@example.com", password: String(repeating: "x", count: 73), name: "A"))
-            } == .weakPassword)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.registerUser(email: "a@example.com", password: "secret1", name: "   ")) } == .invalidField)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.registerUser(email: "a@example.com", password: "secret1", name: String(repeating: "가", count: 51)))
-            } == .invalidField)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.registerUser(email: "a@example.com", password: "secret1", name: "A\u{0}B"))
-            } == .invalidField)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.registerUser(email: "nope", password: "secret1", name: "A"))
+                } == .invalidEmail)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.registerUser(email: "a@b", password: "secret1", name: "A"))
+                } == .invalidEmail)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.registerUser(email: "a@example.com", password: "12345", name: "A"))
+                } == .weakPassword)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(
+                        .registerUser(email: "a@example.com", password: String(repeating: "x", count: 73), name: "A"))
+                } == .weakPassword)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(
+                        .registerUser(email: "a@example.com", password: "secret1", name: "   "))
+                } == .invalidField)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(
+                        .registerUser(
+                            email: "a@example.com", password: "secret1", name: String(repeating: "가", count: 51)))
+                } == .invalidField)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(
+                        .registerUser(email: "a@example.com", password: "secret1", name: "A\u{0}B"))
+                } == .invalidField)
             #expect(chorus.log.head == .start, "refused commands append nothing")
 
             // "김민수" written with decomposed jamo becomes the composed syllables.
             let decomposed = "\u{1100}\u{1175}\u{11B7}\u{1106}\u{1175}\u{11AB}\u{1109}\u{116E}"
             let result = try await chorus.execute(
-                .registerUser(email: "  Min@Example.com ", password: "secret1", name: " \(decomposed) ", major: " 컴퓨터공학 "))
+                .registerUser(
+                    email: "  Min@Example.com ", password: "secret1", name: " \(decomposed) ", major: " 컴퓨터공학 "))
             #expect(result.appended)
             guard case .userRegistered(let event) = try chorus.events().first else {
                 Issue.record("expected UserRegistered")
@@ -36,16 +57,20 @@ struct CommandExecutorTests {
             #expect(event.email == "Min@Example.com")
             #expect(event.major == "컴퓨터공학")
             #expect(event.passwordHash.hasPrefix("$2"), "bcrypt, not the password")
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.registerUser(email: "MIN@example.COM", password: "secret2", name: "Other"))
-            } == .emailTaken)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(
+                        .registerUser(email: "MIN@example.COM", password: "secret2", name: "Other"))
+                } == .emailTaken)
             #expect(chorus.log.head == 2, "UserRegistered and the first SessionStarted")
 
             #expect(try chorus.authenticate(email: "min@example.com", password: "secret1").rawValue == result.createdID)
             #expect(throws: DomainError(.invalidCredentials, "the e-mail or the password is wrong")) {
                 try chorus.authenticate(email: "min@example.com", password: "wrong-password")
             }
-            #expect(throws: DomainError.self) { try chorus.authenticate(email: "nobody@example.com", password: "secret1") }
+            #expect(throws: DomainError.self) {
+                try chorus.authenticate(email: "nobody@example.com", password: "secret1")
+            }
         }
     }
 
@@ -56,7 +81,9 @@ struct CommandExecutorTests {
                 for index in 0..<16 {
                     group.addTask {
                         let email = index.isMultiple(of: 2) ? "race@example.com" : "RACE@example.com"
-                        return (try? await chorus.execute(.registerUser(email: email, password: "secret1", name: "R\(index)"))) != nil
+                        return
+                            (try? await chorus.execute(
+                                .registerUser(email: email, password: "secret1", name: "R\(index)"))) != nil
                     }
                 }
                 return await group.reduce(into: [Bool]()) { $0.append($1) }
@@ -86,11 +113,20 @@ struct CommandExecutorTests {
             #expect(try await !chorus.execute(.unfollow(follower: ana, followee: bo)).appended)
             #expect(chorus.log.head.rawValue == head.rawValue + 4)
 
-            #expect(await domainErrorCode { _ = try await chorus.execute(.follow(follower: ana, followee: ana)) } == .selfFollow)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.follow(follower: ana, followee: .make())) } == .unknownUser)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.like(user: ana, post: .make())) } == .unknownPost)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.sendMessage(from: ana, to: ana, text: "hi")) } == .selfMessage)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.sendMessage(from: ana, to: bo, text: " \n ")) } == .emptyText)
+            #expect(
+                await domainErrorCode { _ = try await chorus.execute(.follow(follower: ana, followee: ana)) }
+                    == .selfFollow)
+            #expect(
+                await domainErrorCode { _ = try await chorus.execute(.follow(follower: ana, followee: .make())) }
+                    == .unknownUser)
+            #expect(
+                await domainErrorCode { _ = try await chorus.execute(.like(user: ana, post: .make())) } == .unknownPost)
+            #expect(
+                await domainErrorCode { _ = try await chorus.execute(.sendMessage(from: ana, to: ana, text: "hi")) }
+                    == .selfMessage)
+            #expect(
+                await domainErrorCode { _ = try await chorus.execute(.sendMessage(from: ana, to: bo, text: " \n ")) }
+                    == .emptyText)
             #expect(chorus.log.head.rawValue == head.rawValue + 4)
         }
     }
@@ -99,24 +135,37 @@ struct CommandExecutorTests {
     func posts() async throws {
         try await withExecutor { chorus, media in
             let ana = try await chorus.register("Ana")
-            #expect(await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, caption: "only a caption")) } == .emptyText)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.createPost(author: ana, text: String(repeating: "😀", count: 281)))
-            } == .textTooLong)
-            #expect(try await chorus.execute(.createPost(author: ana, text: String(repeating: "😀", count: 280))).appended)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, image: .make())) } == .unknownMedia)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.createPost(author: ana, caption: "only a caption"))
+                } == .emptyText)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.createPost(author: ana, text: String(repeating: "😀", count: 281)))
+                } == .textTooLong)
+            #expect(
+                try await chorus.execute(.createPost(author: ana, text: String(repeating: "😀", count: 280))).appended)
+            #expect(
+                await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, image: .make())) }
+                    == .unknownMedia)
             let image = media.add()
             let photo = try await chorus.execute(.createPost(author: ana, caption: "sunset", image: image))
             #expect(photo.appended)
-            #expect(await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, repostOf: .make())) } == .unknownPost)
+            #expect(
+                await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, repostOf: .make())) }
+                    == .unknownPost)
             #expect(try await chorus.execute(.createPost(author: ana, repostOf: PostID(photo.createdID!)!)).appended)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.editProfile(user: ana, profileImage: .set(.make())))
-            } == .unknownMedia)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.editProfile(user: ana, profileImage: .set(.make())))
+                } == .unknownMedia)
             #expect(try await chorus.execute(.editProfile(user: ana, bio: "hi", profileImage: .set(image))).appended)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.addComment(author: ana, post: PostID(photo.createdID!)!, text: String(repeating: "a", count: 1001)))
-            } == .textTooLong)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(
+                        .addComment(
+                            author: ana, post: PostID(photo.createdID!)!, text: String(repeating: "a", count: 1001)))
+                } == .textTooLong)
             #expect(chorus.log.head == 6, "a registration (two events) and four commands")
         }
     }
@@ -129,12 +178,14 @@ struct CommandExecutorTests {
             let retry = try await chorus.execute(.createPost(author: ana, text: "  once "), idempotencyKey: "k-1")
             #expect(retry == first, "the retry, normalised to the same request, gets the first answer")
             #expect(chorus.log.head == first.position)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.createPost(author: ana, text: "different"), idempotencyKey: "k-1")
-            } == .idempotencyConflict)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.createPost(author: ana, text: "different"), idempotencyKey: "k-1")
+                } == .idempotencyConflict)
             let bo = try await chorus.register("Bo")
-            #expect(try await chorus.execute(.createPost(author: bo, text: "once"), idempotencyKey: "k-1").appended,
-                    "keys belong to their user")
+            #expect(
+                try await chorus.execute(.createPost(author: bo, text: "once"), idempotencyKey: "k-1").appended,
+                "keys belong to their user")
         }
     }
 }

@@ -9,7 +9,9 @@ struct DomainEventCodingTests {
     static let post = PostID.make()
 
     static let samples: [DomainEvent] = [
-        .userRegistered(UserRegistered(user: user, email: "a@example.com", passwordHash: "$2b$04$x", name: "김민수", major: "", bio: "hi")),
+        .userRegistered(
+            UserRegistered(
+                user: user, email: "a@example.com", passwordHash: "$2b$04$x", name: "김민수", major: "", bio: "hi")),
         .profileEdited(ProfileEdited(user: user, name: "N", major: nil, bio: "", profileImage: nil)),
         .profileEdited(ProfileEdited(user: user, name: nil, major: "M", bio: nil, profileImage: .remove)),
         .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: .set(.make()))),
@@ -23,14 +25,17 @@ struct DomainEventCodingTests {
         .unfollowed(Unfollowed(follower: other, followee: user, followedAt: LogPosition(3))),
         .unfollowed(Unfollowed(follower: other, followee: user, followedAt: nil)),
         .messageSent(MessageSent(message: .make(), from: user, to: other, text: "안녕")),
-        .sessionStarted(SessionStarted(session: .make(), user: user, expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_123))),
+        .sessionStarted(
+            SessionStarted(session: .make(), user: user, expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_123))
+        ),
         .sessionEnded(SessionEnded(session: .make(), user: user)),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {
         RecordedEvent(
             position: LogPosition(position), stream: "s", streamVersion: 1, type: event.type,
-            schemaVersion: event.schemaVersion, recordedAt: .now, commandID: CommandID(), correlationID: CorrelationID(),
+            schemaVersion: event.schemaVersion, recordedAt: .now, commandID: CommandID(),
+            correlationID: CorrelationID(),
             actor: "", payload: event.payload)
     }
 
@@ -51,15 +56,22 @@ struct DomainEventCodingTests {
         var trailing = good
         trailing.payload.append(0)
         for damaged in [unknownType, unknownVersion, truncated, trailing] {
-            let error = #expect(throws: DomainEventDecodingError.self) { try DomainEvent(decoding: recorded(damaged, position: 42)) }
+            let error = #expect(throws: DomainEventDecodingError.self) {
+                try DomainEvent(decoding: recorded(damaged, position: 42))
+            }
             #expect(error?.position == 42)
         }
     }
 
-    @Test("likes, unlikes, comments and unfollows of schema version 1 still decode, without what version 2 added (upcasting)")
+    @Test(
+        "likes, unlikes, comments and unfollows of schema version 1 still decode, without what version 2 added (upcasting)"
+    )
     func versionOne() throws {
         let comment = CommentID.make()
-        var likedV1 = PayloadWriter(), unlikedV1 = PayloadWriter(), commentV1 = PayloadWriter(), unfollowedV1 = PayloadWriter()
+        var likedV1 = PayloadWriter()
+        var unlikedV1 = PayloadWriter()
+        var commentV1 = PayloadWriter()
+        var unfollowedV1 = PayloadWriter()
         unfollowedV1.write(Self.other)
         unfollowedV1.write(Self.user)
         likedV1.write(Self.other)
@@ -76,12 +88,14 @@ struct DomainEventCodingTests {
             NewEvent(type: "CommentAdded", schemaVersion: 1, payload: commentV1.bytes),
             NewEvent(type: "Unfollowed", schemaVersion: 1, payload: unfollowedV1.bytes),
         ]
-        #expect(try stored.map { try DomainEvent(decoding: recorded($0)) } == [
-            .liked(Liked(user: Self.other, post: Self.post, postAuthor: nil)),
-            .unliked(Unliked(user: Self.other, post: Self.post, postAuthor: nil, likedAt: nil)),
-            .commentAdded(CommentAdded(comment: comment, post: Self.post, author: Self.other, text: "first", postAuthor: nil)),
-            .unfollowed(Unfollowed(follower: Self.other, followee: Self.user, followedAt: nil)),
-        ])
+        #expect(
+            try stored.map { try DomainEvent(decoding: recorded($0)) } == [
+                .liked(Liked(user: Self.other, post: Self.post, postAuthor: nil)),
+                .unliked(Unliked(user: Self.other, post: Self.post, postAuthor: nil, likedAt: nil)),
+                .commentAdded(
+                    CommentAdded(comment: comment, post: Self.post, author: Self.other, text: "first", postAuthor: nil)),
+                .unfollowed(Unfollowed(follower: Self.other, followee: Self.user, followedAt: nil)),
+            ])
         // New events are written with the current version, and a version-2 payload is not read as version 1.
         let current = DomainEvent.liked(Liked(user: Self.other, post: Self.post, postAuthor: Self.user)).encoded()
         #expect(current.schemaVersion == 2)
@@ -99,8 +113,12 @@ struct DomainEventCodingTests {
         var reply = message
         (reply.from, reply.to) = (message.to, message.from)
         #expect(DomainEvent.messageSent(message).stream == DomainEvent.messageSent(reply).stream)
-        #expect(DomainEvent.liked(Liked(user: Self.user, post: Self.post, postAuthor: Self.other)).stream.rawValue == "post-\(Self.post)")
-        #expect(DomainEvent.followed(Followed(follower: Self.user, followee: Self.other)).stream.rawValue == "user-\(Self.user)")
+        #expect(
+            DomainEvent.liked(Liked(user: Self.user, post: Self.post, postAuthor: Self.other)).stream.rawValue
+                == "post-\(Self.post)")
+        #expect(
+            DomainEvent.followed(Followed(follower: Self.user, followee: Self.other)).stream.rawValue
+                == "user-\(Self.user)")
     }
 
     @Test("ids are 26 URL-safe characters, sort by creation, and malformed ones are refused")

@@ -10,7 +10,8 @@ func withExecutor<R>(_ body: (CommandExecutor, TestMediaCatalog) async throws ->
         configuration.stateTables = DecisionState.tableNames
         return try await withLog(path, configuration: configuration) { log in
             let media = TestMediaCatalog()
-            return try await body(CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
+            return try await body(
+                CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
         }
     }
 }

@@ -16,12 +16,14 @@ struct SessionTests {
             #expect(try chorus.user(ofSession: first.session) == ana)
 
             let headBefore = chorus.log.head
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.logIn(email: "ana@example.com", password: "wrong-password"))
-            } == .invalidCredentials)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(.logIn(email: "nobody@example.com", password: "secret-password"))
-            } == .invalidCredentials)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.logIn(email: "ana@example.com", password: "wrong-password"))
+                } == .invalidCredentials)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.logIn(email: "nobody@example.com", password: "secret-password"))
+                } == .invalidCredentials)
             #expect(chorus.log.head == headBefore, "a refused login appends nothing")
 
             let login = try await chorus.execute(.logIn(email: " ANA@example.com", password: "secret-password"))
@@ -32,7 +34,9 @@ struct SessionTests {
             #expect(try await chorus.execute(.logOut(user: ana, session: first.session)).appended)
             #expect(try chorus.user(ofSession: first.session) == nil, "revoked")
             #expect(try chorus.user(ofSession: second.session) == ana, "the other session lives on")
-            #expect(try await !chorus.execute(.logOut(user: ana, session: first.session)).appended, "a repeat changes nothing")
+            #expect(
+                try await !chorus.execute(.logOut(user: ana, session: first.session)).appended,
+                "a repeat changes nothing")
 
             let bo = try await chorus.register("Bo")
             #expect(try await !chorus.execute(.logOut(user: bo, session: second.session)).appended, "not Bo's to end")
@@ -61,10 +65,12 @@ struct SessionTests {
             let first = try await chorus.execute(command, idempotencyKey: "signup-1")
             let head = chorus.log.head
             #expect(try await chorus.execute(command, idempotencyKey: "signup-1") == first)
-            #expect(await domainErrorCode {
-                _ = try await chorus.execute(
-                    .registerUser(email: "a@example.com", password: "someone else", name: "A"), idempotencyKey: "signup-1")
-            } == .idempotencyConflict)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(
+                        .registerUser(email: "a@example.com", password: "someone else", name: "A"),
+                        idempotencyKey: "signup-1")
+                } == .idempotencyConflict)
             #expect(chorus.log.head == head)
         }
     }
@@ -78,13 +84,16 @@ struct SessionTests {
         #expect(token.hasPrefix(session.rawValue + "."))
 
         var tampered = Array(token.utf8)
-        tampered[tampered.count - 2] = tampered[tampered.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+        tampered[tampered.count - 2] =
+            tampered[tampered.count - 2] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
         #expect(tokens.session(fromToken: String(decoding: tampered, as: UTF8.self)) == nil)
         let other = SessionID.make()
         let swapped = other.rawValue + token.drop(while: { $0 != "." })
         #expect(tokens.session(fromToken: swapped) == nil, "a MAC belongs to one session")
         #expect(SessionTokens(secret: SessionTokens.makeSecret()).session(fromToken: token) == nil, "another secret")
-        for malformed in ["", ".", session.rawValue, session.rawValue + ".", "../../etc.passwd", String(repeating: "a", count: 5000)] {
+        for malformed in [
+            "", ".", session.rawValue, session.rawValue + ".", "../../etc.passwd", String(repeating: "a", count: 5000),
+        ] {
             #expect(tokens.session(fromToken: malformed) == nil)
         }
     }

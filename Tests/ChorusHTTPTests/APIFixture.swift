@@ -1,6 +1,6 @@
 import ChorusBackend
-import ChorusHTTP
 import ChorusDomain
+import ChorusHTTP
 import ChorusLog
 import ChorusTestSupport
 import Foundation
@@ -53,16 +53,21 @@ struct APIFixture: Sendable {
         let data = Array(response.body.readableBytesView)
         return Answer(
             status: response.status, headers: response.headers, bytes: data,
-            json: data.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(data), options: [.fragmentsAllowed]))
+            json: data.isEmpty ? nil : try? JSONSerialization.jsonObject(with: Data(data), options: [.fragmentsAllowed])
+        )
     }
 
     func register(_ name: String, email: String? = nil, major: String = "") async throws -> User {
         let email = email ?? "\(name.lowercased().filter(\.isLetter))-\(UUID().uuidString.prefix(8))@example.com"
         let answer = try await call(
-            .post, "/v1/auth/register", json: ["email": email, "password": "secret-password", "name": name, "major": major])
+            .post, "/v1/auth/register",
+            json: ["email": email, "password": "secret-password", "name": name, "major": major])
         guard answer.status == .created, let token = answer.object["token"] as? String,
             let id = (answer.object["user"] as? [String: Any])?["id"] as? String
-        else { throw FixtureError("registration of \(name) failed: \(answer.status) \(String(decoding: answer.bytes, as: UTF8.self))") }
+        else {
+            throw FixtureError(
+                "registration of \(name) failed: \(answer.status) \(String(decoding: answer.bytes, as: UTF8.self))")
+        }
         return User(id: id, token: token, email: email)
     }
 

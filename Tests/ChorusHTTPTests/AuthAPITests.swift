@@ -11,7 +11,9 @@ struct AuthAPITests {
         try await withAPI { api in
             let answer = try await api.call(
                 .post, "/v1/auth/register",
-                json: ["email": " Ana@Example.com ", "password": "secret1", "name": " Ana ", "major": "CS", "bio": "hi"])
+                json: [
+                    "email": " Ana@Example.com ", "password": "secret1", "name": " Ana ", "major": "CS", "bio": "hi",
+                ])
             #expect(answer.status == .created)
             let user = try #require(answer.object["user"] as? [String: Any])
             #expect(user["name"] as? String == "Ana")
@@ -33,11 +35,23 @@ struct AuthAPITests {
             let head = api.head
             let cases: [([String: Any], HTTPResponse.Status, String)] = [
                 (["email": "ANA@example.com", "password": "secret1", "name": "Other"], .conflict, "email_taken"),
-                (["email": "not-an-email", "password": "secret1", "name": "A"], .unprocessableContent, "invalid_email"),
+                (
+                    ["email": "not-an-email", "password": "secret1", "name": "A"], .unprocessableContent,
+                    "invalid_email"
+                ),
                 (["email": "b@example.com", "password": "12345", "name": "B"], .unprocessableContent, "weak_password"),
-                (["email": "b@example.com", "password": String(repeating: "x", count: 73), "name": "B"], .unprocessableContent, "weak_password"),
-                (["email": "b@example.com", "password": "secret1", "name": "   "], .unprocessableContent, "invalid_field"),
-                (["email": "b@example.com", "password": "secret1", "name": String(repeating: "가", count: 51)], .unprocessableContent, "invalid_field"),
+                (
+                    ["email": "b@example.com", "password": String(repeating: "x", count: 73), "name": "B"],
+                    .unprocessableContent, "weak_password"
+                ),
+                (
+                    ["email": "b@example.com", "password": "secret1", "name": "   "], .unprocessableContent,
+                    "invalid_field"
+                ),
+                (
+                    ["email": "b@example.com", "password": "secret1", "name": String(repeating: "가", count: 51)],
+                    .unprocessableContent, "invalid_field"
+                ),
                 (["email": "b@example.com", "password": "secret1"], .badRequest, "bad_request"),
                 (["email": "b@example.com", "password": 123456, "name": "B"], .badRequest, "bad_request"),
             ]
@@ -56,12 +70,16 @@ struct AuthAPITests {
     func login() async throws {
         try await withAPI { api in
             let ana = try await api.register("Ana", email: "ana@example.com")
-            let login = try await api.call(.post, "/v1/auth/login", json: ["email": "ANA@example.com", "password": "secret-password"])
+            let login = try await api.call(
+                .post, "/v1/auth/login", json: ["email": "ANA@example.com", "password": "secret-password"])
             #expect(login.status == .ok)
             let token = try #require(login.object["token"] as? String)
             #expect(token != ana.token)
             #expect((login.object["user"] as? [String: Any])?["id"] as? String == ana.id)
-            for body in [["email": "ana@example.com", "password": "wrong-password"], ["email": "bo@example.com", "password": "secret-password"]] {
+            for body in [
+                ["email": "ana@example.com", "password": "wrong-password"],
+                ["email": "bo@example.com", "password": "secret-password"],
+            ] {
                 let refused = try await api.call(.post, "/v1/auth/login", json: body)
                 #expect(refused.status == .unauthorized && refused.errorCode == "invalid_credentials")
             }
@@ -73,8 +91,10 @@ struct AuthAPITests {
         try await withAPI { api in
             let ana = try await api.register("Ana", email: "ana@example.com")
             let second = try #require(
-                try await api.call(.post, "/v1/auth/login", json: ["email": "ana@example.com", "password": "secret-password"])
-                    .object["token"] as? String)
+                try await api.call(
+                    .post, "/v1/auth/login", json: ["email": "ana@example.com", "password": "secret-password"]
+                )
+                .object["token"] as? String)
             let out = try await api.call(.post, "/v1/auth/logout", token: ana.token)
             #expect(out.status == .noContent && out.position != nil)
             #expect(try await api.call(.get, "/v1/me", token: ana.token).status == .unauthorized)
@@ -90,10 +110,14 @@ struct AuthAPITests {
 
             // The scheme in any case, blanks around either part; nothing else.
             for header in ["bearer \(second)", "BEARER \(second)", "  Bearer   \(second)  ", "Bearer\t\(second)"] {
-                #expect(try await api.call(.get, "/v1/me", headers: ["Authorization": header]).status == .ok, "\(header)")
+                #expect(
+                    try await api.call(.get, "/v1/me", headers: ["Authorization": header]).status == .ok, "\(header)")
             }
-            for header in ["Bearer", "Bearer ", "Bearer\(second)", "Bearerx \(second)", "Beare \(second)", "\(second)"] {
-                #expect(try await api.call(.get, "/v1/me", headers: ["Authorization": header]).status == .unauthorized, "\(header)")
+            for header in ["Bearer", "Bearer ", "Bearer\(second)", "Bearerx \(second)", "Beare \(second)", "\(second)"]
+            {
+                #expect(
+                    try await api.call(.get, "/v1/me", headers: ["Authorization": header]).status == .unauthorized,
+                    "\(header)")
             }
         }
     }

@@ -55,7 +55,8 @@ struct AuthorizationMatrixTests {
             let bo = try await api.register("Bo")
             let post = try await api.post(bo, "a post")
             let upload = try await api.call(
-                .post, "/v1/media", token: bo.token, body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0],
+                .post, "/v1/media", token: bo.token,
+                body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0],
                 headers: ["Content-Type": "image/png"])
             let media = try #require(upload.object["id"] as? String)
             _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "hi"])
@@ -129,7 +130,9 @@ struct AuthorizationMatrixTests {
             }
 
             // Live streams never end, so only their refusals are asked for here (LiveAPITests streams them).
-            for token in [nil, "the-admin-token", "01m81svpp4e00a142xd0fmjp8z.bm90IGEgcmVhbCBtYWMgYXQgYWxsIG5vIG5vIG5v"] {
+            for token in [
+                nil, "the-admin-token", "01m81svpp4e00a142xd0fmjp8z.bm90IGEgcmVhbCBtYWMgYXQgYWxsIG5vIG5vIG5v",
+            ] {
                 #expect(try await api.call(.get, "/v1/live?topics=notifications", token: token).status == .unauthorized)
             }
 

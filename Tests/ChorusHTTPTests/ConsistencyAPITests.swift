@@ -12,10 +12,13 @@ struct ConsistencyAPITests {
             let ana = try await api.register("Ana")
             let created = try await api.call(.post, "/v1/posts", token: ana.token, json: ["text": "one"])
             #expect(created.position == api.head.rawValue)
-            let read = try await api.call(.get, "/v1/feed/home", token: ana.token, headers: ["Chorus-Min-Position": "\(api.head.rawValue)"])
+            let read = try await api.call(
+                .get, "/v1/feed/home", token: ana.token, headers: ["Chorus-Min-Position": "\(api.head.rawValue)"])
             #expect(read.status == .ok && (read.position ?? 0) >= created.position ?? .max)
             let health = try await api.call(.get, "/health")
-            #expect(health.object["status"] as? String == "ok" && health.object["position"] as? Int == Int(api.head.rawValue))
+            #expect(
+                health.object["status"] as? String == "ok"
+                    && health.object["position"] as? Int == Int(api.head.rawValue))
         }
     }
 
@@ -39,17 +42,21 @@ struct ConsistencyAPITests {
             let head = api.head
             _ = try await api.call(.put, "/v1/posts/\(first.object["id"] as? String ?? "")/like", token: ana.token)
             let retry = try await api.call(.post, "/v1/posts", token: ana.token, json: ["text": "once"], headers: key)
-            #expect(retry.status == .created && retry.bytes == first.bytes && retry.position == first.position,
-                    "the first response, though the post has a like now")
+            #expect(
+                retry.status == .created && retry.bytes == first.bytes && retry.position == first.position,
+                "the first response, though the post has a like now")
             #expect(api.head.rawValue == head.rawValue + 1, "only the like was appended")
             let other = try await api.call(.post, "/v1/posts", token: ana.token, json: ["text": "twice"], headers: key)
             #expect(other.status == .conflict && other.errorCode == "idempotency_conflict")
 
             let bo = try await api.register("Bo")
-            #expect(try await api.call(.post, "/v1/posts", token: bo.token, json: ["text": "once"], headers: key).status == .created,
-                    "keys belong to their caller")
+            #expect(
+                try await api.call(.post, "/v1/posts", token: bo.token, json: ["text": "once"], headers: key).status
+                    == .created,
+                "keys belong to their caller")
             for bad in ["", String(repeating: "k", count: 129), "two words", "tab\there", "ключ"] {
-                let answer = try await api.call(.post, "/v1/posts", token: ana.token, json: ["text": "x"], headers: ["Idempotency-Key": bad])
+                let answer = try await api.call(
+                    .post, "/v1/posts", token: ana.token, json: ["text": "x"], headers: ["Idempotency-Key": bad])
                 #expect(answer.status == .badRequest, "\(bad)")
             }
         }
@@ -67,7 +74,9 @@ struct ConsistencyAPITests {
             #expect(api.head == head)
             var other = body
             other["password"] = "guessed"
-            #expect(try await api.call(.post, "/v1/auth/register", json: other, headers: key).errorCode == "idempotency_conflict")
+            #expect(
+                try await api.call(.post, "/v1/auth/register", json: other, headers: key).errorCode
+                    == "idempotency_conflict")
         }
     }
 }

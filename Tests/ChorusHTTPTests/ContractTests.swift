@@ -27,53 +27,92 @@ struct ContractTests {
             }
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
-            expect(.post, "/v1/auth/register", try await api.call(.post, "/v1/auth/register", json: ["email": "c@example.com", "password": "secret1", "name": "Cy"]))
-            expect(.post, "/v1/auth/register", try await api.call(.post, "/v1/auth/register", json: ["email": "c@example.com", "password": "secret1", "name": "Cy"]))
-            expect(.post, "/v1/auth/register", try await api.call(.post, "/v1/auth/register", json: ["email": "bad", "password": "secret1", "name": "Cy"]))
-            expect(.post, "/v1/auth/login", try await api.call(.post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"]))
-            expect(.post, "/v1/auth/login", try await api.call(.post, "/v1/auth/login", json: ["email": ana.email, "password": "nope-nope"]))
+            expect(
+                .post, "/v1/auth/register",
+                try await api.call(
+                    .post, "/v1/auth/register", json: ["email": "c@example.com", "password": "secret1", "name": "Cy"]))
+            expect(
+                .post, "/v1/auth/register",
+                try await api.call(
+                    .post, "/v1/auth/register", json: ["email": "c@example.com", "password": "secret1", "name": "Cy"]))
+            expect(
+                .post, "/v1/auth/register",
+                try await api.call(
+                    .post, "/v1/auth/register", json: ["email": "bad", "password": "secret1", "name": "Cy"]))
+            expect(
+                .post, "/v1/auth/login",
+                try await api.call(.post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"]))
+            expect(
+                .post, "/v1/auth/login",
+                try await api.call(.post, "/v1/auth/login", json: ["email": ana.email, "password": "nope-nope"]))
             expect(.get, "/v1/me", try await api.call(.get, "/v1/me", token: ana.token))
             expect(.get, "/v1/me", try await api.call(.get, "/v1/me"))
             expect(.patch, "/v1/me", try await api.call(.patch, "/v1/me", token: ana.token, json: ["bio": "hello"]))
             expect(.patch, "/v1/me", try await api.call(.patch, "/v1/me", token: ana.token, json: ["bio": 5]))
             let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
-            let media = try await api.call(.post, "/v1/media", token: ana.token, body: png, headers: ["Content-Type": "image/png"])
+            let media = try await api.call(
+                .post, "/v1/media", token: ana.token, body: png, headers: ["Content-Type": "image/png"])
             expect(.post, "/v1/media", media)
-            expect(.post, "/v1/media", try await api.call(.post, "/v1/media", token: ana.token, body: png, headers: ["Content-Type": "image/gif"]))
+            expect(
+                .post, "/v1/media",
+                try await api.call(
+                    .post, "/v1/media", token: ana.token, body: png, headers: ["Content-Type": "image/gif"]))
             let image = media.object["id"] as? String ?? ""
             let post = try await api.call(.post, "/v1/posts", token: bo.token, json: ["text": "hi", "image": image])
             expect(.post, "/v1/posts", post)
             let postID = post.object["id"] as? String ?? ""
             let repost = try await api.call(.post, "/v1/posts", token: ana.token, json: ["repostOf": postID])
             expect(.post, "/v1/posts", repost)
-            expect(.post, "/v1/posts", try await api.call(.post, "/v1/posts", token: ana.token, json: ["caption": "only"]))
-            expect(.get, "/v1/posts/{id}", try await api.call(.get, "/v1/posts/\(repost.object["id"] as? String ?? "")", token: bo.token))
+            expect(
+                .post, "/v1/posts", try await api.call(.post, "/v1/posts", token: ana.token, json: ["caption": "only"]))
+            expect(
+                .get, "/v1/posts/{id}",
+                try await api.call(.get, "/v1/posts/\(repost.object["id"] as? String ?? "")", token: bo.token))
             expect(.get, "/v1/posts/{id}", try await api.call(.get, "/v1/posts/nope", token: bo.token))
             expect(.put, "/v1/posts/{id}/like", try await api.call(.put, "/v1/posts/\(postID)/like", token: ana.token))
-            expect(.delete, "/v1/posts/{id}/like", try await api.call(.delete, "/v1/posts/\(postID)/like", token: ana.token))
+            expect(
+                .delete, "/v1/posts/{id}/like",
+                try await api.call(.delete, "/v1/posts/\(postID)/like", token: ana.token))
             expect(.put, "/v1/posts/{id}/like", try await api.call(.put, "/v1/posts/\(postID)/like", token: ana.token))
-            expect(.post, "/v1/posts/{id}/comments", try await api.call(.post, "/v1/posts/\(postID)/comments", token: ana.token, json: ["text": "nice"]))
-            expect(.get, "/v1/posts/{id}/comments", try await api.call(.get, "/v1/posts/\(postID)/comments?limit=1", token: ana.token))
-            expect(.put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(bo.id)/follow", token: ana.token))
-            expect(.put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(ana.id)/follow", token: ana.token))
-            expect(.put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token))
+            expect(
+                .post, "/v1/posts/{id}/comments",
+                try await api.call(.post, "/v1/posts/\(postID)/comments", token: ana.token, json: ["text": "nice"]))
+            expect(
+                .get, "/v1/posts/{id}/comments",
+                try await api.call(.get, "/v1/posts/\(postID)/comments?limit=1", token: ana.token))
+            expect(
+                .put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(bo.id)/follow", token: ana.token))
+            expect(
+                .put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(ana.id)/follow", token: ana.token))
+            expect(
+                .put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token))
             expect(.get, "/v1/users/{id}", try await api.call(.get, "/v1/users/\(bo.id)", token: ana.token))
             for tab in ["posts", "likes", "followers", "following"] {
-                expect(.get, "/v1/users/{id}/\(tab)", try await api.call(.get, "/v1/users/\(bo.id)/\(tab)", token: ana.token))
+                expect(
+                    .get, "/v1/users/{id}/\(tab)",
+                    try await api.call(.get, "/v1/users/\(bo.id)/\(tab)", token: ana.token))
             }
             expect(.get, "/v1/search/users", try await api.call(.get, "/v1/search/users?q=b", token: ana.token))
             expect(.get, "/v1/feed/home", try await api.call(.get, "/v1/feed/home?limit=1", token: ana.token))
             expect(.get, "/v1/feed/home", try await api.call(.get, "/v1/feed/home?limit=0", token: ana.token))
             expect(.get, "/v1/feed/following", try await api.call(.get, "/v1/feed/following", token: ana.token))
             expect(.get, "/v1/notifications", try await api.call(.get, "/v1/notifications", token: bo.token))
-            expect(.post, "/v1/messages", try await api.call(.post, "/v1/messages", token: ana.token, json: ["to": bo.id, "text": "hey"]))
-            expect(.post, "/v1/messages", try await api.call(.post, "/v1/messages", token: ana.token, json: ["to": ana.id, "text": "hey"]))
+            expect(
+                .post, "/v1/messages",
+                try await api.call(.post, "/v1/messages", token: ana.token, json: ["to": bo.id, "text": "hey"]))
+            expect(
+                .post, "/v1/messages",
+                try await api.call(.post, "/v1/messages", token: ana.token, json: ["to": ana.id, "text": "hey"]))
             expect(.get, "/v1/conversations", try await api.call(.get, "/v1/conversations", token: bo.token))
-            expect(.get, "/v1/conversations/{userId}/messages", try await api.call(.get, "/v1/conversations/\(ana.id)/messages", token: bo.token))
+            expect(
+                .get, "/v1/conversations/{userId}/messages",
+                try await api.call(.get, "/v1/conversations/\(ana.id)/messages", token: bo.token))
             expect(.get, "/health", try await api.call(.get, "/health"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: "admin"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: ana.token))
-            expect(.post, "/v1/admin/projections/rebuild", try await api.call(.post, "/v1/admin/projections/rebuild", token: "admin"))
+            expect(
+                .post, "/v1/admin/projections/rebuild",
+                try await api.call(.post, "/v1/admin/projections/rebuild", token: "admin"))
             expect(.post, "/v1/admin/projections/rebuild", try await api.call(.post, "/v1/admin/projections/rebuild"))
             // And once the rebuild has ended, with how it ended.
             while api.backend.readModels.rebuildProgress != nil { try await Task.sleep(for: .milliseconds(20)) }
@@ -92,7 +131,8 @@ struct ContractTests {
             let contract = try await Self.servedDocument(api)
             let paths = Set((contract.document["paths"] as? [String: Any] ?? [:]).keys)
             let served = [
-                "/v1/auth/register", "/v1/auth/login", "/v1/auth/logout", "/v1/me", "/v1/users/{id}", "/v1/users/{id}/posts",
+                "/v1/auth/register", "/v1/auth/login", "/v1/auth/logout", "/v1/me", "/v1/users/{id}",
+                "/v1/users/{id}/posts",
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
                 "/v1/posts/{id}/comments", "/v1/feed/home", "/v1/feed/following", "/v1/notifications", "/v1/messages",

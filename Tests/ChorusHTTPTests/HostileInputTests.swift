@@ -6,7 +6,9 @@ import Testing
 
 @Suite("Hostile input")
 struct HostileInputTests {
-    @Test("NUL bytes, huge numbers, overlong and empty e-mails, odd Idempotency-Keys and empty cursors: a clear answer, never a 5xx")
+    @Test(
+        "NUL bytes, huge numbers, overlong and empty e-mails, odd Idempotency-Keys and empty cursors: a clear answer, never a 5xx"
+    )
     func oddValues() async throws {
         try await withAPI { api in
             let ana = try await api.register("Ana")
@@ -26,13 +28,16 @@ struct HostileInputTests {
             // An e-mail past what any account can have: refused as wrong credentials or as invalid, not a 503
             // (its key is longer than LMDB allows).
             let long = String(repeating: "가", count: 200) + "@example.com"
-            let login = try await api.call(.post, "/v1/auth/login", json: ["email": long, "password": "secret-password"])
+            let login = try await api.call(
+                .post, "/v1/auth/login", json: ["email": long, "password": "secret-password"])
             #expect(login.status == .unauthorized && login.errorCode == "invalid_credentials")
             let signUp = try await api.call(
                 .post, "/v1/auth/register", json: ["email": long, "password": "secret-password", "name": "Long"])
             #expect(signUp.status == .unprocessableContent && signUp.errorCode == "invalid_email")
             let veryLong = String(repeating: "a", count: 5_000) + "@example.com"
-            #expect(try await api.call(.post, "/v1/auth/login", json: ["email": veryLong, "password": "x"]).status == .unauthorized)
+            #expect(
+                try await api.call(.post, "/v1/auth/login", json: ["email": veryLong, "password": "x"]).status
+                    == .unauthorized)
             // An empty one is no key at all to LMDB: wrong credentials too (schemathesis found it answering 503).
             let empty = try await api.call(.post, "/v1/auth/login", json: ["email": "", "password": "secret-password"])
             #expect(empty.status == .unauthorized && empty.errorCode == "invalid_credentials")
@@ -62,7 +67,8 @@ struct HostileInputTests {
                 defer { close(descriptor) }
                 let body = #"{"text":"injected"}"#
                 // A bare CR inside the value: the header would end there for a lax parser.
-                let request = "POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n"
+                let request =
+                    "POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n"
                     + "Content-Type: application/json\r\nIdempotency-Key: abc\rX-Injected: 1\r\n"
                     + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
@@ -82,7 +88,8 @@ struct HostileInputTests {
         try await withAPI(.live) { api in
             let port = try #require(api.client.port)
             let ana = try await api.register("Ana")
-            let request = "GET /v1/live?topics=notifications,feed HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n\r\n"
+            let request =
+                "GET /v1/live?topics=notifications,feed HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n\r\n"
             let opened: [Int32] = try await offPool {
                 var sockets: [Int32] = []
                 for _ in 0..<2_000 {

@@ -1,14 +1,17 @@
-@testable import ChorusHTTP
 import ChorusLog
-@testable import ChorusProjections
 import Foundation
 import Testing
+
+@testable import ChorusHTTP
+@testable import ChorusProjections
 
 @Suite("JSON writing")
 struct JSONWriterTests {
     @Test("strings round-trip through a JSON parser: quotes, backslashes, control characters, Hangul, emoji")
     func escaping() throws {
-        let texts = ["plain", "quote \" and \\ backslash", "new\nline\ttab\r", "\u{0}\u{1}\u{1F}", "김민수 😀", "</script>"]
+        let texts = [
+            "plain", "quote \" and \\ backslash", "new\nline\ttab\r", "\u{0}\u{1}\u{1F}", "김민수 😀", "</script>",
+        ]
         for text in texts {
             var json = JSONWriter()
             json.object { $0.field("text", text) }
@@ -34,14 +37,18 @@ struct JSONWriterTests {
             $0.field("flag", true)
             $0.field("nested", UserJSON(id: "a", name: "b", major: "", profileImage: nil))
         }
-        #expect(String(decoding: json.bytes, as: UTF8.self)
-            == #"{"none":null,"list":[1,2],"flag":true,"nested":{"id":"a","name":"b","major":"","profileImage":null}}"#)
+        #expect(
+            String(decoding: json.bytes, as: UTF8.self)
+                == #"{"none":null,"list":[1,2],"flag":true,"nested":{"id":"a","name":"b","major":"","profileImage":null}}"#
+        )
     }
 
     @Test("whole numbers are written digit for digit, from zero to the extremes")
     func integers() {
         var generator = SystemRandomNumberGenerator()
-        let unsigned: [UInt64] = [0, 9, 10, 99, 100, 1_000_000, UInt64.max] + (0..<500).map { _ in .random(in: 0...UInt64.max, using: &generator) }
+        let unsigned: [UInt64] =
+            [0, 9, 10, 99, 100, 1_000_000, UInt64.max]
+            + (0..<500).map { _ in .random(in: 0...UInt64.max, using: &generator) }
         for value in unsigned {
             var json = JSONWriter()
             value.write(to: &json)
@@ -60,10 +67,14 @@ struct JSONWriterTests {
     func timestamps() {
         var generator = SystemRandomNumberGenerator()
         var samples: [Int64] = [0, 1, 999, 1000, -1, -1000, 951_782_400_000, 1_709_164_800_123, 4_107_542_399_999]
-        for _ in 0..<2_000 { samples.append(Int64.random(in: -2_208_988_800_000...4_102_444_800_000, using: &generator)) }
+        for _ in 0..<2_000 {
+            samples.append(Int64.random(in: -2_208_988_800_000...4_102_444_800_000, using: &generator))
+        }
         for milliseconds in samples {
             let time = EventTime(millisecondsSince1970: milliseconds)
-            let (seconds, fraction) = (Int64((Double(milliseconds) / 1000).rounded(.down)), ((milliseconds % 1000) + 1000) % 1000)
+            let (seconds, fraction) = (
+                Int64((Double(milliseconds) / 1000).rounded(.down)), ((milliseconds % 1000) + 1000) % 1000
+            )
             let whole = Date(timeIntervalSince1970: Double(seconds)).formatted(.iso8601)
             let expected = whole.dropLast() + "." + String(String(fraction + 1000).dropFirst()) + "Z"
             var json = JSONWriter()

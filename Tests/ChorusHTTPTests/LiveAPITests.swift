@@ -22,7 +22,9 @@ struct LiveAPITests {
             _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token)
             _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "hello"])
             _ = try await api.post(bo, "bo's post")
-            _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": try await api.register("Cy").id, "text": "not for ana"])
+            _ = try await api.call(
+                .post, "/v1/messages", token: bo.token,
+                json: ["to": try await api.register("Cy").id, "text": "not for ana"])
 
             let port = try #require(api.client.port)
             let topics = "notifications,conversations,conversation:\(bo.id),post:\(post),feed"
@@ -32,9 +34,11 @@ struct LiveAPITests {
                 guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
                 return try (0..<8).map { _ in try stream.nextEvent() }
             }
-            #expect(events.map(\.name) == [
-                "like", "notification", "comment", "notification", "notification", "message", "conversation", "post",
-            ])
+            #expect(
+                events.map(\.name) == [
+                    "like", "notification", "comment", "notification", "notification", "message", "conversation",
+                    "post",
+                ])
             #expect(events.allSatisfy { $0.id > after })
             #expect(zip(events, events.dropFirst()).allSatisfy { $0.id <= $1.id }, "in log order")
             #expect(events[0].data["likes"] as? Int == 1)
@@ -63,7 +67,8 @@ struct LiveAPITests {
             let port = try #require(api.client.port)
             let token = ana.token
             let blocks = try await offPool {
-                let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=feed", headers: ["Authorization": "Bearer \(token)"])
+                let stream = try RawHTTPStream(
+                    port: port, path: "/v1/live?topics=feed", headers: ["Authorization": "Bearer \(token)"])
                 return [try stream.nextBlock(), try stream.nextBlock()]
             }
             #expect(blocks == [": open", ": heartbeat"])

@@ -10,7 +10,9 @@ import Testing
 
 @Suite("API: online rebuild")
 struct OnlineRebuildTests {
-    @Test("through a whole online rebuild no request fails, no read goes back in position, and the result equals an offline rebuild")
+    @Test(
+        "through a whole online rebuild no request fails, no read goes back in position, and the result equals an offline rebuild"
+    )
     func rebuildUnderLoad() async throws {
         try await withAPI(configure: { $0.adminToken = "admin" }) { api in
             let users = [try await api.register("Ana"), try await api.register("Bo"), try await api.register("Cy")]
@@ -26,10 +28,14 @@ struct OnlineRebuildTests {
                             while load.running.load(ordering: .relaxed) {
                                 count += 1
                                 let other = users[(index + 1) % users.count]
-                                let answer = count.isMultiple(of: 3)
+                                let answer =
+                                    count.isMultiple(of: 3)
                                     ? try await api.call(.put, "/v1/users/\(other.id)/follow", token: user.token)
-                                    : try await api.call(.post, "/v1/posts", token: user.token, json: ["text": "during \(count)"])
-                                if answer.status.code >= 300 { load.failures.withLock { $0.append("write \(answer.status)") } }
+                                    : try await api.call(
+                                        .post, "/v1/posts", token: user.token, json: ["text": "during \(count)"])
+                                if answer.status.code >= 300 {
+                                    load.failures.withLock { $0.append("write \(answer.status)") }
+                                }
                                 load.requests.add(1, ordering: .relaxed)
                             }
                         }
@@ -41,7 +47,11 @@ struct OnlineRebuildTests {
                                     load.failures.withLock { $0.append("read \(answer.status)") }
                                     continue
                                 }
-                                if position < last { load.failures.withLock { $0.append("position went back from \(last) to \(position)") } }
+                                if position < last {
+                                    load.failures.withLock {
+                                        $0.append("position went back from \(last) to \(position)")
+                                    }
+                                }
                                 last = position
                                 load.requests.add(1, ordering: .relaxed)
                             }
@@ -64,17 +74,23 @@ struct OnlineRebuildTests {
             }
             #expect(state != "rebuilding", "the rebuild ended")
             #expect(api.backend.readModels.rebuildState != .none)
-            if case .failed(let reason) = api.backend.readModels.rebuildState { Issue.record("rebuild failed: \(reason)") }
+            if case .failed(let reason) = api.backend.readModels.rebuildState {
+                Issue.record("rebuild failed: \(reason)")
+            }
             try await load.waitForRequests(load.requests.load(ordering: .relaxed) + 30)
             load.running.store(false, ordering: .relaxed)
             try await work.value
             #expect(load.failures.withLock { $0 }.isEmpty, "\(load.failures.withLock { $0 }.prefix(5))")
-            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: api.backend.data.projections) != generation)
+            #expect(
+                try FileManager.default.destinationOfSymbolicLink(atPath: api.backend.data.projections) != generation)
 
             try await api.backend.readModels.waitUntilApplied(api.head, timeout: .seconds(10))
             let offline = api.backend.data.root + "/offline-check"
-            _ = try ProjectionEngine.rebuild(log: api.backend.log, into: offline, through: api.backend.projections.position)
-            #expect(try dumpReadModels(atDirectory: offline) == dumpReadModels(api.backend.projections.store), "byte for byte")
+            _ = try ProjectionEngine.rebuild(
+                log: api.backend.log, into: offline, through: api.backend.projections.position)
+            #expect(
+                try dumpReadModels(atDirectory: offline) == dumpReadModels(api.backend.projections.store),
+                "byte for byte")
         }
     }
 

@@ -8,13 +8,18 @@ struct OpenAPIContract {
     let document: [String: Any]
 
     init(yaml: String) throws {
-        guard let document = try Yams.load(yaml: yaml) as? [String: Any] else { throw ContractError("not a YAML mapping") }
+        guard let document = try Yams.load(yaml: yaml) as? [String: Any] else {
+            throw ContractError("not a YAML mapping")
+        }
         self.document = document
     }
 
     /// The problems of `body` as the answer `status` of `method path` (a path template such as `/v1/users/{id}`).
     func problems(method: String, path: String, status: Int, body: Any?) -> [String] {
-        guard let operation = (document["paths"] as? [String: Any])?[path].flatMap({ ($0 as? [String: Any])?[method.lowercased()] }) as? [String: Any]
+        guard
+            let operation = (document["paths"] as? [String: Any])?[path].flatMap({
+                ($0 as? [String: Any])?[method.lowercased()]
+            }) as? [String: Any]
         else { return ["\(method) \(path) is not in the document"] }
         guard let responses = operation["responses"] as? [String: Any], let declared = responses[String(status)] else {
             return ["\(method) \(path) does not document status \(status)"]
@@ -52,7 +57,9 @@ struct OpenAPIContract {
         if let options = schema["enum"] as? [Any], !options.contains(where: { "\($0)" == "\(value)" }) {
             problems.append("\(path): \(value) is not one of \(options)")
         }
-        if let constant = schema["const"], "\(constant)" != "\(value)" { problems.append("\(path): \(value) is not \(constant)") }
+        if let constant = schema["const"], "\(constant)" != "\(value)" {
+            problems.append("\(path): \(value) is not \(constant)")
+        }
         if let minimum = schema["minimum"] as? Int, let number = value as? Int, number < minimum {
             problems.append("\(path): \(number) < \(minimum)")
         }
@@ -71,7 +78,9 @@ struct OpenAPIContract {
                     problems += check(member, against: property, at: "\(path).\(name)")
                 } else if let additional = schema["additionalProperties"] {
                     if additional as? Bool == false { problems.append("\(path): has undocumented \(name)") }
-                    if additional is [String: Any] { problems += check(member, against: additional, at: "\(path).\(name)") }
+                    if additional is [String: Any] {
+                        problems += check(member, against: additional, at: "\(path).\(name)")
+                    }
                 }
             }
         }
@@ -88,14 +97,17 @@ struct OpenAPIContract {
         case "array": value is [Any]
         case "string": value is String
         // JSONSerialization gives booleans as NSNumbers of their own class, which also cast to Int.
-        case "boolean": String(describing: Swift.type(of: value)) == String(describing: Swift.type(of: NSNumber(value: true)))
+        case "boolean":
+            String(describing: Swift.type(of: value)) == String(describing: Swift.type(of: NSNumber(value: true)))
         case "integer": value is Int && !Self.value(value, is: "boolean")
         case "number": value is NSNumber && !Self.value(value, is: "boolean")
         default: false
         }
     }
 
-    private static func describe(_ value: Any) -> String { value is NSNull ? "null" : "\(Swift.type(of: value)) \(value)" }
+    private static func describe(_ value: Any) -> String {
+        value is NSNull ? "null" : "\(Swift.type(of: value)) \(value)"
+    }
 }
 
 struct ContractError: Error, CustomStringConvertible {

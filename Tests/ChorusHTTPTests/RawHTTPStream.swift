@@ -46,7 +46,8 @@ final class RawHTTPStream: @unchecked Sendable {
                 if line.hasPrefix("id: ") { id = UInt64(line.dropFirst(4)) ?? 0 }
                 if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
                 if line.hasPrefix("data: ") {
-                    data = (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any] ?? [:]
+                    data =
+                        (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any] ?? [:]
                 }
             }
             return LiveEvent(id: id, name: name, data: data)

@@ -1,11 +1,12 @@
 import ChorusBackend
 import ChorusHTTP
 import Foundation
+import HTTPTypes
+import Testing
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import HTTPTypes
-import Testing
 
 @Suite("Slow and silent clients")
 struct SlowClientTests {
@@ -21,9 +22,16 @@ struct SlowClientTests {
         }
     }
 
-    @Test("a body that never finishes, and a head that never finishes, are cut off; the server answers others meanwhile")
+    @Test(
+        "a body that never finishes, and a head that never finishes, are cut off; the server answers others meanwhile")
     func cutOff() async throws {
-        try await withAPI(.live, configure: { $0.requestTimeout = .seconds(1); $0.idleTimeout = .seconds(2) }) { api in
+        try await withAPI(
+            .live,
+            configure: {
+                $0.requestTimeout = .seconds(1)
+                $0.idleTimeout = .seconds(2)
+            }
+        ) { api in
             let port = try #require(api.client.port)
             let ana = try await api.registerThroughBackend("Ana")
             let head = api.head
@@ -31,7 +39,8 @@ struct SlowClientTests {
             // A post whose body stops a third of the way, and a request whose head stops mid-line.
             let slowBody = try connectToLoopback(port: port)
             defer { close(slowBody) }
-            let request = "POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n"
+            let request =
+                "POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: 30\r\n\r\n{\"text\":"
             _ = request.withCString { send(slowBody, $0, strlen($0), 0) }
             let slowHead = try connectToLoopback(port: port)
@@ -62,13 +71,20 @@ struct SlowClientTests {
 
     @Test("a body trickled a byte at a time, each within the idle timeout, is cut off at the request deadline")
     func trickle() async throws {
-        try await withAPI(.live, configure: { $0.requestTimeout = .seconds(2); $0.idleTimeout = .seconds(1) }) { api in
+        try await withAPI(
+            .live,
+            configure: {
+                $0.requestTimeout = .seconds(2)
+                $0.idleTimeout = .seconds(1)
+            }
+        ) { api in
             let port = try #require(api.client.port)
             let ana = try await api.registerThroughBackend("Ana")
             let head = api.head
             let descriptor = try connectToLoopback(port: port)
             defer { close(descriptor) }
-            let request = "POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n"
+            let request =
+                "POST /v1/posts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n"
                 + "Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"text\":\""
             _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
             let started = ContinuousClock.now
@@ -79,7 +95,9 @@ struct SlowClientTests {
                 while ContinuousClock.now - started < .seconds(8) {
                     if send(descriptor, &byte, 1, Int32(MSG_NOSIGNAL)) < 0 { return ContinuousClock.now - started }
                     usleep(300_000)
-                    if recv(descriptor, &probe, probe.count, Int32(MSG_DONTWAIT)) == 0 { return ContinuousClock.now - started }
+                    if recv(descriptor, &probe, probe.count, Int32(MSG_DONTWAIT)) == 0 {
+                        return ContinuousClock.now - started
+                    }
                 }
                 return nil
             }
@@ -91,11 +109,19 @@ struct SlowClientTests {
 
     @Test("a live stream is never cut off as idle, though its client sends nothing")
     func liveStreamsStay() async throws {
-        try await withAPI(.live, configure: { $0.idleTimeout = .seconds(1); $0.heartbeat = .milliseconds(300) }) { api in
+        try await withAPI(
+            .live,
+            configure: {
+                $0.idleTimeout = .seconds(1)
+                $0.heartbeat = .milliseconds(300)
+            }
+        ) { api in
             let port = try #require(api.client.port)
             let ana = try await api.registerThroughBackend("Ana")
             let stream = try await offPool {
-                try RawHTTPStream(port: port, path: "/v1/live?topics=notifications", headers: ["Authorization": "Bearer \(ana.token)"])
+                try RawHTTPStream(
+                    port: port, path: "/v1/live?topics=notifications", headers: ["Authorization": "Bearer \(ana.token)"]
+                )
             }
             // Its heartbeats keep coming well past the idle timeout: a stream cut off would fail the read.
             let opened = ContinuousClock.now

@@ -14,9 +14,12 @@ struct SocialAPITests {
             let first = try await api.post(bo, "bo's first")
 
             let follow = try await api.call(.put, "/v1/users/\(bo.id)/follow", token: ana.token)
-            #expect(follow.status == .ok && follow.object["following"] as? Bool == true && follow.object["followers"] as? Int == 1)
+            #expect(
+                follow.status == .ok && follow.object["following"] as? Bool == true
+                    && follow.object["followers"] as? Int == 1)
             let again = try await api.call(.put, "/v1/users/\(bo.id)/follow", token: ana.token)
-            #expect(again.object["followers"] as? Int == 1 && again.position == follow.position, "a repeat changes nothing")
+            #expect(
+                again.object["followers"] as? Int == 1 && again.position == follow.position, "a repeat changes nothing")
 
             let second = try await api.post(bo, "bo's second")
             let feed = try await api.call(.get, "/v1/feed/following", token: ana.token)
@@ -27,7 +30,8 @@ struct SocialAPITests {
 
             let like = try await api.call(.put, "/v1/posts/\(second)/like", token: ana.token)
             #expect(like.object["liked"] as? Bool == true && like.object["likes"] as? Int == 1)
-            let comment = try await api.call(.post, "/v1/posts/\(second)/comments", token: ana.token, json: ["text": " nice "])
+            let comment = try await api.call(
+                .post, "/v1/posts/\(second)/comments", token: ana.token, json: ["text": " nice "])
             #expect(comment.status == .created && comment.object["text"] as? String == "nice")
             #expect(comment.object["postId"] as? String == second)
             #expect((comment.object["author"] as? [String: Any])?["id"] as? String == ana.id)
@@ -35,13 +39,15 @@ struct SocialAPITests {
             #expect(post.object["likes"] as? Int == 1 && post.object["comments"] as? Int == 1)
             #expect(post.object["hasLiked"] as? Bool == false, "from Bo's point of view")
             #expect(post.object["repostOf"] is NSNull && post.object["image"] is NSNull)
-            #expect((post.object["createdAt"] as? String)?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil)
+            #expect(
+                (post.object["createdAt"] as? String)?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil)
 
             let notifications = try await api.call(.get, "/v1/notifications", token: bo.token)
             #expect(notifications.items.map { $0["type"] as? String } == ["comment", "like", "follow"])
             #expect(notifications.items.first?["actorIsFollowed"] as? Bool == false)
             #expect(((notifications.items.first?["comment"]) as? [String: Any])?["text"] as? String == "nice")
-            #expect(try await api.call(.get, "/v1/notifications", token: ana.token).items.isEmpty, "never one's own acts")
+            #expect(
+                try await api.call(.get, "/v1/notifications", token: ana.token).items.isEmpty, "never one's own acts")
 
             let unlike = try await api.call(.delete, "/v1/posts/\(second)/like", token: ana.token)
             #expect(unlike.object["liked"] as? Bool == false && unlike.object["likes"] as? Int == 0)
@@ -98,15 +104,22 @@ struct SocialAPITests {
             _ = try await api.call(.post, "/v1/messages", token: ana.token, json: ["to": bo.id, "text": "hi"])
 
             let edit = try await api.call(.patch, "/v1/me", token: ana.token, json: ["name": "Ana Kim", "major": "수학"])
-            #expect(edit.status == .ok && edit.object["name"] as? String == "Ana Kim" && edit.object["bio"] as? String == "")
+            #expect(
+                edit.status == .ok && edit.object["name"] as? String == "Ana Kim" && edit.object["bio"] as? String == ""
+            )
             let position = try #require(edit.position)
             let headers = ["Chorus-Min-Position": String(position)]
             let names: [String?] = [
-                (try await api.call(.get, "/v1/feed/home", token: bo.token, headers: headers).items.first?["author"] as? [String: Any])?["name"] as? String,
-                (try await api.call(.get, "/v1/posts/\(post)/comments", token: bo.token, headers: headers).items.first?["author"] as? [String: Any])?["name"] as? String,
-                (try await api.call(.get, "/v1/notifications", token: bo.token, headers: headers).items.first?["actor"] as? [String: Any])?["name"] as? String,
-                (try await api.call(.get, "/v1/users/\(bo.id)/following", token: bo.token, headers: headers).items.first)?["name"] as? String,
-                ((try await api.call(.get, "/v1/conversations", token: bo.token, headers: headers).items.first?["partner"]) as? [String: Any])?["name"] as? String,
+                (try await api.call(.get, "/v1/feed/home", token: bo.token, headers: headers).items.first?["author"]
+                    as? [String: Any])?["name"] as? String,
+                (try await api.call(.get, "/v1/posts/\(post)/comments", token: bo.token, headers: headers).items.first?[
+                    "author"] as? [String: Any])?["name"] as? String,
+                (try await api.call(.get, "/v1/notifications", token: bo.token, headers: headers).items.first?["actor"]
+                    as? [String: Any])?["name"] as? String,
+                (try await api.call(.get, "/v1/users/\(bo.id)/following", token: bo.token, headers: headers).items.first)?[
+                    "name"] as? String,
+                ((try await api.call(.get, "/v1/conversations", token: bo.token, headers: headers).items.first?[
+                    "partner"]) as? [String: Any])?["name"] as? String,
             ]
             #expect(names == Array(repeating: "Ana Kim", count: names.count))
             let search = try await api.call(.get, "/v1/search/users?q=%EC%88%98%ED%95%99", token: bo.token)
@@ -122,7 +135,9 @@ struct SocialAPITests {
             let caller = try await api.register("Mina")
             func ids(_ query: String) async throws -> [String?] {
                 let escaped = query.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? query
-                return try await api.call(.get, "/v1/search/users?q=\(escaped)", token: caller.token).items.map { $0["id"] as? String }
+                return try await api.call(.get, "/v1/search/users?q=\(escaped)", token: caller.token).items.map {
+                    $0["id"] as? String
+                }
             }
             #expect(try await ids("ㄱㅁㅅ") == [kim.id])
             #expect(try await ids("MIN") == [min.id], "Mina is the caller")

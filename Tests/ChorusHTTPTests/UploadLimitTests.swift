@@ -45,7 +45,8 @@ enum RawUpload {
         let descriptor = try connectToLoopback(port: port)
         defer { close(descriptor) }
         func write(_ bytes: [UInt8]) -> Bool {
-            bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+            bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                == bytes.count
         }
         _ = write(Array(head.utf8))
         var sent = 0

@@ -18,7 +18,8 @@ struct AppendAndReadTests {
                     AppendRequest(
                         stream: "user-1", expectedVersion: .noStream,
                         events: [
-                            NewEvent(type: "UserRegistered", schemaVersion: 3, payload: Array("{\"name\":\"김민수\"}".utf8)),
+                            NewEvent(
+                                type: "UserRegistered", schemaVersion: 3, payload: Array("{\"name\":\"김민수\"}".utf8)),
                             NewEvent(type: "ProfileEdited", payload: []),
                         ],
                         commandID: command, correlationID: correlation, actor: "user-1"))
@@ -62,7 +63,8 @@ struct AppendAndReadTests {
                 #expect(even.map(\.position) == [2, 4, 6, 8, 10])
                 #expect(try log.read(stream: "even", fromVersion: 4).map(\.text) == ["event 8", "event 10"])
                 #expect(try log.read(stream: "odd", fromVersion: 3, direction: .backward).map(\.position) == [5, 3, 1])
-                #expect(try log.read(stream: "odd", fromVersion: 99, direction: .backward, limit: 1).map(\.position) == [9])
+                #expect(
+                    try log.read(stream: "odd", fromVersion: 99, direction: .backward, limit: 1).map(\.position) == [9])
                 #expect(try log.read(stream: "od").isEmpty, "a stream's prefix is not the stream")
                 #expect(try log.streamVersion(of: "odd") == 5)
                 #expect(try log.streamVersion(of: "none") == 0)
@@ -129,7 +131,10 @@ struct AppendAndReadTests {
                     try await log.append(
                         AppendRequest(
                             stream: "s",
-                            events: [NewEvent(type: "Big", payload: [UInt8](repeating: 1, count: NewEvent.maximumPayloadSize + 1))]))
+                            events: [
+                                NewEvent(
+                                    type: "Big", payload: [UInt8](repeating: 1, count: NewEvent.maximumPayloadSize + 1))
+                            ]))
                 }
                 #expect(huge?.code == .invalidAppend)
                 let untyped = await #expect(throws: EventLogError.self) {

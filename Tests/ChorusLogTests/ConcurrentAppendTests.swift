@@ -31,7 +31,8 @@ struct ConcurrentAppendTests {
                         group.addTask {
                             let count = total / writers + (writer < total % writers ? 1 : 0)
                             for index in 0..<count {
-                                _ = try await log.append(tick(try StreamID("s-\(writer % streams)"), "\(writer)-\(index)"))
+                                _ = try await log.append(
+                                    tick(try StreamID("s-\(writer % streams)"), "\(writer)-\(index)"))
                             }
                         }
                     }
@@ -50,7 +51,8 @@ struct ConcurrentAppendTests {
                 var versionsPerStream = 0
                 for stream in 0..<streams {
                     let events = try log.read(stream: try StreamID("s-\(stream)"), limit: total)
-                    #expect(events.map(\.streamVersion) == Array(1...UInt64(events.count)), "stream s-\(stream) is gapless")
+                    #expect(
+                        events.map(\.streamVersion) == Array(1...UInt64(events.count)), "stream s-\(stream) is gapless")
                     #expect(events.map(\.position) == events.map(\.position).sorted())
                     versionsPerStream += events.count
                 }
@@ -123,7 +125,13 @@ struct ConcurrentAppendTests {
                     for attempt in 0..<40 {
                         let command = attempt % commands.count
                         group.addTask {
-                            (command, try await log.append(tick(try StreamID("cmd-\(command)"), "attempt \(attempt)", command: commands[command])))
+                            (
+                                command,
+                                try await log.append(
+                                    tick(
+                                        try StreamID("cmd-\(command)"), "attempt \(attempt)", command: commands[command]
+                                    ))
+                            )
                         }
                     }
                     return try await group.reduce(into: [Int: [AppendOutcome]]()) { $0[$1.0, default: []].append($1.1) }

@@ -23,7 +23,9 @@ struct CrashSafetyTests {
                     smallIndexBatches: round.isMultiple(of: 2))
                 // Kill only once this round's writer is appending, at a random moment after that.
                 let acknowledgedBefore = acknowledgedPositions(in: ackFile).count
-                try await waitUntil { acknowledgedPositions(in: ackFile).count > acknowledgedBefore || !child.isRunning }
+                try await waitUntil {
+                    acknowledgedPositions(in: ackFile).count > acknowledgedBefore || !child.isRunning
+                }
                 try #require(child.isRunning, "the writer exited by itself in round \(round)")
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))
                 kill(child.processIdentifier, SIGKILL)
@@ -42,7 +44,8 @@ struct CrashSafetyTests {
                 #expect(Set(acknowledged).isSubset(of: stored), "round \(round): an acknowledged event is missing")
                 // The writer's tail was rebuilt from the events: stream versions carry on from the log, not the index.
                 let versions = try (0..<8).map { try log.streamVersion(of: try StreamID("crash-\($0)")) }
-                #expect(versions.reduce(0, +) == log.head.rawValue, "round \(round): stream versions add up to the head")
+                #expect(
+                    versions.reduce(0, +) == log.head.rawValue, "round \(round): stream versions add up to the head")
                 log.close()
             }
         }

@@ -1,7 +1,9 @@
 import ChorusLog
 
 /// A one-event append with a recognisable payload.
-func tick(_ stream: StreamID, _ text: String = "tick", expected: ExpectedVersion = .any, command: CommandID = CommandID())
+func tick(
+    _ stream: StreamID, _ text: String = "tick", expected: ExpectedVersion = .any, command: CommandID = CommandID()
+)
     -> AppendRequest
 {
     AppendRequest(

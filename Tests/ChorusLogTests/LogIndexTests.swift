@@ -62,7 +62,10 @@ struct LogIndexTests {
         #expect(three.map(\.text) == stride(from: 0, to: 23, by: 3).map { "\($0)" })
         #expect(three.map(\.streamVersion) == Array(1...8))
         #expect(try log.read(stream: "three", fromVersion: 3, limit: 4).map(\.streamVersion) == [3, 4, 5, 6])
-        #expect(try log.read(stream: "three", fromVersion: 7, direction: .backward, limit: 5).map(\.streamVersion) == [7, 6, 5, 4, 3])
+        #expect(
+            try log.read(stream: "three", fromVersion: 7, direction: .backward, limit: 5).map(\.streamVersion) == [
+                7, 6, 5, 4, 3,
+            ])
         #expect(try log.read(stream: "three", fromVersion: 100, direction: .backward, limit: 100).count == 8)
         #expect(try log.streamVersion(of: "three") == 8)
         #expect(try log.streamVersion(of: "other") == 15)
@@ -76,16 +79,24 @@ struct LogIndexTests {
                 var outcomes: [(CommandID, AppendOutcome)] = []
                 for index in 0..<12 {
                     let command = CommandID()
-                    outcomes.append((command, try await log.append(tick("s", "\(index)", expected: .exact(UInt64(index)), command: command))))
+                    outcomes.append(
+                        (
+                            command,
+                            try await log.append(
+                                tick("s", "\(index)", expected: .exact(UInt64(index)), command: command))
+                        ))
                 }
                 #expect(log.statistics.indexedThrough.rawValue == 10)
                 for (command, original) in outcomes {
                     let retry = try await log.append(tick("s", "retry", command: command))
                     #expect(retry.isReplay)
-                    #expect(retry.firstPosition == original.firstPosition && retry.streamVersion == original.streamVersion)
+                    #expect(
+                        retry.firstPosition == original.firstPosition && retry.streamVersion == original.streamVersion)
                 }
                 #expect(log.head == 12)
-                let stale = await #expect(throws: EventLogError.self) { try await log.append(tick("s", expected: .exact(10))) }
+                let stale = await #expect(throws: EventLogError.self) {
+                    try await log.append(tick("s", expected: .exact(10)))
+                }
                 #expect(stale?.actualVersion == 12)
             }
         }

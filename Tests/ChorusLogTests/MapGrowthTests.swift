@@ -34,7 +34,9 @@ struct MapGrowthTests {
                             for index in 0..<perWriter {
                                 let payload = [UInt8](repeating: UInt8(writer), count: 400 + (index % 7) * 100)
                                 _ = try await log.append(
-                                    AppendRequest(stream: try StreamID("w-\(writer)"), events: [NewEvent(type: "Blob", payload: payload)]))
+                                    AppendRequest(
+                                        stream: try StreamID("w-\(writer)"),
+                                        events: [NewEvent(type: "Blob", payload: payload)]))
                             }
                         }
                     }
@@ -42,7 +44,8 @@ struct MapGrowthTests {
                 }
                 // Bulk import grows the map too, and a bulk batch that hits MAP_FULL is retried whole.
                 let bulk = (0..<500).map { index in
-                    AppendRequest(stream: "bulk", events: [NewEvent(type: "Blob", payload: [UInt8](repeating: 7, count: 900))])
+                    AppendRequest(
+                        stream: "bulk", events: [NewEvent(type: "Blob", payload: [UInt8](repeating: 7, count: 900))])
                 }
                 let results = try await log.appendNonDurableBulkImport(bulk)
                 #expect(results.allSatisfy { if case .success = $0 { true } else { false } })
@@ -77,7 +80,8 @@ struct MapGrowthTests {
                 #expect(try reader.read(from: 1).count == 1)
 
                 let child = try startLogCrashWriter(
-                    directory: logDirectory, ackFile: directory + "/acks", writers: 4, eventsPerWriter: 500, tinyMap: true)
+                    directory: logDirectory, ackFile: directory + "/acks", writers: 4, eventsPerWriter: 500,
+                    tinyMap: true)
                 child.waitUntilExit()
                 #expect(child.terminationStatus == 0)
 

@@ -60,7 +60,8 @@ struct PositionNotifierTests {
         let answered = try await withThrowingTaskGroup(of: LogPosition?.self) { group in
             for target in 1...2_000 {
                 group.addTask {
-                    try await notifier.waitForHead(after: LogPosition(UInt64(target - 1)), until: .now + .milliseconds(300))
+                    try await notifier.waitForHead(
+                        after: LogPosition(UInt64(target - 1)), until: .now + .milliseconds(300))
                 }
             }
             // A wait that starts after this publish is answered at once, as one already waiting is.

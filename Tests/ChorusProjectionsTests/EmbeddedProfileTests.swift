@@ -26,10 +26,12 @@ struct EmbeddedProfileTests {
                     case 0, 1:
                         .editProfile(
                             user: user, name: "Name \(Int.random(in: 0..<100, using: &generator))",
-                            major: Bool.random(using: &generator) ? "Major \(Int.random(in: 0..<9, using: &generator))" : nil,
+                            major: Bool.random(using: &generator)
+                                ? "Major \(Int.random(in: 0..<9, using: &generator))" : nil,
                             profileImage: Bool.random(using: &generator)
                                 ? .set(images.randomElement(using: &generator)!) : .remove)
-                    case 2, 3: .createPost(author: user, text: "post", repostOf: Bool.random(using: &generator) ? post : nil)
+                    case 2, 3:
+                        .createPost(author: user, text: "post", repostOf: Bool.random(using: &generator) ? post : nil)
                     case 4 where post != nil: .addComment(author: user, post: post!, text: "comment")
                     case 5 where post != nil: .like(user: user, post: post!)
                     case 6 where user != other: .follow(follower: user, followee: other)

@@ -21,15 +21,18 @@ struct LogSeamTests {
             }
             let ana = try await register("Ana")
             let bo = try await register("Bo")
-            let first = PostID(try #require(try await chorus.execute(.createPost(author: ana, text: "first")).createdID))!
+            let first = PostID(
+                try #require(try await chorus.execute(.createPost(author: ana, text: "first")).createdID))!
 
             // Decisions against the state the seam keeps: a taken e-mail, a repeated like, an idempotent retry.
             let taken = await domainError { _ = try await register("Ana") }
             #expect(taken == .emailTaken)
             let liked = try await chorus.execute(.like(user: bo, post: first))
             #expect(try await chorus.execute(.like(user: bo, post: first)).appended == false)
-            let commented = try await chorus.execute(.addComment(author: bo, post: first, text: "hi"), idempotencyKey: "c1")
-            let retried = try await chorus.execute(.addComment(author: bo, post: first, text: "hi"), idempotencyKey: "c1")
+            let commented = try await chorus.execute(
+                .addComment(author: bo, post: first, text: "hi"), idempotencyKey: "c1")
+            let retried = try await chorus.execute(
+                .addComment(author: bo, post: first, text: "hi"), idempotencyKey: "c1")
             #expect(retried.position == commented.position && retried.createdID == commented.createdID)
             #expect(log.head == commented.position, "the retry appended nothing")
 
@@ -54,7 +57,8 @@ struct LogSeamTests {
                 )
             }
             #expect(snapshot.position == second.position)
-            #expect(snapshot.answer.feed == ["second", "first"], "a follow back-filled the feed, and a post fanned out")
+            #expect(
+                snapshot.answer.feed == ["second", "first"], "a follow back-filled the feed, and a post fanned out")
             #expect(snapshot.answer.post?.likes == 1 && snapshot.answer.post?.hasLiked == true && liked.appended)
             #expect(snapshot.answer.ana?.followers == 1 && snapshot.answer.ana?.posts == 2)
             #expect(snapshot.answer.notifications == [.follow, .comment, .like])

@@ -12,7 +12,8 @@ struct NotificationAndMessageTests {
             let ana = try await app.register("Ana")
             let bo = try await app.register("Bo")
             let image = app.media.add()
-            let post = PostID(try await app.chorus.execute(.createPost(author: ana, caption: "c", image: image)).createdID!)!
+            let post = PostID(
+                try await app.chorus.execute(.createPost(author: ana, caption: "c", image: image)).createdID!)!
             _ = try await app.chorus.execute(.like(user: ana, post: post))  // her own: no notification
             _ = try await app.chorus.execute(.addComment(author: ana, post: post, text: "mine"))
             _ = try await app.chorus.execute(.like(user: bo, post: post))
@@ -28,7 +29,8 @@ struct NotificationAndMessageTests {
             #expect(Set(page.items.map(\.id)).count == 3)
 
             _ = try await app.chorus.execute(.follow(follower: ana, followee: bo))
-            #expect(try app.read { try $0.notifications(of: ana, page: PageRequest()).items.allSatisfy(\.actorIsFollowed) })
+            #expect(
+                try app.read { try $0.notifications(of: ana, page: PageRequest()).items.allSatisfy(\.actorIsFollowed) })
             #expect(try app.read { try $0.notifications(of: bo, page: PageRequest()).items.map(\.kind) } == [.follow])
 
             _ = try await app.chorus.execute(.unlike(user: bo, post: post))
@@ -45,20 +47,43 @@ struct NotificationAndMessageTests {
             let cy = try await app.register("Cy")
             let post = try await app.post(ana, "hello")
             // As an older Chorus wrote them: schema version 1, without `postAuthor`.
-            func versionOne(_ type: String, stream: String? = nil, _ parts: (inout PayloadWriter) -> Void) async throws {
+            func versionOne(_ type: String, stream: String? = nil, _ parts: (inout PayloadWriter) -> Void) async throws
+            {
                 var payload = PayloadWriter()
                 parts(&payload)
                 _ = try await app.log.append(
-                    AppendRequest(stream: try StreamID(stream ?? "post-\(post)"), events: [NewEvent(type: type, schemaVersion: 1, payload: payload.bytes)]))
+                    AppendRequest(
+                        stream: try StreamID(stream ?? "post-\(post)"),
+                        events: [NewEvent(type: type, schemaVersion: 1, payload: payload.bytes)]))
             }
-            try await versionOne("Liked") { $0.write(bo); $0.write(post) }
-            try await versionOne("CommentAdded") { $0.write(CommentID.make()); $0.write(post); $0.write(bo); $0.write("nice") }
-            try await versionOne("Liked") { $0.write(cy); $0.write(post) }
-            try await versionOne("Unliked") { $0.write(cy); $0.write(post) }
-            try await versionOne("Liked") { $0.write(ana); $0.write(post) }  // her own: no notification
+            try await versionOne("Liked") {
+                $0.write(bo)
+                $0.write(post)
+            }
+            try await versionOne("CommentAdded") {
+                $0.write(CommentID.make())
+                $0.write(post)
+                $0.write(bo)
+                $0.write("nice")
+            }
+            try await versionOne("Liked") {
+                $0.write(cy)
+                $0.write(post)
+            }
+            try await versionOne("Unliked") {
+                $0.write(cy)
+                $0.write(post)
+            }
+            try await versionOne("Liked") {
+                $0.write(ana)
+                $0.write(post)
+            }  // her own: no notification
             _ = try await app.chorus.execute(.follow(follower: cy, followee: ana))
             _ = try await app.chorus.execute(.follow(follower: bo, followee: ana))
-            try await versionOne("Unfollowed", stream: "user-\(cy)") { $0.write(cy); $0.write(ana) }
+            try await versionOne("Unfollowed", stream: "user-\(cy)") {
+                $0.write(cy)
+                $0.write(ana)
+            }
 
             // Followed one event at a time (after a first batch of one), then rebuilt at once: the same answer.
             let page = try app.read { try $0.notifications(of: ana, page: PageRequest()) }

@@ -56,7 +56,9 @@ struct ProjectionEngineTests {
         }
     }
 
-    @Test("derived read models (counters, feeds, search) built at the end of a rebuild equal those followed event by event")
+    @Test(
+        "derived read models (counters, feeds, search) built at the end of a rebuild equal those followed event by event"
+    )
     func derivedEqualFollowed() async throws {
         try await withProjections(batchSize: 1) { app in
             let ana = try await app.register("Ana")
@@ -171,7 +173,8 @@ struct ProjectionEngineTests {
             #expect {
                 try ProjectionEngine(log: app.log, directory: directory)
             } throws: { error in
-                guard case ProjectionError.layoutChanged(found: 1, current: ProjectionEngine.layoutVersion) = error else {
+                guard case ProjectionError.layoutChanged(found: 1, current: ProjectionEngine.layoutVersion) = error
+                else {
                     return false
                 }
                 return true

@@ -21,7 +21,8 @@ struct ProjectionHarness {
     func register(_ name: String) async throws -> UserID {
         let result = try await chorus.execute(
             .registerUser(
-                email: "\(name.lowercased().filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString.prefix(6))@example.com",
+                email:
+                    "\(name.lowercased().filter { $0.isLetter || $0.isNumber })-\(UUID().uuidString.prefix(6))@example.com",
                 password: "secret1", name: name))
         return UserID(result.createdID!)!
     }

@@ -29,7 +29,9 @@ struct ProjectionGenerationsTests {
             #expect(second == app.log.head)
             let secondTarget = try FileManager.default.destinationOfSymbolicLink(atPath: generations.current)
             #expect(secondTarget != firstTarget)
-            #expect(!FileManager.default.fileExists(atPath: app.directory + "/" + firstTarget), "the old generation is gone")
+            #expect(
+                !FileManager.default.fileExists(atPath: app.directory + "/" + firstTarget), "the old generation is gone"
+            )
 
             // The engine opened before the swap still reads its generation; a new one reads the rebuilt store.
             let stale = try old.snapshot { try $0.post(late, viewer: nil) }

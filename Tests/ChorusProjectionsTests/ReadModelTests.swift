@@ -24,7 +24,9 @@ struct ReadModelTests {
         }
     }
 
-    @Test("the Following feed holds one's own posts and the followees'; a follow back-fills in time order; an unfollow takes them out")
+    @Test(
+        "the Following feed holds one's own posts and the followees'; a follow back-fills in time order; an unfollow takes them out"
+    )
     func followingFeed() async throws {
         try await withProjections { app in
             let ana = try await app.register("Ana")
@@ -35,10 +37,17 @@ struct ReadModelTests {
             #expect(try app.read { try $0.followingFeed(of: ana, page: PageRequest()).items.map(\.id) } == [own])
 
             _ = try await app.chorus.execute(.follow(follower: ana, followee: bo))
-            #expect(try app.read { try $0.followingFeed(of: ana, page: PageRequest()).items.map(\.id) } == [old2, own, old1])
+            #expect(
+                try app.read { try $0.followingFeed(of: ana, page: PageRequest()).items.map(\.id) } == [
+                    old2, own, old1,
+                ])
             let new = try await app.post(bo, "bo 3")
-            #expect(try app.read { try $0.followingFeed(of: ana, page: PageRequest()).items.map(\.id) } == [new, old2, own, old1])
-            #expect(try app.read { try $0.followingFeed(of: bo, page: PageRequest()).items.map(\.id) } == [new, old2, old1])
+            #expect(
+                try app.read { try $0.followingFeed(of: ana, page: PageRequest()).items.map(\.id) } == [
+                    new, old2, own, old1,
+                ])
+            #expect(
+                try app.read { try $0.followingFeed(of: bo, page: PageRequest()).items.map(\.id) } == [new, old2, old1])
 
             // Pages of one: a post that lands between two requests neither repeats nor shifts the pages after it.
             var paged: [PostID] = []
@@ -65,13 +74,17 @@ struct ReadModelTests {
             let ana = try await app.register("Ana")
             let bo = try await app.register("Bo")
             let image = app.media.add()
-            let photo = PostID(try await app.chorus.execute(.createPost(author: ana, caption: "sunset", image: image)).createdID!)!
+            let photo = PostID(
+                try await app.chorus.execute(.createPost(author: ana, caption: "sunset", image: image)).createdID!)!
             _ = try await app.chorus.execute(.like(user: bo, post: photo))
             _ = try await app.chorus.execute(.addComment(author: bo, post: photo, text: "wow"))
             _ = try await app.chorus.execute(.addComment(author: ana, post: photo, text: "thanks"))
             let repost = PostID(try await app.chorus.execute(.createPost(author: bo, repostOf: photo)).createdID!)!
             let (seenByBo, seenByAna, shared) = try app.read { view in
-                (try view.post(photo, viewer: bo), try view.post(photo, viewer: ana), try view.post(repost, viewer: ana))
+                (
+                    try view.post(photo, viewer: bo), try view.post(photo, viewer: ana),
+                    try view.post(repost, viewer: ana)
+                )
             }
             #expect(seenByBo?.likes == 1 && seenByBo?.comments == 2 && seenByBo?.hasLiked == true)
             #expect(seenByAna?.hasLiked == false && seenByAna?.image == image && seenByAna?.caption == "sunset")
@@ -84,7 +97,9 @@ struct ReadModelTests {
             }
             #expect(ascending == ["wow", "thanks"])
             #expect(descending == ["thanks", "wow"])
-            #expect(try app.read { try $0.likedPosts(by: bo, viewer: nil, page: PageRequest())?.items.map(\.id) } == [photo])
+            #expect(
+                try app.read { try $0.likedPosts(by: bo, viewer: nil, page: PageRequest())?.items.map(\.id) } == [photo]
+            )
             _ = try await app.chorus.execute(.unlike(user: bo, post: photo))
             #expect(try app.read { try $0.post(photo, viewer: bo)?.likes } == 0)
             #expect(try app.read { try $0.likedPosts(by: bo, viewer: nil, page: PageRequest())?.items } == [])

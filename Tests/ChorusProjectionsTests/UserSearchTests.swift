@@ -5,7 +5,9 @@ import Testing
 
 @Suite("User search")
 struct UserSearchTests {
-    @Test("Korean initials, case folding, NFC and majors all find users; exact and prefix matches come first; never the caller")
+    @Test(
+        "Korean initials, case folding, NFC and majors all find users; exact and prefix matches come first; never the caller"
+    )
     func search() async throws {
         try await withProjections { app in
             let minsu = try await app.register("김민수")
@@ -40,7 +42,10 @@ struct UserSearchTests {
             let first = try app.read { try $0.searchUsers("kim", caller: caller, page: PageRequest(limit: 2)) }
             #expect(first.items.map(\.name) == ["kim", "Kim Lee"])
             let cursor = try #require(first.nextCursor)
-            #expect(try names("kim", page: PageRequest(limit: 2, cursor: PageCursor(cursor.description))) == ["Kimi", "Akim"])
+            #expect(
+                try names("kim", page: PageRequest(limit: 2, cursor: PageCursor(cursor.description))) == [
+                    "Kimi", "Akim",
+                ])
 
             // An edit moves the user in search at once.
             _ = try await app.chorus.execute(.editProfile(user: exact, name: "Someone Else"))

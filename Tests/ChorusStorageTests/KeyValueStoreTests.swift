@@ -54,7 +54,9 @@ struct KeyValueStoreTests {
                 for key in ["ana\u{0}1", "ana\u{0}2", "anab\u{0}1", "bo\u{0}1"] {
                     try transaction.put([1], for: Array(key.utf8), in: table, append: true)
                 }
-                #expect(throws: LMDBError.self) { try transaction.put([1], for: Array("ana".utf8), in: table, append: true) }
+                #expect(throws: LMDBError.self) {
+                    try transaction.put([1], for: Array("ana".utf8), in: table, append: true)
+                }
             }
             func keys(_ prefix: String) throws -> [String] {
                 try store.read { transaction in
@@ -73,12 +75,15 @@ struct KeyValueStoreTests {
         }
     }
 
-    @Test("a load in key order ends with what writes in any order would have left; a read meanwhile merges what came before")
+    @Test(
+        "a load in key order ends with what writes in any order would have left; a read meanwhile merges what came before"
+    )
     func loadsInKeyOrder() async throws {
         try await withTemporaryDirectory { directory in
             var configuration = KeyValueStoreConfiguration()
             configuration.writesInPlace = true
-            let store = try KeyValueStore(directory: directory, tables: ["loaded", "other"], configuration: configuration)
+            let store = try KeyValueStore(
+                directory: directory, tables: ["loaded", "other"], configuration: configuration)
             let (loaded, other) = (store.table("loaded"), store.table("other"))
             var generator = SystemRandomNumberGenerator()
             var expected: [[UInt8]: [UInt8]] = [:]
@@ -91,7 +96,8 @@ struct KeyValueStoreTests {
                             try loading.delete(key, in: loaded)
                             expected[key] = nil
                         } else {
-                            let value = Array("value \(round) ".utf8) + [UInt8](repeating: UInt8(round % 251), count: 60)
+                            let value =
+                                Array("value \(round) ".utf8) + [UInt8](repeating: UInt8(round % 251), count: 60)
                             try loading.put(value, for: key, in: loaded)
                             expected[key] = value
                         }

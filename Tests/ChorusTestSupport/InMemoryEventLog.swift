@@ -92,7 +92,8 @@ public final class InMemoryEventLog: EventLog {
         }
 
         func forEach(
-            in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+            in table: StateTable,
+            _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
         ) throws {
             let entries = (tables[table.name] ?? [:]).sorted { $0.key.lexicographicallyPrecedes($1.key) }
             for (key, value) in entries {
@@ -157,7 +158,8 @@ public final class InMemoryEventLog: EventLog {
         func appendRecorded(_ recorded: [RecordedEvent]) throws {
             for event in recorded {
                 guard event.position == head.next else {
-                    throw EventLogError(.invalidAppend, "event at position \(event.position) where \(head.next) is next")
+                    throw EventLogError(
+                        .invalidAppend, "event at position \(event.position) where \(head.next) is next")
                 }
                 events.append(event)
                 versions[event.stream] = event.streamVersion
@@ -172,7 +174,8 @@ public final class InMemoryEventLog: EventLog {
         }
 
         func forEach(
-            in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+            in table: StateTable,
+            _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
         ) throws {
             try Snapshot(tables: tables, position: head).forEach(in: table, body)
         }

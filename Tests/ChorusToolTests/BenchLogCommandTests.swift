@@ -23,7 +23,8 @@ struct BenchLogCommandTests {
             #expect(value > 0, "\(name) is \(value)")
         }
         let ratio = try #require(figures["ratio_1_writer_to_raw"])
-        let computed = try #require(figures["append_1_writer_per_s"]) / (try #require(figures["raw_lmdb_commits_per_s"]))
+        let computed =
+            try #require(figures["append_1_writer_per_s"]) / (try #require(figures["raw_lmdb_commits_per_s"]))
         #expect(abs(ratio - computed) / computed < 0.01, "the ratio is the quotient of the two figures beside it")
         #expect(run.standardOutput.contains("ratio_1_writer_to_raw"), "the table names each figure")
     }

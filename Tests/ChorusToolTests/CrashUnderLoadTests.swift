@@ -31,7 +31,9 @@ struct CrashUnderLoadTests {
         let token: String
     }
 
-    @Test("SIGKILL at random moments, 10 times: every acknowledged write survives, none half-applied; rebuild equals resumed")
+    @Test(
+        "SIGKILL at random moments, 10 times: every acknowledged write survives, none half-applied; rebuild equals resumed"
+    )
     func crashes() async throws {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
@@ -40,7 +42,9 @@ struct CrashUnderLoadTests {
             for index in 0..<Self.writers {
                 let answer = try await server.call(
                     "POST", "/v1/auth/register",
-                    json: ["email": "writer\(index)@example.com", "password": "secret-password", "name": "Writer \(index)"])
+                    json: [
+                        "email": "writer\(index)@example.com", "password": "secret-password", "name": "Writer \(index)",
+                    ])
                 let user = try #require((answer.json["user"] as? [String: Any])?["id"] as? String)
                 registered.append(User(id: user, token: try #require(answer.json["token"] as? String)))
             }
@@ -51,7 +55,10 @@ struct CrashUnderLoadTests {
                 let stop = StopFlag()
                 let current = server
                 let writers = (0..<Self.writers).map { index in
-                    Task { await Self.write(as: index, users: users, server: current, ledger: ledger, round: round, stop: stop) }
+                    Task {
+                        await Self.write(
+                            as: index, users: users, server: current, ledger: ledger, round: round, stop: stop)
+                    }
                 }
                 try await Task.sleep(for: .milliseconds(Int.random(in: 150...700)))
                 kill(server.process.processIdentifier, SIGKILL)
@@ -64,7 +71,9 @@ struct CrashUnderLoadTests {
             }
             let done = ledger.state.withLock { $0 }
             // Every kind of write was acknowledged (and so checked) many times over.
-            #expect(done.posts.count > Self.rounds && done.comments.count > Self.rounds && done.messages.count > Self.rounds)
+            #expect(
+                done.posts.count > Self.rounds && done.comments.count > Self.rounds && done.messages.count > Self.rounds
+            )
             #expect(!done.likes.isEmpty && !done.follows.isEmpty && !done.names.isEmpty)
 
             // Stopped cleanly: the read models the server resumed with and kept up equal a rebuild from the log.
@@ -74,7 +83,9 @@ struct CrashUnderLoadTests {
             let log = try DataDirectory(data).openLog(readOnly: true)
             defer { log.close() }
             _ = try ProjectionEngine.rebuild(log: log, into: root + "/rebuilt")
-            #expect(try dumpReadModels(atDirectory: data + "/projections") == dumpReadModels(atDirectory: root + "/rebuilt"))
+            #expect(
+                try dumpReadModels(atDirectory: data + "/projections") == dumpReadModels(atDirectory: root + "/rebuilt")
+            )
         }
     }
 
@@ -113,7 +124,8 @@ struct CrashUnderLoadTests {
                 request = ("PATCH", "/v1/me", ["name": text])
             }
             if let key { ledger.state.withLock { _ = $0.uncertain.insert(key) } }
-            guard let answer = try? await server.call(request.method, request.path, token: me.token, json: request.json),
+            guard
+                let answer = try? await server.call(request.method, request.path, token: me.token, json: request.json),
                 (200..<300).contains(answer.status), let position = answer.position
             else { return }  // the server is gone: this request's fate is unknown
             ledger.state.withLock { ledger in
@@ -139,15 +151,19 @@ struct CrashUnderLoadTests {
         let reader = users[0].token
         for post in known.posts {
             let answer = try await server.call("GET", "/v1/posts/\(post.id)", token: reader, headers: wait)
-            #expect(answer.status == 200 && answer.json["text"] as? String == post.text, "round \(round): post \(post.text)")
+            #expect(
+                answer.status == 200 && answer.json["text"] as? String == post.text, "round \(round): post \(post.text)"
+            )
         }
         for (post, comments) in Dictionary(grouping: known.comments, by: \.post) {
-            let answer = try await server.call("GET", "/v1/posts/\(post)/comments?limit=100", token: reader, headers: wait)
+            let answer = try await server.call(
+                "GET", "/v1/posts/\(post)/comments?limit=100", token: reader, headers: wait)
             let texts = Set(answer.items.compactMap { $0["text"] as? String })
             for comment in comments { #expect(texts.contains(comment.text), "round \(round): comment \(comment.text)") }
         }
         for (pair, messages) in Dictionary(grouping: known.messages, by: { "\($0.from) \($0.to)" }) {
-            let from = messages[0].from, to = messages[0].to
+            let from = messages[0].from
+            let to = messages[0].to
             let answer = try await server.call(
                 "GET", "/v1/conversations/\(users[to].id)/messages?limit=100", token: users[from].token, headers: wait)
             let texts = Set(answer.items.compactMap { $0["text"] as? String })
@@ -165,23 +181,29 @@ struct CrashUnderLoadTests {
                 let post = String(key.split(separator: " ")[2])
                 let answer = try await server.call("GET", "/v1/posts/\(post)", token: me.token, headers: wait)
                 let actual = answer.json["hasLiked"] as? Bool ?? false
-                if known.uncertain.contains(key) { settled[key] = actual } else {
+                if known.uncertain.contains(key) {
+                    settled[key] = actual
+                } else {
                     #expect(actual == liked, "round \(round): \(key)")
                 }
             }
-            let following = try await server.call("GET", "/v1/users/\(me.id)/following?limit=100", token: me.token, headers: wait)
+            let following = try await server.call(
+                "GET", "/v1/users/\(me.id)/following?limit=100", token: me.token, headers: wait)
             let followed = Set(following.items.compactMap { $0["id"] as? String })
             for other in users.indices where other != index {
                 let key = "follow \(index) \(other)"
                 let actual = followed.contains(users[other].id)
-                if known.uncertain.contains(key) { settled[key] = actual } else {
+                if known.uncertain.contains(key) {
+                    settled[key] = actual
+                } else {
                     #expect(actual == (known.follows[key] ?? false), "round \(round): \(key)")
                 }
             }
             let profile = try await server.call("GET", "/v1/users/\(me.id)", token: reader, headers: wait)
             let name = profile.json["name"] as? String
             if known.uncertain.contains("name \(index)") {
-                #expect(name != nil && (name == known.names[index] || name!.hasPrefix("r") || name == "Writer \(index)"))
+                #expect(
+                    name != nil && (name == known.names[index] || name!.hasPrefix("r") || name == "Writer \(index)"))
             } else {
                 #expect(name == (known.names[index] ?? "Writer \(index)"), "round \(round): name of writer \(index)")
             }

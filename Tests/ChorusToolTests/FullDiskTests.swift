@@ -31,7 +31,9 @@ struct FullDiskTests {
                 let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 1, count: 8_192))
                 let upload = try await server.call(
                     "POST", "/v1/media", token: ledger.token, body: png, headers: ["Content-Type": "image/png"])
-                #expect(upload.status == 503 && upload.errorCode == "unavailable", "an upload: \(upload.status) \(upload.json)")
+                #expect(
+                    upload.status == 503 && upload.errorCode == "unavailable",
+                    "an upload: \(upload.status) \(upload.json)")
             }
             for number in 1...5 {
                 #expect(try await ledger.post("refused \(number)").errorCode == "unavailable", "writes stay refused")
@@ -50,11 +52,14 @@ struct FullDiskTests {
         }
     }
 
-    @Test("a log at its maximum size refuses writes with 503 unavailable and says why, reads go on, the log stays valid, and a larger maximum lets writes resume")
+    @Test(
+        "a log at its maximum size refuses writes with 503 unavailable and says why, reads go on, the log stays valid, and a larger maximum lets writes resume"
+    )
     func fullMap() async throws {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
-            let small = try await ServerProcess(data: data, extraArguments: ["--no-rate-limits", "--max-log-size", "2M"])
+            let small = try await ServerProcess(
+                data: data, extraArguments: ["--no-rate-limits", "--max-log-size", "2M"])
             let ledger = try await PostLedger(signingUpOn: small)
             let refused = try await ledger.postUntilRefused("toward the maximum")
             #expect(refused.status == 503 && refused.headers["retry-after"] != nil)
@@ -64,7 +69,8 @@ struct FullDiskTests {
             try expectVerifies(data, "at the maximum")
             #expect(await small.stop() == 0)
 
-            let larger = try await ServerProcess(data: data, extraArguments: ["--no-rate-limits", "--max-log-size", "64M"])
+            let larger = try await ServerProcess(
+                data: data, extraArguments: ["--no-rate-limits", "--max-log-size", "64M"])
             ledger.server = larger
             let after = try await ledger.postUntilAccepted("after")
             try await ledger.expectEveryAcknowledgedPost(at: after)
@@ -92,13 +98,15 @@ private final class PostLedger {
     init(signingUpOn server: ServerProcess) async throws {
         self.server = server
         let signUp = try await server.call(
-            "POST", "/v1/auth/register", json: ["email": "ana@example.com", "password": "secret-password", "name": "Ana"])
+            "POST", "/v1/auth/register",
+            json: ["email": "ana@example.com", "password": "secret-password", "name": "Ana"])
         token = try #require(signUp.json["token"] as? String)
         user = try #require((signUp.json["user"] as? [String: Any])?["id"] as? String)
     }
 
     func post(_ text: String) async throws -> ServerProcess.Answer {
-        let answer = try await server.call("POST", "/v1/posts", token: token, json: ["text": text, "caption": Self.caption])
+        let answer = try await server.call(
+            "POST", "/v1/posts", token: token, json: ["text": text, "caption": Self.caption])
         switch (answer.status, answer.errorCode) {
         case (201, _): acknowledged.append(text)
         case (503, "not_caught_up"): unanswered.append(text)

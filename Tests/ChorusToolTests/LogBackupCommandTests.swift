@@ -44,7 +44,8 @@ struct LogBackupCommandTests {
             let head = try #require(report["head"] as? Int)
             let lastBefore = try #require(before.last)
             #expect(UInt64(head) >= lastBefore.position)
-            #expect(!FileManager.default.fileExists(atPath: backup + "/projections"), "read models are rebuilt, not copied")
+            #expect(
+                !FileManager.default.fileExists(atPath: backup + "/projections"), "read models are rebuilt, not copied")
 
             let verify = try runChorus(["log", "verify", "--data", backup, "--json"])
             #expect(verify.status == 0, "\(verify.standardOutput) \(verify.standardError)")

@@ -19,7 +19,8 @@ struct LogExportImportCommandTests {
             let commands = try lines.map { try #require(try lastJSONLine(String($0))["commandId"] as? String) }
             let cut = try #require((1..<lines.count - 1).last { commands[$0 - 1] == commands[$0] })
             let partial = root + "/partial.jsonl"
-            try (lines.prefix(cut).joined(separator: "\n") + "\n").write(toFile: partial, atomically: true, encoding: .utf8)
+            try (lines.prefix(cut).joined(separator: "\n") + "\n").write(
+                toFile: partial, atomically: true, encoding: .utf8)
             let stopped = try runChorus(["log", "import", "--data", root + "/b", partial, "--json"])
             #expect(stopped.status == 0, "\(stopped.standardError)")
             #expect(try lastJSONLine(stopped.standardOutput)["imported"] as? Int == cut)
@@ -39,7 +40,8 @@ struct LogExportImportCommandTests {
 
             // Exported to standard output too, from a position on.
             let tail = try runChorus(["log", "export", "--data", root + "/a", "--from", "1001"])
-            #expect(tail.standardOutput.split(separator: "\n").map(String.init) == lines.dropFirst(1000).map(String.init))
+            #expect(
+                tail.standardOutput.split(separator: "\n").map(String.init) == lines.dropFirst(1000).map(String.init))
         }
     }
 
@@ -55,7 +57,9 @@ struct LogExportImportCommandTests {
                 return try runChorus(["log", "import", "--data", root + "/" + name, file])
             }
             func head(of name: String) throws -> Int {
-                let status = try runChorus(["projections", "status", "--data", root + "/" + name, "--json", "--interval", "0.01"])
+                let status = try runChorus([
+                    "projections", "status", "--data", root + "/" + name, "--json", "--interval", "0.01",
+                ])
                 return try lastJSONLine(status.standardOutput)["head"] as? Int ?? -1
             }
 
@@ -66,8 +70,10 @@ struct LogExportImportCommandTests {
             // A payload that is valid base64 but not the event its type says.
             var broken = try #require(try JSONSerialization.jsonObject(with: Data(lines[20].utf8)) as? [String: Any])
             broken["payload"] = Data([1, 2, 3]).base64EncodedString()
-            let brokenLine = String(decoding: try JSONSerialization.data(withJSONObject: broken, options: [.sortedKeys]), as: UTF8.self)
-            let undecodable = try importing(Array(lines.prefix(20)) + [brokenLine] + lines.dropFirst(21), into: "undecodable")
+            let brokenLine = String(
+                decoding: try JSONSerialization.data(withJSONObject: broken, options: [.sortedKeys]), as: UTF8.self)
+            let undecodable = try importing(
+                Array(lines.prefix(20)) + [brokenLine] + lines.dropFirst(21), into: "undecodable")
             #expect(undecodable.status == 1)
             #expect(undecodable.standardError.contains("at position 21"), "\(undecodable.standardError)")
             #expect(try head(of: "undecodable") == 20)
@@ -78,10 +84,13 @@ struct LogExportImportCommandTests {
             #expect(try head(of: "gap") == 30)
 
             // Another log's export into this one.
-            try #require(try runChorus(["demo", "--data", root + "/other", "--events", "300", "--seed", "3"]).status == 0)
+            try #require(
+                try runChorus(["demo", "--data", root + "/other", "--events", "300", "--seed", "3"]).status == 0)
             let foreign = try importing(lines, into: "other")
             #expect(foreign.status == 1)
-            #expect(foreign.standardError.contains("already holds a different event at position 1"), "\(foreign.standardError)")
+            #expect(
+                foreign.standardError.contains("already holds a different event at position 1"),
+                "\(foreign.standardError)")
         }
     }
 }

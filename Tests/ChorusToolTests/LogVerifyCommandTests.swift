@@ -89,7 +89,9 @@ func firstOffset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
     guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
     return haystack.withUnsafeBytes { hay in
         needle.withUnsafeBytes { needle in
-            (0...(hay.count - needle.count)).first { memcmp(hay.baseAddress! + $0, needle.baseAddress!, needle.count) == 0 }
+            (0...(hay.count - needle.count)).first {
+                memcmp(hay.baseAddress! + $0, needle.baseAddress!, needle.count) == 0
+            }
         }
     }
 }

@@ -40,14 +40,17 @@ struct ProjectionsCommandTests {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
             let admin = ["CHORUS_ADMIN_TOKEN": "an admin token for the test"]
-            let server = try await ServerProcess(data: data, extraArguments: ["--demo-events", "1500"], environment: admin)
-            let rebuild = try runChorus(["projections", "rebuild", "--server", server.base, "--json"], environment: admin)
+            let server = try await ServerProcess(
+                data: data, extraArguments: ["--demo-events", "1500"], environment: admin)
+            let rebuild = try runChorus(
+                ["projections", "rebuild", "--server", server.base, "--json"], environment: admin)
             #expect(rebuild.status == 0, "\(rebuild.standardOutput) \(rebuild.standardError)")
             let rebuilt = try lastJSONLine(rebuild.standardOutput)
             #expect(rebuilt["online"] as? Bool == true)
             #expect(rebuilt["position"] as? Int ?? 0 >= 1500)
 
-            let status = try runChorus(["projections", "status", "--server", server.base, "--json"], environment: admin)
+            let status = try runChorus(
+                ["projections", "status", "--server", server.base, "--json"], environment: admin)
             #expect(status.status == 0)
             let projection = try lastJSONLine(status.standardOutput)
             #expect(projection["state"] as? String == "live")
@@ -59,7 +62,8 @@ struct ProjectionsCommandTests {
                 ["projections", "status", "--server", server.base], environment: ["CHORUS_ADMIN_TOKEN": "wrong"])
             #expect(wrong.status == 1)
             #expect(wrong.standardError.contains("refused the admin token"), "\(wrong.standardError)")
-            let none = try runChorus(["projections", "status", "--server", server.base], environment: ["CHORUS_ADMIN_TOKEN": ""])
+            let none = try runChorus(
+                ["projections", "status", "--server", server.base], environment: ["CHORUS_ADMIN_TOKEN": ""])
             #expect(none.status == 1)
             #expect(none.standardError.contains("set CHORUS_ADMIN_TOKEN"))
             #expect(await server.stop() == 0)

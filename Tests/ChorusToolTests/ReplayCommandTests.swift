@@ -32,17 +32,20 @@ struct ReplayCommandTests {
 
             // The user's own events and the events naming them (a follow of them, a message to them).
             let theirs = try replay(["--user", user])
-            #expect(theirs.count == all.filter { event in
-                event["actor"] as? String == user
-                    || (event["data"] as? [String: Any] ?? [:]).values.contains { $0 as? String == user }
-            }.count)
+            #expect(
+                theirs.count
+                    == all.filter { event in
+                        event["actor"] as? String == user
+                            || (event["data"] as? [String: Any] ?? [:]).values.contains { $0 as? String == user }
+                    }.count)
             #expect(theirs.contains { $0["actor"] as? String != user }, "someone else's event naming them")
 
             let time = try #require(all[400]["recordedAt"] as? String)
             let since = try replay(["--since", time])
             #expect(since.first?["recordedAt"] as? String == time)
             #expect(since.count == all.filter { ($0["recordedAt"] as? String ?? "") >= time }.count)
-            #expect(try replay(["--until", time]).count == all.filter { ($0["recordedAt"] as? String ?? "") < time }.count)
+            #expect(
+                try replay(["--until", time]).count == all.filter { ($0["recordedAt"] as? String ?? "") < time }.count)
 
             let text = try runChorus(["replay", "--data", data, "--to", "1"])
             #expect(text.standardOutput.hasPrefix("1  "))
@@ -67,7 +70,8 @@ struct ReplayCommandTests {
             try follower.run()
             defer { follower.terminate() }
 
-            let login = try await server.call("POST", "/v1/auth/login", json: ["email": "user2@demo.chorus", "password": "password"])
+            let login = try await server.call(
+                "POST", "/v1/auth/login", json: ["email": "user2@demo.chorus", "password": "password"])
             let token = try #require(login.json["token"] as? String)
             let post = try await server.call("POST", "/v1/posts", token: token, json: ["text": "seen live by replay"])
             let position = try #require(post.position)
@@ -94,7 +98,8 @@ struct ReplayCommandTests {
             let data = root + "/data"
             let past = root + "/past"
             let server = try await ServerProcess(data: data, extraArguments: ["--demo-events", "800"])
-            let login = try await server.call("POST", "/v1/auth/login", json: ["email": "user1@demo.chorus", "password": "password"])
+            let login = try await server.call(
+                "POST", "/v1/auth/login", json: ["email": "user1@demo.chorus", "password": "password"])
             let token = try #require(login.json["token"] as? String)
             let user = try #require((login.json["user"] as? [String: Any])?["id"] as? String)
             let before = try await server.call("POST", "/v1/posts", token: token, json: ["text": "before the incident"])

@@ -31,7 +31,8 @@ struct SchemaEvolutionTests {
             #expect(try lastJSONLine(rebuild.standardOutput)["position"] as? Int == 15)
             let server = try await ServerProcess(data: data)
             func logIn(_ email: String) async throws -> (id: String, token: String) {
-                let answer = try await server.call("POST", "/v1/auth/login", json: ["email": email, "password": "password1"])
+                let answer = try await server.call(
+                    "POST", "/v1/auth/login", json: ["email": email, "password": "password1"])
                 let token = try #require(answer.json["token"] as? String, "\(answer.json)")
                 return (try #require((answer.json["user"] as? [String: Any])?["id"] as? String), token)
             }

@@ -22,33 +22,45 @@ struct ServeCommandTests {
 
             var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
             png.append(Data(repeating: 1, count: 64))
-            let media = try await server.call("POST", "/v1/media", token: min.token, body: png, headers: ["Content-Type": "image/png"])
+            let media = try await server.call(
+                "POST", "/v1/media", token: min.token, body: png, headers: ["Content-Type": "image/png"])
             #expect(media.status == 201)
             let image = try #require(media.json["id"] as? String)
-            let post = try await server.call("POST", "/v1/posts", token: min.token, json: ["caption": "노을", "image": image])
+            let post = try await server.call(
+                "POST", "/v1/posts", token: min.token, json: ["caption": "노을", "image": image])
             #expect(post.status == 201)
             let postID = try #require(post.json["id"] as? String)
 
-            #expect(try await server.call("PUT", "/v1/users/\(min.id)/follow", token: jo.token).json["followers"] as? Int == 1)
+            #expect(
+                try await server.call("PUT", "/v1/users/\(min.id)/follow", token: jo.token).json["followers"] as? Int
+                    == 1)
             let read = ["Chorus-Min-Position": "\(try #require(post.position))"]
             #expect(try await server.call("GET", "/v1/feed/following", token: jo.token, headers: read).items.count == 1)
-            #expect(try await server.call("GET", "/v1/feed/home", token: jo.token).items.first?["id"] as? String == postID)
-            #expect(try await server.call("PUT", "/v1/posts/\(postID)/like", token: jo.token).json["likes"] as? Int == 1)
-            #expect(try await server.call("POST", "/v1/posts/\(postID)/comments", token: jo.token, json: ["text": "예쁘다"]).status == 201)
+            #expect(
+                try await server.call("GET", "/v1/feed/home", token: jo.token).items.first?["id"] as? String == postID)
+            #expect(
+                try await server.call("PUT", "/v1/posts/\(postID)/like", token: jo.token).json["likes"] as? Int == 1)
+            #expect(
+                try await server.call("POST", "/v1/posts/\(postID)/comments", token: jo.token, json: ["text": "예쁘다"])
+                    .status == 201)
             let notifications = try await server.call("GET", "/v1/notifications", token: min.token)
             #expect(notifications.items.map { $0["type"] as? String } == ["comment", "like", "follow"])
-            #expect(try await server.call("POST", "/v1/messages", token: jo.token, json: ["to": min.id, "text": "hi!"]).status == 201)
+            #expect(
+                try await server.call("POST", "/v1/messages", token: jo.token, json: ["to": min.id, "text": "hi!"])
+                    .status == 201)
             let recent = try await server.call("GET", "/v1/conversations", token: min.token)
             #expect((recent.items.first?["lastMessage"] as? [String: Any])?["text"] as? String == "hi!")
 
-            let edit = try await server.call("PATCH", "/v1/me", token: min.token, json: ["name": "김민지", "profileImage": image])
+            let edit = try await server.call(
+                "PATCH", "/v1/me", token: min.token, json: ["name": "김민지", "profileImage": image])
             let after = ["Chorus-Min-Position": "\(try #require(edit.position))"]
             let feed = try await server.call("GET", "/v1/feed/following", token: jo.token, headers: after)
             let author = try #require(feed.items.first?["author"] as? [String: Any])
             #expect(author["name"] as? String == "김민지" && (author["profileImage"] as? String)?.hasSuffix(image) == true)
             let search = try await server.call("GET", "/v1/search/users?q=%E3%84%B1%E3%85%81%E3%84%B1", token: jo.token)
             #expect(search.items.isEmpty, "ㄱㅁㄱ matches no one")
-            let initials = try await server.call("GET", "/v1/search/users?q=%E3%84%B1%E3%85%81%E3%85%88", token: jo.token)
+            let initials = try await server.call(
+                "GET", "/v1/search/users?q=%E3%84%B1%E3%85%81%E3%85%88", token: jo.token)
             #expect(initials.items.map { $0["id"] as? String } == [min.id], "ㄱㅁㅈ finds 김민지")
 
             #expect(try await server.call("POST", "/v1/auth/logout", token: jo.token).status == 204)
@@ -57,7 +69,8 @@ struct ServeCommandTests {
         }
     }
 
-    @Test("--log-level debug logs each answered request, without its query; the default does not; a bad level is refused")
+    @Test(
+        "--log-level debug logs each answered request, without its query; the default does not; a bad level is refused")
     func accessLog() async throws {
         try await withTemporaryDirectory { directory in
             let quiet = try await ServerProcess(data: directory + "/quiet")
@@ -72,7 +85,11 @@ struct ServeCommandTests {
             #expect(await server.stop() == 0)
             let lines = server.standardError().split(separator: "\n")
             let health = lines.filter { $0.contains("] request") && $0.contains("path=/health") }
-            #expect(!health.isEmpty && health.allSatisfy { $0.contains("method=GET") && $0.contains("status=200") && $0.contains("ms=") })
+            #expect(
+                !health.isEmpty
+                    && health.allSatisfy {
+                        $0.contains("method=GET") && $0.contains("status=200") && $0.contains("ms=")
+                    })
             #expect(lines.contains { $0.contains("path=/v1/search/users") && $0.contains("status=401") })
             #expect(!server.standardError().contains("secret"), "the query is not logged")
 
@@ -93,7 +110,8 @@ struct ServeCommandTests {
             let acknowledged = try await withThrowingTaskGroup(of: String?.self) { group in
                 for index in 0..<40 {
                     group.addTask {
-                        let answer = try? await server.call("POST", "/v1/posts", token: token, json: ["text": "post \(index)"])
+                        let answer = try? await server.call(
+                            "POST", "/v1/posts", token: token, json: ["text": "post \(index)"])
                         answered.count.add(1, ordering: .relaxed)
                         return answer?.status == 201 ? answer?.json["id"] as? String : nil
                     }
@@ -112,7 +130,8 @@ struct ServeCommandTests {
             #expect(server.standardError().contains("stopped"))
 
             let restarted = try await ServerProcess(data: directory)
-            let login = try await restarted.call("POST", "/v1/auth/login", json: ["email": "a@example.com", "password": "secret1"])
+            let login = try await restarted.call(
+                "POST", "/v1/auth/login", json: ["email": "a@example.com", "password": "secret1"])
             let again = try #require(login.json["token"] as? String)
             for id in acknowledged {
                 #expect(try await restarted.call("GET", "/v1/posts/\(id)", token: again).status == 200, "post \(id)")

@@ -46,7 +46,11 @@ try await log.withWriter {
                     let size = 16 + (writer * 37 + appended * 11) % 400
                     let request = AppendRequest(
                         stream: try StreamID("crash-\(writer % 8)"),
-                        events: [NewEvent(type: "Tick", payload: [UInt8](repeating: UInt8(truncatingIfNeeded: appended), count: size))],
+                        events: [
+                            NewEvent(
+                                type: "Tick",
+                                payload: [UInt8](repeating: UInt8(truncatingIfNeeded: appended), count: size))
+                        ],
                         actor: "writer-\(writer)")
                     let outcome = try await log.append(request)
                     acknowledge(outcome.lastPosition)

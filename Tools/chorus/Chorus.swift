@@ -5,6 +5,9 @@ struct Chorus: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "chorus",
         abstract: "Chorus: an event-sourced backend for social apps.",
-        subcommands: [ServeCommand.self, DemoCommand.self, ReplayCommand.self, LogCommand.self, ProjectionsCommand.self, BenchCommand.self]
+        subcommands: [
+            ServeCommand.self, DemoCommand.self, ReplayCommand.self, LogCommand.self, ProjectionsCommand.self,
+            BenchCommand.self,
+        ]
     )
 }

@@ -160,7 +160,8 @@ extension ReadView {
     /// The post whose id is `id`, a buffer in the snapshot (a key or value of a table), with the post it reposts.
     func postInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?) throws -> PostInPlace? {
         guard let (post, repostOf) = try fieldsInPlace(at: id, viewer: viewer) else { return nil }
-        return PostInPlace(post: post, repostOf: try repostOf.flatMap { try fieldsInPlace(at: $0, viewer: viewer)?.fields })
+        return PostInPlace(
+            post: post, repostOf: try repostOf.flatMap { try fieldsInPlace(at: $0, viewer: viewer)?.fields })
     }
 
     private func fieldsInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?) throws -> (
@@ -190,7 +191,8 @@ extension ReadView {
         _ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest,
         _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd {
-        try transaction.forEachInPage(table, prefix: ProjectionKey(owner).prefix(), order: .newestFirst, request: page) {
+        try transaction.forEachInPage(table, prefix: ProjectionKey(owner).prefix(), order: .newestFirst, request: page)
+        {
             _, value in
             guard let post = try postInPlace(at: value, viewer: viewer) else { return false }
             try each(post.lent())

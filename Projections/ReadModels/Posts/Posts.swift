@@ -57,7 +57,8 @@ struct Posts: ReadModel {
             var tab = ProjectionKey(event.user)
             tab.append(since)
             try transaction.delete(tab.bytes, in: userLikes)
-        case .userRegistered, .profileEdited, .commentAdded, .followed, .unfollowed, .messageSent, .sessionStarted, .sessionEnded:
+        case .userRegistered, .profileEdited, .commentAdded, .followed, .unfollowed, .messageSent, .sessionStarted,
+            .sessionEnded:
             break
         }
     }

@@ -49,7 +49,8 @@ extension UserSummary {
     init(copying summary: SummaryInPlace) {
         self.init(
             id: UserID(unchecked: String(copying: summary.id)), name: String(copying: summary.name),
-            major: String(copying: summary.major), profileImage: summary.profileImage.map { MediaID(unchecked: String(copying: $0)) })
+            major: String(copying: summary.major),
+            profileImage: summary.profileImage.map { MediaID(unchecked: String(copying: $0)) })
     }
 }
 
@@ -119,7 +120,8 @@ extension ReadView {
     // MARK: Joins, for the other models' queries
 
     func profileRecord(_ user: UserID) throws -> ProfileRecord? {
-        try transaction.value(for: ProjectionKey(user).bytes, in: models.profiles.profiles).map(ProfileRecord.init(decoding:))
+        try transaction.value(for: ProjectionKey(user).bytes, in: models.profiles.profiles).map(
+            ProfileRecord.init(decoding:))
     }
 
     /// Users named by the read models exist: the log registered them before anything could name them.
@@ -131,7 +133,8 @@ extension ReadView {
     /// The summary of the user whose id is `user`, a buffer in the snapshot, read in place; remembered for the rest
     /// of the view.
     func summaryInPlace(of user: UnsafeRawBufferPointer) throws -> SummaryInPlace? {
-        if let known = seenProfiles.inPlace.first(where: { $0.id.starts(withBytes: user) && $0.id.count == user.count }) {
+        if let known = seenProfiles.inPlace.first(where: { $0.id.starts(withBytes: user) && $0.id.count == user.count })
+        {
             return known
         }
         guard let summary = try lookUpSummary(of: user) else { return nil }

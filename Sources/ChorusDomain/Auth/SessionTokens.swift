@@ -3,10 +3,10 @@ import Foundation
 
 /// Bearer tokens: a session id, a dot, and an HMAC-SHA256 of the id under the server's secret.
 ///
-/// The log and the decision state hold session ids only, so neither a copy of the log nor `chorus replay` output
-/// gives anyone a token; and the token of a session can be made again from its id, which is how a retried
-/// registration or login (same idempotency key) answers with the same token. A token is valid while its MAC checks
-/// out (compared in constant time) and its session has neither ended nor expired (``CommandExecutor/user(ofSession:at:)``).
+/// The log and the decision state hold session ids only, so neither a copy of the log nor `chorus replay` output gives
+/// anyone a token; and the token of a session can be made again from its id, which is how a retried registration or
+/// login (same idempotency key) answers with the same token. A token is valid while its MAC checks out (compared in
+/// constant time) and its session has neither ended nor expired (``CommandExecutor/user(ofSession:at:)``).
 public struct SessionTokens: Sendable {
     /// Bytes of secret; fewer would weaken the MAC.
     public static let secretSize = 32

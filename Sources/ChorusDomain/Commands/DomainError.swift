@@ -1,4 +1,5 @@
-/// A command refused, with the error code of the HTTP contract (openapi.yaml) and a sentence for a person. Nothing was appended.
+/// A command refused, with the error code of the HTTP contract (openapi.yaml) and a sentence for a person. Nothing was
+/// appended.
 public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The contract's error codes for refused commands; the HTTP status is the API's business.
     public enum Code: String, Sendable, Hashable {

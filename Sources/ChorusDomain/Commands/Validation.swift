@@ -1,7 +1,7 @@
 import Foundation
 
-/// The field limits of the HTTP contract (openapi.yaml), in characters (grapheme clusters) after NFC normalisation and trimming, except passwords,
-/// which are bytes (bcrypt reads at most 72).
+/// The field limits of the HTTP contract (openapi.yaml), in characters (grapheme clusters) after NFC normalisation and
+/// trimming, except passwords, which are bytes (bcrypt reads at most 72).
 public enum FieldLimits {
     public static let email = 254
     public static let password = 6...72

@@ -66,11 +66,13 @@ public final class CommandExecutor: Sendable {
                 let first = try state.idempotentResult(actor: prepared.actor, key: idempotencyKey, in: batch.state)
             {
                 guard first.fingerprint == prepared.fingerprint else {
-                    throw DomainError(.idempotencyConflict, "idempotency key \(idempotencyKey) was used for another request")
+                    throw DomainError(
+                        .idempotencyConflict, "idempotency key \(idempotencyKey) was used for another request")
                 }
                 if case .register = prepared.decision {
                     // It committed after the check above: its password was not checked against this one.
-                    throw DomainError(.idempotencyConflict, "a request with idempotency key \(idempotencyKey) was in flight")
+                    throw DomainError(
+                        .idempotencyConflict, "a request with idempotency key \(idempotencyKey) was in flight")
                 }
                 return first.result
             }
@@ -94,7 +96,8 @@ public final class CommandExecutor: Sendable {
     }
 
     /// The first result of a registration under `key`, if there is one and `password` is the one it registered.
-    private func firstRegistration(_ prepared: PreparedCommand, password: String, key: String) throws -> CommandResult? {
+    private func firstRegistration(_ prepared: PreparedCommand, password: String, key: String) throws -> CommandResult?
+    {
         let state = self.state
         let first = try log.readState { transaction -> (fingerprint: UInt64, result: CommandResult, hash: String?)? in
             guard let first = try state.idempotentResult(actor: prepared.actor, key: key, in: transaction) else {
@@ -139,7 +142,8 @@ public final class CommandExecutor: Sendable {
             let outcome = try batch.append(
                 AppendRequest(stream: events[0].stream, events: events.map { $0.encoded() }, actor: command.actor))
             for (offset, event) in events.enumerated() {
-                try state.apply(event, at: LogPosition(outcome.firstPosition.rawValue + UInt64(offset)), in: transaction)
+                try state.apply(
+                    event, at: LogPosition(outcome.firstPosition.rawValue + UInt64(offset)), in: transaction)
             }
             return CommandResult(
                 position: outcome.lastPosition, appended: true, createdID: created,

@@ -45,7 +45,9 @@ public struct DecisionState: Sendable {
     }
 
     func user(withEmailKey emailKey: String, in state: some StateReader) throws -> UserID? {
-        try state.value(for: Self.key(emailKey), in: emails).map { UserID(unchecked: String(decoding: $0, as: UTF8.self)) }
+        try state.value(for: Self.key(emailKey), in: emails).map {
+            UserID(unchecked: String(decoding: $0, as: UTF8.self))
+        }
     }
 
     func passwordHash(of user: UserID, in state: some StateReader) throws -> String? {
@@ -69,7 +71,9 @@ public struct DecisionState: Sendable {
 
         init(_ stored: UnsafeRawBufferPointer?) {
             exists = stored != nil
-            since = stored.flatMap { $0.count == 8 ? LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) : nil }
+            since = stored.flatMap {
+                $0.count == 8 ? LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) : nil
+            }
         }
 
         static func value(since position: LogPosition) -> [UInt8] {
@@ -102,17 +106,27 @@ public struct DecisionState: Sendable {
         switch event {
         case .userRegistered(let event):
             [
-                Change(table: emails, key: Self.key(Validate.emailKey(event.email)), value: Array(event.user.rawValue.utf8)),
+                Change(
+                    table: emails, key: Self.key(Validate.emailKey(event.email)), value: Array(event.user.rawValue.utf8)
+                ),
                 Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8)),
             ]
         case .postCreated(let event):
             [Change(table: posts, key: Self.key(event.post.rawValue), value: Array(event.author.rawValue.utf8))]
         case .followed(let event):
-            [Change(table: follows, key: Self.key(event.follower.rawValue, event.followee.rawValue), value: Edge.value(since: position))]
+            [
+                Change(
+                    table: follows, key: Self.key(event.follower.rawValue, event.followee.rawValue),
+                    value: Edge.value(since: position))
+            ]
         case .unfollowed(let event):
             [Change(table: follows, key: Self.key(event.follower.rawValue, event.followee.rawValue), value: nil)]
         case .liked(let event):
-            [Change(table: likes, key: Self.key(event.user.rawValue, event.post.rawValue), value: Edge.value(since: position))]
+            [
+                Change(
+                    table: likes, key: Self.key(event.user.rawValue, event.post.rawValue),
+                    value: Edge.value(since: position))
+            ]
         case .unliked(let event):
             [Change(table: likes, key: Self.key(event.user.rawValue, event.post.rawValue), value: nil)]
         case .sessionStarted(let event):
@@ -161,7 +175,9 @@ public struct DecisionState: Sendable {
                 session: try reader.read(SessionID.self), user: try reader.read(UserID.self),
                 expiresAt: EventTime(millisecondsSince1970: try reader.readInt64()))
         }
-        return (fingerprint, CommandResult(position: position, appended: appended, createdID: created, session: session))
+        return (
+            fingerprint, CommandResult(position: position, appended: appended, createdID: created, session: session)
+        )
     }
 
     func recordIdempotentResult(

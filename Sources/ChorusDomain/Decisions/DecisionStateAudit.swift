@@ -80,7 +80,8 @@ public struct DecisionStateAudit {
             var next = 0
             func mismatch(_ key: [UInt8], _ problem: String) -> Mismatch {
                 Mismatch(
-                    table: table.name, key: String(decoding: key, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: " / "),
+                    table: table.name,
+                    key: String(decoding: key, as: UTF8.self).replacingOccurrences(of: "\u{0}", with: " / "),
                     position: wanted[key]?.position, problem: problem)
             }
             // Both sides in key order (LMDB's and the sort's are the same byte order): the first key either lacks is
@@ -96,7 +97,8 @@ public struct DecisionStateAudit {
                     return false
                 }
                 guard storedValue.elementsEqual(value.value) || isLegacyEdge(storedValue, in: table) else {
-                    report.mismatch = mismatch(key, "stored \(storedValue.count) bytes differ from the \(value.value.count) the events leave")
+                    report.mismatch = mismatch(
+                        key, "stored \(storedValue.count) bytes differ from the \(value.value.count) the events leave")
                     return false
                 }
                 next += 1

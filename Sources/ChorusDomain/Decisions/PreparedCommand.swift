@@ -96,7 +96,8 @@ extension Command {
             canonical.write(text)
             canonical.write(image)
             canonical.write(repostOf)
-            let post = PostCreated(post: .make(), author: author, caption: caption, text: text, image: image, repostOf: repostOf)
+            let post = PostCreated(
+                post: .make(), author: author, caption: caption, text: text, image: image, repostOf: repostOf)
             (actor, decision) = (author.rawValue, .createPost(post))
         case .like(let user, let post):
             canonical.write(UInt8(4))

@@ -100,7 +100,8 @@ extension DomainEvent {
             writer.write(event.session)
             writer.write(event.user)
         }
-        return NewEvent(type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
+        return NewEvent(
+            type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
     }
 
     /// Decodes a stored event; throws ``DomainEventDecodingError`` for an unknown type or version, or a bad payload.
@@ -133,7 +134,8 @@ extension DomainEvent {
                     case 2: .set(try reader.read(MediaID.self))
                     case let flag: throw PayloadError.badFlag(flag)
                     }
-                self = .profileEdited(ProfileEdited(user: user, name: name, major: major, bio: bio, profileImage: image))
+                self = .profileEdited(
+                    ProfileEdited(user: user, name: name, major: major, bio: bio, profileImage: image))
             case "PostCreated":
                 self = .postCreated(
                     PostCreated(
@@ -142,17 +144,21 @@ extension DomainEvent {
                         image: try reader.readOptional(MediaID.self), repostOf: try reader.readOptional(PostID.self)))
             case "Liked":
                 self = .liked(
-                    Liked(user: try reader.read(UserID.self), post: try reader.read(PostID.self), postAuthor: try postAuthor()))
+                    Liked(
+                        user: try reader.read(UserID.self), post: try reader.read(PostID.self),
+                        postAuthor: try postAuthor()))
             case "Unliked":
                 self = .unliked(
                     Unliked(
-                        user: try reader.read(UserID.self), post: try reader.read(PostID.self), postAuthor: try postAuthor(),
+                        user: try reader.read(UserID.self), post: try reader.read(PostID.self),
+                        postAuthor: try postAuthor(),
                         likedAt: try position()))
             case "CommentAdded":
                 self = .commentAdded(
                     CommentAdded(
                         comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
-                        author: try reader.read(UserID.self), text: try reader.readString(), postAuthor: try postAuthor()))
+                        author: try reader.read(UserID.self), text: try reader.readString(),
+                        postAuthor: try postAuthor()))
             case "Followed":
                 self = .followed(
                     Followed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))

@@ -13,7 +13,9 @@ extension ChorusIdentifier {
     public static func make() -> Self { Self(unchecked: IdentifierCoding.make()) }
 
     /// The id whose digits spell these 128 bits: for ids made from content, such as a digest of media bytes.
-    public init(bits high: UInt64, _ low: UInt64) { self.init(unchecked: IdentifierCoding.digits(high: high, low: low)) }
+    public init(bits high: UInt64, _ low: UInt64) {
+        self.init(unchecked: IdentifierCoding.digits(high: high, low: low))
+    }
 
     /// Checks the form of an id from outside (a request path or body); nil when malformed.
     public init?(_ text: String) {
@@ -65,7 +67,8 @@ enum IdentifierCoding {
         let uuid = TimeOrderedUUID.make()
         return digits(
             high: UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(as: UInt64.self) }),
-            low: UInt64(bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }))
+            low: UInt64(
+                bigEndian: withUnsafeBytes(of: uuid.uuid) { $0.loadUnaligned(fromByteOffset: 8, as: UInt64.self) }))
     }
 
     /// 128 bits as 26 base32 digits: the first digit carries the top 3 bits.

@@ -94,7 +94,8 @@ struct ErrorMiddleware: RouterMiddleware {
         case let error as DomainError:
             return APIError(error)
         case is PasswordWorkBusy:
-            return .unavailable("too many sign-ups and logins are waiting for their password to be checked; retry shortly")
+            return .unavailable(
+                "too many sign-ups and logins are waiting for their password to be checked; retry shortly")
         case let error as WritesUnavailable:
             return .unavailable(error.description)
         case ProjectionError.notCaughtUp(let wanted, let applied):
@@ -114,7 +115,8 @@ struct ErrorMiddleware: RouterMiddleware {
             return .badRequest("the request is not valid HTTP, or ended before its body did")
         default:
             context.logger.error(
-                "request failed", metadata: ["error": "\(error)", "method": "\(request.method)", "path": "\(request.uri.path)"])
+                "request failed",
+                metadata: ["error": "\(error)", "method": "\(request.method)", "path": "\(request.uri.path)"])
             if let error = error as? EventLogError, error.code == .closed {
                 return .unavailable("the server is shutting down")
             }

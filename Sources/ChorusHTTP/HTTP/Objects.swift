@@ -14,7 +14,6 @@ struct ObjectRenderer: Sendable {
         UserJSON(id: user.id.rawValue, name: user.name, major: user.major, profileImage: imageURL(user.profileImage))
     }
 
-
     func profile(_ profile: Profile) -> ProfileJSON {
         ProfileJSON(
             id: profile.summary.id.rawValue, name: profile.summary.name, major: profile.summary.major,

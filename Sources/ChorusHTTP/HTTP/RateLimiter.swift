@@ -51,7 +51,9 @@ public final class RateLimiter: Sendable {
                 return .seconds((1 - bucket.tokens) / perSecond)
             }
             if buckets[key] == nil, buckets.count >= maximumKeys {
-                buckets = buckets.filter { (now - $0.value.updated).seconds * perSecond + $0.value.tokens < Double(rule.burst) }
+                buckets = buckets.filter {
+                    (now - $0.value.updated).seconds * perSecond + $0.value.tokens < Double(rule.burst)
+                }
                 guard buckets.count < maximumKeys else { return rule.interval }
             }
             bucket.tokens -= 1

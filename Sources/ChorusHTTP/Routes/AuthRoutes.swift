@@ -47,7 +47,9 @@ struct AuthRoutes {
 
     func addOpen(to router: Router<ChorusRequestContext>) {
         router.post("/v1/auth/register") { request, context in
-            if let limits { try Self.spend(limits.registrationPerAddress, context.remoteAddress, "sign-ups from this address") }
+            if let limits {
+                try Self.spend(limits.registrationPerAddress, context.remoteAddress, "sign-ups from this address")
+            }
             let (body, _) = try await JSONBody.decode(Registration.self, from: request)
             let command = Command.registerUser(
                 email: body.email, password: body.password, name: body.name, major: body.major, bio: body.bio)
@@ -56,8 +58,11 @@ struct AuthRoutes {
         router.post("/v1/auth/login") { request, context in
             if let limits { try Self.spend(limits.loginPerAddress, context.remoteAddress, "logins from this address") }
             let (body, _) = try await JSONBody.decode(Credentials.self, from: request)
-            if let limits { try Self.spend(limits.loginPerAccount, Validate.emailKey(body.email), "logins to this account") }
-            return try await startSession(.logIn(email: body.email, password: body.password), request: request, status: .ok)
+            if let limits {
+                try Self.spend(limits.loginPerAccount, Validate.emailKey(body.email), "logins to this account")
+            }
+            return try await startSession(
+                .logIn(email: body.email, password: body.password), request: request, status: .ok)
         }
     }
 
@@ -65,14 +70,17 @@ struct AuthRoutes {
         group.post("auth/logout") { request, context in
             let caller = try context.requireCaller()
             let result = try await endpoints.backend.execute(
-                .logOut(user: caller.user, session: caller.session), idempotencyKey: try Endpoints.idempotencyKey(request))
+                .logOut(user: caller.user, session: caller.session),
+                idempotencyKey: try Endpoints.idempotencyKey(request))
             var headers = HTTPFields()
             headers[.chorusPosition] = String(result.position.rawValue)
             return Response(status: .noContent, headers: headers)
         }
     }
 
-    private func startSession(_ command: Command, request: Request, status: HTTPResponse.Status) async throws -> Response {
+    private func startSession(_ command: Command, request: Request, status: HTTPResponse.Status) async throws
+        -> Response
+    {
         let result = try await endpoints.backend.execute(
             command, idempotencyKey: try Endpoints.idempotencyKey(request))
         guard let session = result.session else {

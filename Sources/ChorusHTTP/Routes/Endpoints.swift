@@ -54,7 +54,8 @@ struct Endpoints: Sendable {
     /// Adds `GET path`: a page of posts that `list` lends in place, rendered as they come.
     func getPostPage(
         _ group: RouterGroup<Context>, _ path: RouterPath,
-        _ list: @escaping @Sendable (borrowing ReadView, Caller, PageRequest, (borrowing StoredPost) throws -> Void) throws
+        _ list:
+            @escaping @Sendable (borrowing ReadView, Caller, PageRequest, (borrowing StoredPost) throws -> Void) throws
             -> PageEnd
     ) {
         group.get(path) { request, context in
@@ -76,7 +77,8 @@ struct Endpoints: Sendable {
     ) async throws -> Response {
         let key = try Self.idempotencyKey(request)
         let caller = try context.requireCaller()
-        let digest = StoredResponses.digest(method: request.method.rawValue, path: request.uri.description, body: requestBody)
+        let digest = StoredResponses.digest(
+            method: request.method.rawValue, path: request.uri.description, body: requestBody)
         if let key, let first = try backend.responses.response(caller: caller.user.rawValue, key: key) {
             guard first.requestDigest == digest else {
                 throw APIError(DomainError(.idempotencyConflict, "idempotency key \(key) was used for another request"))
@@ -104,7 +106,9 @@ struct Endpoints: Sendable {
     }
 
     /// Waits until the read models have applied `result`, then renders from a snapshot that shows it.
-    func render(after result: CommandResult, _ render: (borrowing ReadView, CommandResult, inout JSONWriter) throws -> Void)
+    func render(
+        after result: CommandResult, _ render: (borrowing ReadView, CommandResult, inout JSONWriter) throws -> Void
+    )
         async throws -> [UInt8]
     {
         try await backend.readModels.waitUntilApplied(result.position, timeout: consistencyTimeout)

@@ -14,7 +14,8 @@ struct FeedRoutes {
         endpoints.getPostPage(group, "feed/following") { view, caller, page, each in
             try view.followingFeed(of: caller.user, page: page, each)
         }
-        endpoints.getPage(group, "notifications", { view, caller, page in try view.notifications(of: caller.user, page: page) },
+        endpoints.getPage(
+            group, "notifications", { view, caller, page in try view.notifications(of: caller.user, page: page) },
             render: renderer.notification)
     }
 }

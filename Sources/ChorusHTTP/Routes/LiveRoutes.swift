@@ -32,10 +32,12 @@ struct LiveRoutes {
             headers[.cacheControl] = "no-store"
             let stream = LiveStream(endpoints: endpoints, caller: caller, topics: topics, heartbeat: heartbeat)
             let from = start
-            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                try await stream.run(from: from, into: &writer)
-                try await writer.finish(nil)
-            })
+            return Response(
+                status: .ok, headers: headers,
+                body: ResponseBody { writer in
+                    try await stream.run(from: from, into: &writer)
+                    try await writer.finish(nil)
+                })
         }
     }
 
@@ -106,7 +108,9 @@ struct LiveStream: Sendable {
 
     /// The SSE events `recorded` makes on the caller's topics, as `(event name, JSON)`, rendered as the REST answers
     /// are, from the snapshot being sent.
-    private func render(_ recorded: RecordedEvent, in view: borrowing ReadView) throws -> [(name: String, data: [UInt8])] {
+    private func render(_ recorded: RecordedEvent, in view: borrowing ReadView) throws -> [(
+        name: String, data: [UInt8]
+    )] {
         let renderer = endpoints.renderer
         return try view.liveChanges(of: recorded, for: caller.user, on: topics).compactMap { change in
             switch change {

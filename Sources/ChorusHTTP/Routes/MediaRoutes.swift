@@ -18,9 +18,11 @@ struct MediaRoutes {
             let etag = "\"\(id.rawValue)\""
             headers[.eTag] = etag
             headers[.cacheControl] = "public, max-age=31536000, immutable"
-            if let match = request.headers[.ifNoneMatch], match.split(separator: ",").contains(where: {
-                $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
-            }) {
+            if let match = request.headers[.ifNoneMatch],
+                match.split(separator: ",").contains(where: {
+                    $0.trimmingCharacters(in: .whitespaces) == etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+                })
+            {
                 return Response(status: .notModified, headers: headers)
             }
             guard let bytes = FileManager.default.contents(atPath: file.path) else {

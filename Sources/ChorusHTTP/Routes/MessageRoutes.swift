@@ -33,7 +33,8 @@ struct MessageRoutes {
                     createdAt: recorded.time)
             }
         }
-        endpoints.getPage(group, "conversations", { view, caller, page in try view.conversations(of: caller.user, page: page) },
+        endpoints.getPage(
+            group, "conversations", { view, caller, page in try view.conversations(of: caller.user, page: page) },
             render: renderer.conversation)
         group.get("conversations/:userId/messages") { request, context in
             let caller = try context.requireCaller()

@@ -32,11 +32,15 @@ struct OperationsRoutes {
                 $0.field("state", state)
                 $0.field("eventsPerSecond", eventsPerSecond)
                 if let rebuildProgress {
-                    $0.field("rebuildProgress", RebuildProgress(replayed: rebuildProgress.replayed, total: rebuildProgress.total))
+                    $0.field(
+                        "rebuildProgress",
+                        RebuildProgress(replayed: rebuildProgress.replayed, total: rebuildProgress.total))
                 }
                 switch lastRebuild {
                 case .finished(let position, let at):
-                    $0.field("lastRebuild", LastRebuild(outcome: "finished", position: position.rawValue, at: at, error: nil))
+                    $0.field(
+                        "lastRebuild", LastRebuild(outcome: "finished", position: position.rawValue, at: at, error: nil)
+                    )
                 case .failed(let reason):
                     $0.field("lastRebuild", LastRebuild(outcome: "failed", position: nil, at: nil, error: reason))
                 case .none, .rebuilding:
@@ -142,12 +146,14 @@ struct OperationsRoutes {
         }
         admin.post("projections/rebuild") { _, _ in
             backend.readModels.requestRebuild()
-            return Endpoints.json(.accepted, JSONWriter.encode(Self.status(of: backend)), position: backend.projections.position)
+            return Endpoints.json(
+                .accepted, JSONWriter.encode(Self.status(of: backend)), position: backend.projections.position)
         }
         router.get("/openapi.yaml") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "application/yaml; charset=utf-8"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes)))
+            return Response(
+                status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: OpenAPIDocument.bytes)))
         }
     }
 }

@@ -38,14 +38,16 @@ struct PostRoutes {
                 request, context: context, requestBody: bytes, status: .created, command: command
             ) { view, result, json in
                 let post = PostID(unchecked: result.createdID ?? "")
-                try UserRoutes.require(view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+                try UserRoutes.require(
+                    view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
             }
         }
         group.get("posts/:id") { request, context in
             let caller = try context.requireCaller()
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
             return try await endpoints.read(request) { view, json in
-                try UserRoutes.require(view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+                try UserRoutes.require(
+                    view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
             }
         }
         group.put("posts/:id/like") { request, context in try await like(request, context, liked: true) }
@@ -56,7 +58,8 @@ struct PostRoutes {
             let page = try Endpoints.page(request)
             let order = try Endpoints.order(request, default: .oldestFirst)
             return try await endpoints.read(request) { view in
-                renderer.page(try UserRoutes.require(view.comments(on: post, order: order, page: page), "post"), renderer.comment)
+                renderer.page(
+                    try UserRoutes.require(view.comments(on: post, order: order, page: page), "post"), renderer.comment)
             }
         }
         group.post("posts/:id/comments") { request, context in

@@ -49,7 +49,8 @@ struct UserRoutes {
             let command = Command.editProfile(
                 user: caller.user, name: changes.name, major: changes.major, bio: changes.bio,
                 profileImage: changes.profileImage)
-            return try await endpoints.write(request, context: context, requestBody: bytes, command: command) { view, _ in
+            return try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
+                view, _ in
                 renderer.profile(try Self.require(view.profile(caller.user, viewer: caller.user), "user"))
             }
         }
@@ -92,7 +93,8 @@ struct UserRoutes {
         let caller = try context.requireCaller()
         let user = try Endpoints.pathID(context, "id", as: UserID.self)
         let command: Command =
-            following ? .follow(follower: caller.user, followee: user) : .unfollow(follower: caller.user, followee: user)
+            following
+            ? .follow(follower: caller.user, followee: user) : .unfollow(follower: caller.user, followee: user)
         do {
             return try await endpoints.write(request, context: context, command: command) { view, _ in
                 let profile = try Self.require(view.profile(user, viewer: caller.user), "user")
@@ -105,7 +107,8 @@ struct UserRoutes {
 
     private func postTab(
         _ request: Request, _ context: ChorusRequestContext,
-        _ tab: @escaping (borrowing ReadView, UserID, UserID, PageRequest, (borrowing StoredPost) throws -> Void) throws
+        _ tab:
+            @escaping (borrowing ReadView, UserID, UserID, PageRequest, (borrowing StoredPost) throws -> Void) throws
             -> PageEnd?
     ) async throws -> Response {
         let caller = try context.requireCaller()

@@ -61,7 +61,8 @@ public enum ChorusServer {
         Application(
             router: makeRouter(backend: backend, configuration: configuration),
             server: serverBuilder(configuration),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
             // drains its requests first, then the backend's, last to first.
             services: backend.services,
@@ -70,10 +71,13 @@ public enum ChorusServer {
 
     /// HTTP/1.1 with each connection's tasks on its event loop, and the idle and request timeouts.
     public static func serverBuilder(_ configuration: ServerConfiguration) -> HTTPServerBuilder {
-        EventLoopBoundHTTP1.builder(idleTimeout: configuration.idleTimeout, requestTimeout: configuration.requestTimeout)
+        EventLoopBoundHTTP1.builder(
+            idleTimeout: configuration.idleTimeout, requestTimeout: configuration.requestTimeout)
     }
 
-    public static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration) -> Router<ChorusRequestContext> {
+    public static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration) -> Router<
+        ChorusRequestContext
+    > {
         let endpoints = Endpoints(
             backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL),
             consistencyTimeout: configuration.consistencyTimeout)
@@ -85,7 +89,8 @@ public enum ChorusServer {
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
         OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken).add(to: router)
-        AuthRoutes(endpoints: endpoints, limits: configuration.rateLimits.map(AuthRoutes.Limits.init)).addOpen(to: router)
+        AuthRoutes(endpoints: endpoints, limits: configuration.rateLimits.map(AuthRoutes.Limits.init)).addOpen(
+            to: router)
         MediaRoutes(endpoints: endpoints).addOpen(to: router)
 
         let signedIn = router.group("v1").add(middleware: AuthMiddleware(backend: backend))

@@ -1,4 +1,5 @@
 import ChorusStorage
+
 /// A cursor over the event records alone, which share LMDB's main database with the index databases' names
 /// (see ``LogSchema``): it ends where the events end, in either direction.
 struct EventCursor {

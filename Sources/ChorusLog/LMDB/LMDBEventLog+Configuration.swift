@@ -34,8 +34,8 @@ extension LMDBEventLog {
         /// batches: there speed is the point, and a batch with several events per stream writes each page once for all
         /// of them (bounding imports by streams too halved `chorus bench log`'s bulk import rate).
         public var indexBatchStreams: Int = 256
-        /// Key-value tables kept in the log's own environment, for state that must change in the same transaction as the
-        /// events it decides (``DecisionBatch/state``): the domain's decision state.
+        /// Key-value tables kept in the log's own environment, for state that must change in the same transaction as
+        /// the events it decides (``DecisionBatch/state``): the domain's decision state.
         public var stateTables: [String] = []
         /// Open for reading only, beside the process that writes the log: appends fail with
         /// ``EventLogError/Code/readOnly``, and subscriptions poll for new events.

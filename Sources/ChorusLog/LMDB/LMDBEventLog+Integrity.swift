@@ -1,4 +1,5 @@
 import ChorusStorage
+
 /// The result of ``EventLog/verifyIntegrity()``.
 public struct LogIntegrityReport: Sendable {
     public var head: LogPosition = .start
@@ -50,7 +51,9 @@ extension LMDBEventLog {
                 }
                 while let current = entry {
                     let key = current.position
-                    guard key == expected else { return problem(expected, "missing: the next stored position is \(key)") }
+                    guard key == expected else {
+                        return problem(expected, "missing: the next stored position is \(key)")
+                    }
                     let event: RecordedEvent
                     do {
                         event = try EventCursor.decode(current)
@@ -59,7 +62,8 @@ extension LMDBEventLog {
                     }
                     let version = (streamVersions[event.stream] ?? 0) + 1
                     guard event.streamVersion == version else {
-                        return problem(key, "stream \(event.stream) has version \(event.streamVersion) where \(version) was due")
+                        return problem(
+                            key, "stream \(event.stream) has version \(event.streamVersion) where \(version) was due")
                     }
                     streamVersions[event.stream] = version
                     if key <= checkpoint {
@@ -88,12 +92,14 @@ extension LMDBEventLog {
 
             for (stream, version) in versionsAtCheckpoint {
                 guard try index.streamVersion(stream, in: transaction) == version else {
-                    return problem(nil, "the stored head of stream \(stream) is not its version \(version) at the checkpoint")
+                    return problem(
+                        nil, "the stored head of stream \(stream) is not its version \(version) at the checkpoint")
                 }
             }
             let storedHeads = try transaction.entryCount(schema.streamHeads)
             guard storedHeads == versionsAtCheckpoint.count else {
-                return problem(nil, "\(storedHeads) stream heads are stored for \(versionsAtCheckpoint.count) indexed streams")
+                return problem(
+                    nil, "\(storedHeads) stream heads are stored for \(versionsAtCheckpoint.count) indexed streams")
             }
             let indexed = try transaction.entryCount(schema.streamIndex)
             guard indexed == indexedEvents else {

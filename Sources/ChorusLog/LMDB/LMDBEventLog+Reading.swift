@@ -44,7 +44,8 @@ extension LMDBEventLog {
             case .backward:
                 var events = Array(unindexed.reversed().lazy.filter { $0.streamVersion <= version }.prefix(limit))
                 let from = min(version, (unindexed.first?.streamVersion ?? .max) &- 1)
-                events += try indexedEvents(of: stream, from: from, .backward, limit: limit - events.count, in: transaction)
+                events += try indexedEvents(
+                    of: stream, from: from, .backward, limit: limit - events.count, in: transaction)
                 return events
             }
         }

@@ -146,7 +146,9 @@ public final class LMDBEventLog: EventLog {
     /// Writes a consistent, compacted copy of the log (events, indexes and the state tables) as of one moment into
     /// `directory`, which must exist and be empty; appends go on meanwhile. The copy opens as a log like any other.
     public func copyCompacted(to directory: String) throws {
-        do { try environment.copyCompacted(to: directory) } catch let error as LMDBError { throw EventLogError.storage(error) }
+        do { try environment.copyCompacted(to: directory) } catch let error as LMDBError {
+            throw EventLogError.storage(error)
+        }
     }
 
     /// Figures for monitoring and benchmarks.

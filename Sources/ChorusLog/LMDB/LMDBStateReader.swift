@@ -10,7 +10,8 @@ struct LMDBStateReader: StateReader {
         get throws { try transaction.withEventCursor(log.schema) { try $0.last()?.position } ?? .start }
     }
 
-    func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+    func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R
+    {
         try body(try key.withUnsafeBytes { try transaction.value(in: log.schema.database(table), for: $0) })
     }
 
@@ -24,7 +25,8 @@ struct LMDBStateReader: StateReader {
 extension LMDBTransactionReading {
     /// Visits the entries of `database` in key order until `body` returns false.
     func forEachEntry(
-        of database: LMDBDatabase, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        of database: LMDBDatabase,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try withCursor(on: database) { cursor in
             var entry = try cursor.first()

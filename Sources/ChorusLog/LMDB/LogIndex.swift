@@ -1,4 +1,5 @@
 import ChorusStorage
+
 /// The log's indexes on disk: stream index, stream heads and commands, complete through a checkpoint position.
 /// The writer extends them from its ``UnindexedTail``; readers add the events after the checkpoint themselves.
 struct LogIndex: Sendable {
@@ -26,8 +27,10 @@ struct LogIndex: Sendable {
         try withUnsafeBytes(of: command.uuid.uuid) { key in
             try transaction.value(in: schema.commands, for: key).map { value in
                 AppendOutcome(
-                    firstPosition: LogPosition(UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt64.self))),
-                    lastPosition: LogPosition(UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))),
+                    firstPosition: LogPosition(
+                        UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 0, as: UInt64.self))),
+                    lastPosition: LogPosition(
+                        UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 8, as: UInt64.self))),
                     streamVersion: UInt64(littleEndian: value.loadUnaligned(fromByteOffset: 16, as: UInt64.self)),
                     isReplay: true)
             }
@@ -67,8 +70,10 @@ struct LogIndex: Sendable {
         // Command ids compare as two big-endian integers; UUIDv7 ids arrive nearly sorted already.
         let commands = tail.commands.map { command, outcome in
             withUnsafeBytes(of: command.uuid.uuid) { bytes in
-                (high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                 low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), outcome: outcome)
+                (
+                    high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                    low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), outcome: outcome
+                )
             }
         }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
         for command in commands {

@@ -55,7 +55,9 @@ struct LogSchema: Sendable {
     func checkStorageFormat(_ environment: LMDBEnvironment) throws {
         let stored = try environment.read { transaction in
             try Self.formatKey.withUnsafeBytes { key in
-                try transaction.value(in: meta, for: key).map { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+                try transaction.value(in: meta, for: key).map {
+                    UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self))
+                }
             }
         }
         switch stored {
@@ -71,7 +73,8 @@ struct LogSchema: Sendable {
             }
         case let other?:
             throw EventLogError(
-                .corruptRecord, "\(environment.path) holds log storage format \(other); this build reads \(Self.storageFormat)")
+                .corruptRecord,
+                "\(environment.path) holds log storage format \(other); this build reads \(Self.storageFormat)")
         }
     }
 
@@ -79,7 +82,8 @@ struct LogSchema: Sendable {
     static let eventKeySize = 9
 
     /// Calls `body` with the events key of `position`.
-    static func withPositionKey<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    static func withPositionKey<R>(_ position: LogPosition, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R
+    {
         try withUnsafeTemporaryAllocation(byteCount: eventKeySize, alignment: 1) { key in
             key.storeBytes(of: eventKeyPrefix, toByteOffset: 0, as: UInt8.self)
             key.storeBytes(of: position.rawValue.bigEndian, toByteOffset: 1, as: UInt64.self)

@@ -75,31 +75,36 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
                 throw EventLogError.invalidAppend("event at position \(event.position) where \(position) is next")
             }
             guard event.commandID == first.commandID, event.stream == first.stream else {
-                throw EventLogError.invalidAppend("position \(event.position): one command's events share a command and a stream")
+                throw EventLogError.invalidAppend(
+                    "position \(event.position): one command's events share a command and a stream")
             }
             version += 1
             guard event.streamVersion == version else {
                 throw EventLogError.invalidAppend(
-                    "position \(event.position): stream \(event.stream) is at version \(version - 1), not \(event.streamVersion - 1)")
+                    "position \(event.position): stream \(event.stream) is at version \(version - 1), not \(event.streamVersion - 1)"
+                )
             }
             try NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload).validate()
         }
         guard first.actor.utf8.count <= AppendRequest.maximumActorLength else {
-            throw EventLogError.invalidAppend("position \(first.position): an actor of more than \(AppendRequest.maximumActorLength) bytes")
+            throw EventLogError.invalidAppend(
+                "position \(first.position): an actor of more than \(AppendRequest.maximumActorLength) bytes")
         }
         // The rest of a command whose first events an earlier, interrupted import appended may follow them.
         var commandStart: LogPosition?
         if let original = try outcome(ofCommand: first.commandID) {
             guard original.lastPosition == head else {
                 throw EventLogError.invalidAppend(
-                    "position \(first.position): command \(first.commandID) was already appended at \(original.firstPosition)")
+                    "position \(first.position): command \(first.commandID) was already appended at \(original.firstPosition)"
+                )
             }
             commandStart = original.firstPosition
         }
         for event in events {
             let fields = EventRecordCodec.Fields(
                 position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt,
-                commandID: event.commandID, correlationID: event.correlationID, stream: event.stream, actor: event.actor,
+                commandID: event.commandID, correlationID: event.correlationID, stream: event.stream,
+                actor: event.actor,
                 event: NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload))
             try LogSchema.withPositionKey(event.position) { positionKey in
                 try transaction.reserve(
@@ -126,7 +131,8 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
 
     var position: LogPosition { head }
 
-    func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R {
+    func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R
+    {
         try body(try key.withUnsafeBytes { try transaction.value(in: schema.database(table), for: $0) })
     }
 

@@ -230,7 +230,8 @@ final class LogWriter: @unchecked Sendable {
             notifier.publish(newHead)
             for job in jobs { job.succeed() }
             limits.commitObserver?(
-                CommitReport(appends: jobs.count, events: Int(newHead.rawValue - startHead.rawValue), duration: duration))
+                CommitReport(
+                    appends: jobs.count, events: Int(newHead.rawValue - startHead.rawValue), duration: duration))
             head = newHead
             lastRecordedAt = recordedAt
             tail.append(contentsOf: staged)

@@ -24,8 +24,14 @@ enum CRC32C {
         let count = bytes.count
         var offset = 0
         tables.withUnsafeBufferPointer { tables in
-            let t0 = tables[0], t1 = tables[1], t2 = tables[2], t3 = tables[3]
-            let t4 = tables[4], t5 = tables[5], t6 = tables[6], t7 = tables[7]
+            let t0 = tables[0]
+            let t1 = tables[1]
+            let t2 = tables[2]
+            let t3 = tables[3]
+            let t4 = tables[4]
+            let t5 = tables[5]
+            let t6 = tables[6]
+            let t7 = tables[7]
             while offset + 8 <= count {
                 let word = UInt64(littleEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
                 let low = UInt32(truncatingIfNeeded: word) ^ crc

@@ -148,7 +148,9 @@ private struct ByteReader {
 
     mutating func readUUID() -> UUID {
         var bytes: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16])) }
+        withUnsafeMutableBytes(of: &bytes) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + 16]))
+        }
         offset += 16
         return UUID(uuid: bytes)
     }

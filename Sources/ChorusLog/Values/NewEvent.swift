@@ -21,7 +21,8 @@ public struct NewEvent: Sendable, Hashable {
             throw .invalidAppend("an event type must be 1 to \(Self.maximumTypeLength) UTF-8 bytes, not \(typeLength)")
         }
         guard payload.count <= Self.maximumPayloadSize else {
-            throw .invalidAppend("an event payload must be at most \(Self.maximumPayloadSize) bytes, not \(payload.count)")
+            throw .invalidAppend(
+                "an event payload must be at most \(Self.maximumPayloadSize) bytes, not \(payload.count)")
         }
     }
 }

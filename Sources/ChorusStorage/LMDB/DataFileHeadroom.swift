@@ -9,12 +9,13 @@ import Glibc
 
 /// Keeps zero-filled, synced space ahead of the last page LMDB uses in its data file.
 ///
-/// LMDB (without `MDB_WRITEMAP`) grows its file by writing past the end. On ext4 and most journaling file systems,
-/// an `fdatasync` after a write that extended the file must also commit the file system's journal; a write into
-/// space already allocated and written is a plain overwrite; a group commit of 64 events is about a quarter faster
-/// when it does not extend the file. So a background thread writes zeros past the end of the file a chunk
-/// at a time, between write transactions (``withFileLock(_:)``), and syncs them outside the lock; commits then only
-/// overwrite (while ``run()`` runs: the log runs it beside its writer). LMDB ignores bytes past its last page, and never truncates its file in this mode.
+/// LMDB (without `MDB_WRITEMAP`) grows its file by writing past the end. On ext4 and most journaling file systems, an
+/// `fdatasync` after a write that extended the file must also commit the file system's journal; a write into space
+/// already allocated and written is a plain overwrite; a group commit of 64 events is about a quarter faster when it
+/// does not extend the file. So a background thread writes zeros past the end of the file a chunk at a time, between
+/// write transactions (``withFileLock(_:)``), and syncs them outside the lock; commits then only overwrite (while
+/// ``run()`` runs: the log runs it beside its writer). LMDB ignores bytes past its last page, and never truncates its
+/// file in this mode.
 ///
 /// The space kept ready is a quarter of what LMDB uses, between 1 and 64 MiB, so a small log stays small, and the file
 /// never grows past the map's maximum size.
@@ -41,7 +42,9 @@ package final class DataFileHeadroom: @unchecked Sendable {
     private enum Phase { case idle, running, stopped }
     private let finished = DispatchSemaphore(value: 0)
 
-    package init(descriptor: Int32, maximumFileSize: Int, usedBytes: @escaping @Sendable () throws -> Int, logger: Logger) {
+    package init(
+        descriptor: Int32, maximumFileSize: Int, usedBytes: @escaping @Sendable () throws -> Int, logger: Logger
+    ) {
         self.descriptor = descriptor
         self.maximumFileSize = maximumFileSize
         self.usedBytes = usedBytes

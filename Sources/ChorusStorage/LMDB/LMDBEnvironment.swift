@@ -77,7 +77,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
-    package init(path: String, configuration: Configuration, databases definitions: [DatabaseDefinition], logger: Logger) throws {
+    package init(
+        path: String, configuration: Configuration, databases definitions: [DatabaseDefinition], logger: Logger
+    ) throws {
         self.path = path
         self.configuration = configuration
         self.logger = logger
@@ -90,7 +92,8 @@ package final class LMDBEnvironment: @unchecked Sendable {
         guard let environment else { throw LMDBError(MDB_PANIC, "mdb_env_create(\(path)) returned no handle") }
         do {
             try LMDBError.check(mdb_env_set_maxdbs(environment, MDB_dbi(definitions.count)), "mdb_env_set_maxdbs")
-            try LMDBError.check(mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
+            try LMDBError.check(
+                mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
             try LMDBError.check(mdb_env_set_mapsize(environment, configuration.initialMapSize), "mdb_env_set_mapsize")
             let flags =
                 UInt32(MDB_NOTLS) | (configuration.readOnly ? UInt32(MDB_RDONLY) : 0)
@@ -171,19 +174,21 @@ package final class LMDBEnvironment: @unchecked Sendable {
         let start = try usedPages() * Int(sysconf(Int32(_SC_PAGESIZE)))
         // The pages faulted in, and the large write they are for, need the disk blocks behind them.
         try reservation?.allocate(through: start + bytes, mapSize: currentMapSize.load(ordering: .relaxed))
-        return try MapPrefault.whileFaultingIn(file: file, from: start, to: start + bytes, whileMapped: { [weak self] body in
-            guard let self else { return false }
-            return resizeLock.withSharedLock {
-                guard !isClosed else { return false }
-                body()
-                return true
-            }
-        }, body)
+        return try MapPrefault.whileFaultingIn(
+            file: file, from: start, to: start + bytes,
+            whileMapped: { [weak self] body in
+                guard let self else { return false }
+                return resizeLock.withSharedLock {
+                    guard !isClosed else { return false }
+                    body()
+                    return true
+                }
+            }, body)
     }
 
-    /// Keeps file space prepared ahead of LMDB's writes (see ``DataFileHeadroom``) until ``close()``, on a thread of its
-    /// own; returns at once unless the environment was opened with ``Configuration/preparesFileSpace``. The log runs
-    /// it beside its writer.
+    /// Keeps file space prepared ahead of LMDB's writes (see ``DataFileHeadroom``) until ``close()``, on a thread of
+    /// its own; returns at once unless the environment was opened with ``Configuration/preparesFileSpace``. The log
+    /// runs it beside its writer.
     package func prepareFileSpace() async {
         await headroom?.run()
     }
@@ -269,28 +274,30 @@ package final class LMDBEnvironment: @unchecked Sendable {
         while true {
             try reservation?.ensure(
                 used: try usedPages() * pageSize, mapSize: currentMapSize.load(ordering: .relaxed))
-            let attempt: TransactionAttempt<R> = try withFileLock { try resizeLock.withSharedLock {
-                guard !isClosed else { throw LMDBError.environmentClosed(path) }
-                var transaction: OpaquePointer?
-                let code = mdb_txn_begin(handle, nil, flags, &transaction)
-                if code == MDB_MAP_RESIZED { return .mapResizedElsewhere }
-                try LMDBError.check(code, "mdb_txn_begin(write)")
-                let value: R
-                do {
-                    value = try body(LMDBWriteTransaction(pointer: transaction!))
-                } catch let error as LMDBError where error.code == .mapFull {
-                    mdb_txn_abort(transaction)
-                    return .mapFull
-                } catch {
-                    mdb_txn_abort(transaction)
-                    throw error
+            let attempt: TransactionAttempt<R> = try withFileLock {
+                try resizeLock.withSharedLock {
+                    guard !isClosed else { throw LMDBError.environmentClosed(path) }
+                    var transaction: OpaquePointer?
+                    let code = mdb_txn_begin(handle, nil, flags, &transaction)
+                    if code == MDB_MAP_RESIZED { return .mapResizedElsewhere }
+                    try LMDBError.check(code, "mdb_txn_begin(write)")
+                    let value: R
+                    do {
+                        value = try body(LMDBWriteTransaction(pointer: transaction!))
+                    } catch let error as LMDBError where error.code == .mapFull {
+                        mdb_txn_abort(transaction)
+                        return .mapFull
+                    } catch {
+                        mdb_txn_abort(transaction)
+                        throw error
+                    }
+                    // LMDB frees the transaction whether or not the commit succeeds.
+                    let commitCode = mdb_txn_commit(transaction)
+                    if commitCode == MDB_MAP_FULL { return .mapFull }
+                    try LMDBError.check(commitCode, "mdb_txn_commit")
+                    return .done(value)
                 }
-                // LMDB frees the transaction whether or not the commit succeeds.
-                let commitCode = mdb_txn_commit(transaction)
-                if commitCode == MDB_MAP_FULL { return .mapFull }
-                try LMDBError.check(commitCode, "mdb_txn_commit")
-                return .done(value)
-            } }
+            }
             switch attempt {
             case .done(let value): return value
             case .mapFull: try growMap()
@@ -348,7 +355,8 @@ package final class LMDBEnvironment: @unchecked Sendable {
         try resizeLock.withExclusiveLock { () throws(LMDBError) in
             let current = currentMapSize.load(ordering: .relaxed)
             guard current < configuration.maximumMapSize else {
-                throw LMDBError(MDB_MAP_FULL, "map growth (already at the maximum of \(configuration.maximumMapSize) bytes)")
+                throw LMDBError(
+                    MDB_MAP_FULL, "map growth (already at the maximum of \(configuration.maximumMapSize) bytes)")
             }
             let step = min(current, configuration.maximumMapGrowthStep)
             let grown = min(current + step, configuration.maximumMapSize)
@@ -374,7 +382,8 @@ package final class LMDBEnvironment: @unchecked Sendable {
         var cleared: Int32 = 0
         mdb_reader_check(handle, &cleared)
         if cleared == 0 {
-            throw LMDBError(MDB_READERS_FULL, "mdb_txn_begin(read) with all \(configuration.maximumReaders) reader slots in use")
+            throw LMDBError(
+                MDB_READERS_FULL, "mdb_txn_begin(read) with all \(configuration.maximumReaders) reader slots in use")
         }
     }
 }

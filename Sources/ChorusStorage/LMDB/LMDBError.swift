@@ -1,4 +1,5 @@
 import CLMDB
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -90,7 +91,8 @@ package struct LMDBError: Error, Sendable, CustomStringConvertible {
         self.location = "\(file):\(line)"
     }
 
-    package static func environmentClosed(_ path: String, file: StaticString = #fileID, line: UInt = #line) -> LMDBError {
+    package static func environmentClosed(_ path: String, file: StaticString = #fileID, line: UInt = #line) -> LMDBError
+    {
         LMDBError(.environmentClosed, "the environment was closed", "transaction on \(path)", file: file, line: line)
     }
 }

@@ -15,7 +15,9 @@ package protocol LMDBTransactionReading {
 extension LMDBTransactionReading {
     /// The value stored under `key`, or `nil`; a key LMDB cannot hold (empty, or longer than its limit) holds nothing,
     /// so that looking up whatever a client sent is never an error.
-    package func value(in database: LMDBDatabase, for key: UnsafeRawBufferPointer) throws(LMDBError) -> UnsafeRawBufferPointer? {
+    package func value(in database: LMDBDatabase, for key: UnsafeRawBufferPointer) throws(LMDBError)
+        -> UnsafeRawBufferPointer?
+    {
         guard !key.isEmpty, key.count <= LMDBEnvironment.maximumKeySize else { return nil }
         var keyValue = MDB_val(key)
         var value = MDB_val()
@@ -60,7 +62,8 @@ package struct LMDBWriteTransaction: LMDBTransactionReading {
         var keyValue = MDB_val(key)
         var dataValue = MDB_val(value)
         let flags = append ? UInt32(MDB_APPEND) : 0
-        try LMDBError.check(mdb_put(pointer, database.handle, &keyValue, &dataValue, flags), "mdb_put(\(database.name))")
+        try LMDBError.check(
+            mdb_put(pointer, database.handle, &keyValue, &dataValue, flags), "mdb_put(\(database.name))")
     }
 
     /// Reserves `size` bytes under `key` and lets `fill` write them in place, saving a copy.
@@ -74,7 +77,8 @@ package struct LMDBWriteTransaction: LMDBTransactionReading {
         var keyValue = MDB_val(key)
         var dataValue = MDB_val(mv_size: size, mv_data: nil)
         let flags = UInt32(MDB_RESERVE) | (append ? UInt32(MDB_APPEND) : 0)
-        try LMDBError.check(mdb_put(pointer, database.handle, &keyValue, &dataValue, flags), "mdb_put(\(database.name), reserve)")
+        try LMDBError.check(
+            mdb_put(pointer, database.handle, &keyValue, &dataValue, flags), "mdb_put(\(database.name), reserve)")
         fill(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: size))
     }
 

@@ -1,7 +1,8 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 
 /// Disk blocks allocated ahead of the pages an `MDB_WRITEMAP` environment is about to fill.
 ///
@@ -39,7 +40,8 @@ package final class MapFileReservation: Sendable {
         // Blocks already allocated are skipped by the file system; this is cheap past the first call.
         let code = posix_fallocate(descriptor, off_t(start), off_t(end - start))
         guard code == 0 else {
-            throw LMDBError(code, "posix_fallocate: reserving disk space for the next \(end - start) bytes of the store")
+            throw LMDBError(
+                code, "posix_fallocate: reserving disk space for the next \(end - start) bytes of the store")
         }
         reservedThrough.withLock { $0 = max($0, end) }
     }

@@ -37,7 +37,8 @@ package enum MapPrefault {
                         return
                     }
                     #if os(Linux)
-                    mapped = madvise(map.base + offset, min(chunk, map.count - offset), 22 /* MADV_POPULATE_READ */) == 0
+                    mapped =
+                        madvise(map.base + offset, min(chunk, map.count - offset), 22 /* MADV_POPULATE_READ */) == 0
                     #else
                     mapped = false
                     #endif

@@ -83,7 +83,9 @@ package final class KeyOrderLoad: @unchecked Sendable {
 
     private func slot(_ table: StoreTable) throws -> Int {
         let handle = Int(table.database.handle)
-        guard handle < slots.count, slots[handle] >= 0 else { throw LMDBError(EINVAL, "\(table.name) is not being loaded") }
+        guard handle < slots.count, slots[handle] >= 0 else {
+            throw LMDBError(EINVAL, "\(table.name) is not being loaded")
+        }
         return slots[handle]
     }
 
@@ -121,7 +123,9 @@ package final class KeyOrderLoad: @unchecked Sendable {
     }
 
     private func add(kind: UInt8, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, to slot: Int) throws {
-        guard key.count <= Int(UInt16.max) else { throw LMDBError(EINVAL, "a key of \(key.count) bytes for \(tables[slot].name)") }
+        guard key.count <= Int(UInt16.max) else {
+            throw LMDBError(EINVAL, "a key of \(key.count) bytes for \(tables[slot].name)")
+        }
         writtenSinceFlush[slot] = true
         starts[slot].append(bytes[slot].count)
         bytes[slot].append(kind)
@@ -155,7 +159,8 @@ package final class KeyOrderLoad: @unchecked Sendable {
     private static func writeRun(_ bytes: [UInt8], _ starts: [Int], to path: String) throws {
         try bytes.withUnsafeBytes { bytes in
             let order = starts.sorted { left, right in
-                let comparison = RunRecord.compare(RunRecord.key(in: bytes, at: left), RunRecord.key(in: bytes, at: right))
+                let comparison = RunRecord.compare(
+                    RunRecord.key(in: bytes, at: left), RunRecord.key(in: bytes, at: right))
                 // Of equal keys, the latest write first: the merge keeps the first it sees.
                 return comparison != 0 ? comparison < 0 : left > right
             }
@@ -182,8 +187,8 @@ package final class KeyOrderLoad: @unchecked Sendable {
         }
     }
 
-    /// Merges the runs of one table, oldest first, and hands each key's last write to `sink`: every put, and the deletes
-    /// once the table is no longer empty (until then a delete only cancels earlier writes of the load).
+    /// Merges the runs of one table, oldest first, and hands each key's last write to `sink`: every put, and the
+    /// deletes once the table is no longer empty (until then a delete only cancels earlier writes of the load).
     private func merge(_ runs: [Run], of slot: Int, _ sink: Sink) throws {
         let (table, append) = (tables[slot], !flushed[slot])
         var mappings: [RunMapping] = []
@@ -200,7 +205,8 @@ package final class KeyOrderLoad: @unchecked Sendable {
         func siftDown(_ start: Int) {
             var parent = start
             while true {
-                let left = 2 * parent + 1, right = left + 1
+                let left = 2 * parent + 1
+                let right = left + 1
                 var first = parent
                 if left < heap.count, precedes(heap[left], heap[first]) { first = left }
                 if right < heap.count, precedes(heap[right], heap[first]) { first = right }
@@ -243,18 +249,23 @@ private enum RunRecord {
 
     /// The sizes of the key and value of the record at `start`, whose header `bytes` holds whole.
     package static func sizes(in bytes: UnsafeRawBufferPointer, at start: Int) -> (key: Int, value: Int) {
-        (Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 1, as: UInt16.self))),
-         Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 3, as: UInt32.self))))
+        (
+            Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 1, as: UInt16.self))),
+            Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 3, as: UInt32.self)))
+        )
     }
 
     /// The key of the record at `start`, which `bytes` holds whole.
     package static func key(in bytes: UnsafeRawBufferPointer, at start: Int) -> UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(rebasing: bytes[(start + headerSize)..<(start + headerSize + sizes(in: bytes, at: start).key)])
+        UnsafeRawBufferPointer(
+            rebasing: bytes[(start + headerSize)..<(start + headerSize + sizes(in: bytes, at: start).key)])
     }
 
     /// Byte order, a key before every longer key it begins.
     package static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int32 {
-        let common = left.isEmpty || right.isEmpty ? 0 : memcmp(left.baseAddress!, right.baseAddress!, min(left.count, right.count))
+        let common =
+            left.isEmpty || right.isEmpty
+            ? 0 : memcmp(left.baseAddress!, right.baseAddress!, min(left.count, right.count))
         return common != 0 ? common : Int32(left.count - right.count)
     }
 }
@@ -315,11 +326,15 @@ private struct RunReader {
             return
         }
         remaining -= 1
-        guard let base, offset + RunRecord.headerSize <= size else { throw LMDBError(EIO, "a run of a key-order load ends early") }
+        guard let base, offset + RunRecord.headerSize <= size else {
+            throw LMDBError(EIO, "a run of a key-order load ends early")
+        }
         kind = base.load(fromByteOffset: offset, as: UInt8.self)
         let (keyCount, valueCount) = RunRecord.sizes(in: UnsafeRawBufferPointer(start: base, count: size), at: offset)
         let keyStart = offset + RunRecord.headerSize
-        guard keyStart + keyCount + valueCount <= size else { throw LMDBError(EIO, "a run of a key-order load ends early") }
+        guard keyStart + keyCount + valueCount <= size else {
+            throw LMDBError(EIO, "a run of a key-order load ends early")
+        }
         key = UnsafeRawBufferPointer(start: base + keyStart, count: keyCount)
         value = UnsafeRawBufferPointer(start: base + keyStart + keyCount, count: valueCount)
         offset = keyStart + keyCount + valueCount

@@ -27,7 +27,8 @@ package final class KeyValueStore: Sendable {
     /// Opens (creating if needed, unless read-only) the store in `directory` with `tables`. A table must be opened
     /// with the layout it was created with.
     package init(
-        directory: String, tables: [StoreTableDefinition], configuration: KeyValueStoreConfiguration = KeyValueStoreConfiguration(),
+        directory: String, tables: [StoreTableDefinition],
+        configuration: KeyValueStoreConfiguration = KeyValueStoreConfiguration(),
         logger: Logger = Logger(label: "chorus.store")
     ) throws {
         self.directory = directory

@@ -4,6 +4,7 @@ import ChorusDemo
 import ChorusLog
 import ChorusProjections
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -63,7 +64,8 @@ struct APIBenchCommand: AsyncParsableCommand {
     private func measure(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) async throws
         -> BenchmarkReport
     {
-        printProgress("GET /v1/feed/following for \(seconds) s over \(connections) connections from \(wrkThreads) wrk threads")
+        printProgress(
+            "GET /v1/feed/following for \(seconds) s over \(connections) connections from \(wrkThreads) wrk threads")
         let feed = try wrk.run(
             url: server.base + "/v1/feed/following", script: Wrk.script(method: "GET", tokens: tokens.map(\.token)),
             seconds: seconds, connections: connections, threads: wrkThreads)

@@ -4,7 +4,10 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Chorus on this machine; build with -c release for figures that mean anything.",
-        subcommands: [LogBenchCommand.self, ProjectionsBenchCommand.self, APIBenchCommand.self, SoakBenchCommand.self, RebuildWorkerCommand.self]
+        subcommands: [
+            LogBenchCommand.self, ProjectionsBenchCommand.self, APIBenchCommand.self, SoakBenchCommand.self,
+            RebuildWorkerCommand.self,
+        ]
     )
 }
 

@@ -49,7 +49,8 @@ struct BenchmarkReport {
         let widths = (0..<header.count).map { column in ([header] + rows).map { $0[column].count }.max() ?? 0 }
         func line(_ cells: [String]) -> String {
             zip(cells, widths).enumerated().map { index, cell in
-                index == 1 ? String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
+                index == 1
+                    ? String(repeating: " ", count: cell.1 - cell.0.count) + cell.0
                     : cell.0 + String(repeating: " ", count: cell.1 - cell.0.count)
             }.joined(separator: "  ").trimmingCharacters(in: .whitespaces)
         }

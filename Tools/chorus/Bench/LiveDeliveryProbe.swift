@@ -72,7 +72,9 @@ final class EventStreamReader: Sendable {
                 let now = ContinuousClock.now
                 pending += String(decoding: buffer[..<count], as: UTF8.self)
                 // Markers look like probe-<n>-end; note each one whole, keep what may be the start of the next.
-                while let start = pending.range(of: "probe-"), let end = pending.range(of: "-end", range: start.upperBound..<pending.endIndex) {
+                while let start = pending.range(of: "probe-"),
+                    let end = pending.range(of: "-end", range: start.upperBound..<pending.endIndex)
+                {
                     let marker = String(pending[start.lowerBound..<end.upperBound])
                     arrivals.times.withLock { if $0[marker] == nil { $0[marker] = now } }
                     pending = String(pending[end.upperBound...])

@@ -65,7 +65,9 @@ struct LogBenchmark {
         var imported = 0
         while imported < bulkEvents {
             let chunk = min(1_000, bulkEvents - imported)
-            let requests = (0..<chunk).map { index in request(stream: bulkStreams[(imported + index) % bulkStreams.count]) }
+            let requests = (0..<chunk).map { index in
+                request(stream: bulkStreams[(imported + index) % bulkStreams.count])
+            }
             for result in try await bulkLog.appendNonDurableBulkImport(requests) { _ = try result.get() }
             imported += chunk
         }
@@ -92,7 +94,8 @@ struct LogBenchmark {
         report.add("scan_decode_per_s", scanPerSecond, target: .atLeast(2_000_000))
         // What the figures above are made of: time per durable commit, and how full the 64 writers' groups were.
         report.add("raw_commit_us", rawTime.seconds / Double(perRound * Self.rounds) * 1e6)
-        report.add("append_1_writer_commit_us", singleStatistics.commitTime.seconds / Double(singleStatistics.commits) * 1e6)
+        report.add(
+            "append_1_writer_commit_us", singleStatistics.commitTime.seconds / Double(singleStatistics.commits) * 1e6)
         report.add("append_64_writers_commit_us", concurrentCommitTime / Double(max(concurrentCommits, 1)) * 1e6)
         report.add("append_64_writers_events_per_commit", Double(concurrentEvents) / Double(max(concurrentCommits, 1)))
         return report

@@ -49,7 +49,8 @@ struct ProjectionsBenchCommand: AsyncParsableCommand {
         report.add("rebuild_events_per_s", Double(small.events) / small.seconds, target: .atLeast(250_000))
         report.add("feed_entries_per_s", Double(small.feedEntries) / small.seconds, target: .atLeast(300_000))
         report.add("peak_rss_mb", small.peakAnonymousMegabytes)
-        report.add("rss_ratio_2x", results[1].peakAnonymousMegabytes / small.peakAnonymousMegabytes, target: .atMost(1.25))
+        report.add(
+            "rss_ratio_2x", results[1].peakAnonymousMegabytes / small.peakAnonymousMegabytes, target: .atMost(1.25))
         report.add("rebuild_2x_events_per_s", Double(results[1].events) / results[1].seconds)
         print(report.table)
         if output.json { print(report.jsonLine) }

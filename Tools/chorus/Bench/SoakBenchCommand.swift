@@ -5,7 +5,8 @@ import Foundation
 struct SoakBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "soak",
-        abstract: "Drive `chorus serve` with a mixed, realistic load for minutes; report each minute and memory growth.",
+        abstract:
+            "Drive `chorus serve` with a mixed, realistic load for minutes; report each minute and memory growth.",
         discussion: """
             Starts the server on a demo log and drives it with wrk for --minutes one-minute rounds of mixed traffic \
             from many users: feeds, notifications, conversations, profiles, posts, likes, comments, follows and \
@@ -41,7 +42,9 @@ struct SoakBenchCommand: AsyncParsableCommand {
             throw ValidationError("--minutes must be at least 3 (two of warm-up), --events at least 1000")
         }
         let wrk = try Wrk.locateOrInstall()
-        let report = try await BenchServer.withDemo(events: events, users: users, more: Self.others, under: output.workDirectory) {
+        let report = try await BenchServer.withDemo(
+            events: events, users: users, more: Self.others, under: output.workDirectory
+        ) {
             server, tokens in try await soak(server, tokens, wrk)
         }
         print(report.table)
@@ -81,8 +84,10 @@ struct SoakBenchCommand: AsyncParsableCommand {
             let heap = server.anonymousMemoryMiB()
             let head = (try? await server.request("GET", "/health").body["position"] as? Int) ?? 0
             rounds.append((round.requestsPerSecond, round.p99Milliseconds, round.errors, heap))
-            print(String(format: "%6d  %10.0f  %6.2f  %6d  %15.1f  %8d", minute, round.requestsPerSecond,
-                round.p99Milliseconds, round.errors, heap, head))
+            print(
+                String(
+                    format: "%6d  %10.0f  %6.2f  %6d  %15.1f  %8d", minute, round.requestsPerSecond,
+                    round.p99Milliseconds, round.errors, heap, head))
         }
         let settled = rounds.dropFirst(2)
         let growth = (settled.last?.heap ?? 0) / max(settled.first?.heap ?? 1, 1)

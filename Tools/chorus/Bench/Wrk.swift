@@ -15,14 +15,17 @@ struct Wrk {
     static func locateOrInstall() throws -> Wrk {
         if let found = which("wrk") { return Wrk(path: found) }
         guard getuid() == 0 else {
-            throw BenchmarkError("wrk is not installed; install it (apt-get install wrk) or run as root to let the bench do it")
+            throw BenchmarkError(
+                "wrk is not installed; install it (apt-get install wrk) or run as root to let the bench do it")
         }
         printProgress("installing wrk from Debian's packages")
         for arguments in [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]] {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(["DEBIAN_FRONTEND": "noninteractive"]) { $1 }
+            process.environment = ProcessInfo.processInfo.environment.merging(["DEBIAN_FRONTEND": "noninteractive"]) {
+                $1
+            }
             process.standardOutput = FileHandle.nullDevice
             try process.run()
             process.waitUntilExit()
@@ -44,19 +47,24 @@ struct Wrk {
         }
         lua += "end\n"
         lua += "done = function(summary, latency, requests)\n"
-        lua += "  io.write(string.format(\"chorus: %d %d %f\\n\", summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.requests, latency:percentile(99)))\n"
+        lua +=
+            "  io.write(string.format(\"chorus: %d %d %f\\n\", summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.requests, latency:percentile(99)))\n"
         lua += "end\n"
         return lua
     }
 
     /// A script that mixes the app's reads and writes: each request is one of `requests` (method, path, JSON body or
     /// nil), drawn with its weight, with a random one of `tokens`.
-    static func mixedScript(tokens: [String], requests: [(weight: Int, method: String, path: String, body: String?)]) -> String {
+    static func mixedScript(tokens: [String], requests: [(weight: Int, method: String, path: String, body: String?)])
+        -> String
+    {
         func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
         var lua = "tokens = {" + tokens.map(quoted).joined(separator: ",") + "}\n"
-        lua += "requests = {" + requests.map { request in
-            "{\(request.weight), \(quoted(request.method)), \(quoted(request.path)), \(request.body.map(quoted) ?? "nil")}"
-        }.joined(separator: ",") + "}\n"
+        lua +=
+            "requests = {"
+            + requests.map { request in
+                "{\(request.weight), \(quoted(request.method)), \(quoted(request.path)), \(request.body.map(quoted) ?? "nil")}"
+            }.joined(separator: ",") + "}\n"
         lua += "total = 0\nfor _, r in ipairs(requests) do total = total + r[1] end\n"
         lua += "request = function()\n"
         lua += "  local pick = math.random(total)\n"
@@ -70,13 +78,16 @@ struct Wrk {
         lua += "  end\n"
         lua += "end\n"
         lua += "done = function(summary, latency, requests)\n"
-        lua += "  io.write(string.format(\"chorus: %d %d %f\\n\", summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.requests, latency:percentile(99)))\n"
+        lua +=
+            "  io.write(string.format(\"chorus: %d %d %f\\n\", summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.requests, latency:percentile(99)))\n"
         lua += "end\n"
         return lua
     }
 
     func run(url: String, script: String, seconds: Int, connections: Int, threads: Int) throws -> Result {
-        let scriptPath = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-wrk-\(UUID().uuidString).lua").path
+        let scriptPath = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "chorus-wrk-\(UUID().uuidString).lua"
+        ).path
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: scriptPath) }
         let process = Process()

@@ -32,7 +32,8 @@ struct DemoCommand: AsyncParsableCommand {
         let log = try layout.openLog()
         defer { log.close() }
         guard log.head == .start else {
-            throw ValidationError("\(layout.log) already holds \(log.head) events; give `chorus demo` an empty data directory")
+            throw ValidationError(
+                "\(layout.log) already holds \(log.head) events; give `chorus demo` an empty data directory")
         }
         let clock = ContinuousClock()
         let started = clock.now

@@ -51,13 +51,15 @@ struct ExportedEvent: Codable {
             DecodingError.dataCorrupted(let context)
         {
             let field = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw OperatorError("line \(number): " + (field.isEmpty ? "not a JSON object" : "\"\(field)\" is not valid"))
+            throw OperatorError(
+                "line \(number): " + (field.isEmpty ? "not a JSON object" : "\"\(field)\" is not valid"))
         }
         guard exported.position > 0, exported.streamVersion > 0, exported.schemaVersion > 0 else {
             throw OperatorError("line \(number): position, streamVersion and schemaVersion must be positive")
         }
         guard let stream = Self.stream(exported.stream) else {
-            throw OperatorError("line \(number): \"stream\" must be 1 to \(StreamID.maximumUTF8Length) UTF-8 bytes without NUL")
+            throw OperatorError(
+                "line \(number): \"stream\" must be 1 to \(StreamID.maximumUTF8Length) UTF-8 bytes without NUL")
         }
         return RecordedEvent(
             position: LogPosition(exported.position), stream: stream, streamVersion: exported.streamVersion,

@@ -51,7 +51,8 @@ struct LogBackupCommand: AsyncParsableCommand {
             // Durable before it is named as finished, and named durably: a backup must survive a crash of its own.
             sync()
             guard rename(staging, to) == 0 else {
-                throw OperatorError("could not move the finished backup \(staging) to \(to): \(String(cString: strerror(errno)))")
+                throw OperatorError(
+                    "could not move the finished backup \(staging) to \(to): \(String(cString: strerror(errno)))")
             }
             sync()
             let bytes = (try? files.attributesOfItem(atPath: to + "/log/data.mdb")[.size] as? Int) ?? 0

@@ -40,7 +40,8 @@ struct LogImportCommand: AsyncParsableCommand {
         let size = file == "-" ? 0 : ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         let progress = WorkProgress("importing", total: size, unit: "bytes")
         var batches = ImportBatches(log: log)
-        var check = ImportCheck(lastTime: startHead == .start ? nil : try log.read(from: startHead, limit: 1).first?.recordedAt)
+        var check = ImportCheck(
+            lastTime: startHead == .start ? nil : try log.read(from: startHead, limit: 1).first?.recordedAt)
         var skipped = 0
         var number = 0
         /// Appends through `batches`, saying where the log ends now if an event is refused.

@@ -30,7 +30,8 @@ struct LogVerifyCommand: AsyncParsableCommand {
             fail(position: problem.position, problem.message)
         }
         var audit = DecisionStateAudit(log: log)
-        let progress = WorkProgress("folding the log into the decision state", total: Int(integrity.head.rawValue), unit: "events")
+        let progress = WorkProgress(
+            "folding the log into the decision state", total: Int(integrity.head.rawValue), unit: "events")
         let state: DecisionStateAudit.Report
         do {
             state = try audit.run { folded, head in progress.update(Int(folded.rawValue), of: Int(head.rawValue)) }

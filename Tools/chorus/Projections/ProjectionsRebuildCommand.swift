@@ -33,11 +33,13 @@ struct ProjectionsRebuildCommand: AsyncParsableCommand {
             log = try directory.openLog()
         } catch let error as EventLogError where error.code == .locked {
             throw OperatorError(
-                "a server has \(directory.root) open; stop it, or rebuild online: chorus projections rebuild --server URL")
+                "a server has \(directory.root) open; stop it, or rebuild online: chorus projections rebuild --server URL"
+            )
         }
         defer { log.close() }
         let progress = WorkProgress("rebuilding the read models", total: Int(log.head.rawValue), unit: "events")
-        let position = try ProjectionGenerations(dataDirectory: directory.root).rebuildAndSwap(log: log) { replayed, total in
+        let position = try ProjectionGenerations(dataDirectory: directory.root).rebuildAndSwap(log: log) {
+            replayed, total in
             progress.update(replayed, of: total)
         }
         progress.finish()
@@ -63,7 +65,8 @@ struct ProjectionsRebuildCommand: AsyncParsableCommand {
         let last = status["lastRebuild"] as? [String: Any] ?? [:]
         guard last["outcome"] as? String == "finished", let position = last["position"] as? Int else {
             progress.finish(false)
-            throw OperatorError("the online rebuild failed: \(last["error"] as? String ?? "the server did not say why")")
+            throw OperatorError(
+                "the online rebuild failed: \(last["error"] as? String ?? "the server did not say why")")
         }
         progress.finish()
         let seconds = (ContinuousClock.now - started).seconds

@@ -54,13 +54,15 @@ struct ReplayCommand: AsyncParsableCommand {
         guard from > 0 else { throw ValidationError("--from must be at least 1") }
         let filter = try ReplayFilter(
             types: Set(type), streams: Set(stream), user: user,
-            since: since.map { try Self.time($0, option: "since") }, until: until.map { try Self.time($0, option: "until") })
+            since: since.map { try Self.time($0, option: "since") },
+            until: until.map { try Self.time($0, option: "until") })
         let directory = try data.existing()
         let log = try directory.openLog(readOnly: true)
         defer { log.close() }
         if let into {
             guard filter.isEmpty, from == 1, !follow else {
-                throw ValidationError("--into builds every event through --to; it takes no other filter, --from or --follow")
+                throw ValidationError(
+                    "--into builds every event through --to; it takes no other filter, --from or --follow")
             }
             try await TimeTravel(source: directory, log: log, through: to.map { LogPosition($0) } ?? log.head)
                 .build(into: into, output: output)

@@ -66,8 +66,10 @@ struct ReplayedEvent {
     var jsonObject: [String: Any] {
         var object: [String: Any] = [
             "position": event.position.rawValue, "stream": event.stream.rawValue, "streamVersion": event.streamVersion,
-            "type": event.type, "schemaVersion": Int(event.schemaVersion), "recordedAt": Timestamps.iso8601(event.recordedAt),
-            "actor": event.actor, "commandId": event.commandID.description, "correlationId": event.correlationID.description,
+            "type": event.type, "schemaVersion": Int(event.schemaVersion),
+            "recordedAt": Timestamps.iso8601(event.recordedAt),
+            "actor": event.actor, "commandId": event.commandID.description,
+            "correlationId": event.correlationID.description,
         ]
         if let data { object["data"] = data }
         if let problem { object["problem"] = problem }
@@ -108,7 +110,9 @@ enum Timestamps {
 
     /// `2026-11-22T12:00:00Z` or with milliseconds; nil when neither.
     static func parse(_ text: String) -> EventTime? {
-        guard let date = (try? Date(text, strategy: format)) ?? (try? Date(text, strategy: .iso8601)) else { return nil }
+        guard let date = (try? Date(text, strategy: format)) ?? (try? Date(text, strategy: .iso8601)) else {
+            return nil
+        }
         // To the nearest millisecond: .757 parses as .75699…
         return EventTime(millisecondsSince1970: Int64((date.timeIntervalSince1970 * 1000).rounded()))
     }

@@ -12,7 +12,9 @@ struct TimeTravel {
 
     func build(into path: String, output: JSONOutputOption) async throws {
         let files = FileManager.default
-        guard !files.fileExists(atPath: path) else { throw OperatorError("\(path) already exists; give --into a new directory") }
+        guard !files.fileExists(atPath: path) else {
+            throw OperatorError("\(path) already exists; give --into a new directory")
+        }
         guard through > .start, through <= log.head else {
             throw OperatorError("--to must be from 1 to the head, \(log.head)")
         }
@@ -20,12 +22,14 @@ struct TimeTravel {
         do {
             let copy = try target.openLog()
             defer { copy.close() }
-            let copying = WorkProgress("copying the log through position \(through)", total: Int(through.rawValue), unit: "events")
+            let copying = WorkProgress(
+                "copying the log through position \(through)", total: Int(through.rawValue), unit: "events")
             var batches = ImportBatches(log: copy)
             try await copy.withWriter {
                 var next = LogPosition(1)
                 while next <= through {
-                    let events = try log.read(from: next, limit: min(ImportBatches.size, Int(through.rawValue - next.rawValue + 1)))
+                    let events = try log.read(
+                        from: next, limit: min(ImportBatches.size, Int(through.rawValue - next.rawValue + 1)))
                     guard let last = events.last else { break }
                     for event in events { try await batches.add(event) }
                     next = last.position.next
@@ -38,7 +42,8 @@ struct TimeTravel {
             copying.finish()
             try DataDirectoryFiles.copyMediaAndSessionKey(from: source, to: target)
             let building = WorkProgress("building the read models", total: Int(through.rawValue), unit: "events")
-            let built = try ProjectionGenerations(dataDirectory: target.root).rebuildAndSwap(log: copy) { replayed, total in
+            let built = try ProjectionGenerations(dataDirectory: target.root).rebuildAndSwap(log: copy) {
+                replayed, total in
                 building.update(replayed, of: total)
             }
             building.finish()

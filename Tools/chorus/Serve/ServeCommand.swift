@@ -1,7 +1,7 @@
 import ArgumentParser
 import ChorusBackend
-import ChorusHTTP
 import ChorusDomain
+import ChorusHTTP
 import ChorusLog
 import Foundation
 import Logging
@@ -31,7 +31,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "When the log is empty, first fill it with a demo workload of about this many events.")
     var demoEvents: Int?
 
-    @Flag(help: "Serve the log as it is and refuse every write with 403: for a past state made by `chorus replay --into`.")
+    @Flag(
+        help: "Serve the log as it is and refuse every write with 403: for a past state made by `chorus replay --into`."
+    )
     var readOnly = false
 
     @Flag(help: "No limits on sign-ups and logins (CHORUS_RATE_LIMITS=off): for load tests, never in production.")
@@ -81,10 +83,14 @@ struct ServeCommand: AsyncParsableCommand {
         if readOnly, !FileManager.default.fileExists(atPath: data.log + "/data.mdb") {
             throw ValidationError("--read-only serves an existing log, and \(data.log) holds none")
         }
-        let maximumLogSize = try maxLogSize ?? environment["CHORUS_MAX_LOG_SIZE"].map { text in
-            guard let size = ByteCount(argument: text) else { throw ValidationError("CHORUS_MAX_LOG_SIZE: \(ByteCount.help)") }
-            return size
-        }
+        let maximumLogSize =
+            try maxLogSize
+            ?? environment["CHORUS_MAX_LOG_SIZE"].map { text in
+                guard let size = ByteCount(argument: text) else {
+                    throw ValidationError("CHORUS_MAX_LOG_SIZE: \(ByteCount.help)")
+                }
+                return size
+            }
         if let maximumLogSize, maximumLogSize.bytes < ByteCount.minimumLogSize {
             throw ValidationError("--max-log-size must be at least 1M")
         }
@@ -92,8 +98,11 @@ struct ServeCommand: AsyncParsableCommand {
             data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes, logger: logger)
         defer { backend.close() }
         logger.info(
-            "serving", metadata: ["data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
-                "position": "\(backend.log.head)", "mode": "\(readOnly ? "read-only" : "read-write")"])
+            "serving",
+            metadata: [
+                "data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
+                "position": "\(backend.log.head)", "mode": "\(readOnly ? "read-only" : "read-write")",
+            ])
         let application = ChorusServer.makeApplication(backend: backend, configuration: settings, logger: logger)
         try await application.runService()
         logger.info("stopped")

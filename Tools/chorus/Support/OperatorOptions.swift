@@ -48,7 +48,8 @@ enum JSONLine {
     private static func write(_ value: Any, into text: inout String) {
         switch value {
         case let number as NSNumber where type(of: value) is NSNumber.Type:
-            // Parsed by Foundation (a server's answer): its booleans are a subclass, and a 0 or 1 would pass for a Bool.
+            // Parsed by Foundation (a server's answer): its booleans are a subclass, and a 0 or 1 would pass for a
+            // Bool.
             let isBoolean = String(describing: type(of: value)).contains("Boolean")
             text += isBoolean ? (number.boolValue ? "true" : "false") : number.stringValue
         case let string as String: quote(string, into: &text)

@@ -43,7 +43,8 @@ struct AdminClient {
         }
         switch answer.status {
         case status: return answer.body
-        case 401, 403: throw OperatorError("\(http.base) refused the admin token (\(answer.status)); check CHORUS_ADMIN_TOKEN")
+        case 401, 403:
+            throw OperatorError("\(http.base) refused the admin token (\(answer.status)); check CHORUS_ADMIN_TOKEN")
         default:
             let message = (answer.body["error"] as? [String: Any])?["message"] as? String ?? "no message"
             throw OperatorError("\(method) \(path) answered \(answer.status): \(message)")
