@@ -29,15 +29,3 @@ extension CommandExecutor {
         try log.read(from: 1, limit: 100_000).map(DomainEvent.init(decoding:))
     }
 }
-
-/// The error `body` throws, as a DomainError code.
-func domainErrorCode(_ body: () async throws -> Void) async -> DomainError.Code? {
-    do {
-        try await body()
-        return nil
-    } catch let error as DomainError {
-        return error.code
-    } catch {
-        return nil
-    }
-}

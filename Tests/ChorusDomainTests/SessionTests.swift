@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusTestSupport
 import Foundation
 import Testing
 

@@ -25,7 +25,7 @@ struct LogSeamTests {
                 try #require(try await chorus.execute(.createPost(author: ana, text: "first")).createdID))!
 
             // Decisions against the state the seam keeps: a taken e-mail, a repeated like, an idempotent retry.
-            let taken = await domainError { _ = try await register("Ana") }
+            let taken = await domainErrorCode { _ = try await register("Ana") }
             #expect(taken == .emailTaken)
             let liked = try await chorus.execute(.like(user: bo, post: first))
             #expect(try await chorus.execute(.like(user: bo, post: first)).appended == false)
@@ -68,18 +68,6 @@ struct LogSeamTests {
             let rebuilt = directory + "/rebuilt"
             _ = try ProjectionEngine.rebuild(log: log, into: rebuilt)
             #expect(try dumpReadModels(engine.store) == dumpReadModels(atDirectory: rebuilt))
-        }
-    }
-
-    /// The code of the `DomainError` `body` throws.
-    private func domainError(_ body: () async throws -> Void) async -> DomainError.Code? {
-        do {
-            try await body()
-            return nil
-        } catch let error as DomainError {
-            return error.code
-        } catch {
-            return nil
         }
     }
 }

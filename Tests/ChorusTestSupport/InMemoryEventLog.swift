@@ -169,8 +169,7 @@ public final class InMemoryEventLog: EventLog {
         func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws
             -> R
         {
-            guard let value = tables[table.name]?[key] else { return try body(nil) }
-            return try value.withUnsafeBytes { try body($0) }
+            try Snapshot(tables: tables, position: head).withValue(for: key, in: table, body)
         }
 
         func forEach(

@@ -108,9 +108,7 @@ struct Endpoints: Sendable {
     /// Waits until the read models have applied `result`, then renders from a snapshot that shows it.
     func render(
         after result: CommandResult, _ render: (borrowing ReadView, CommandResult, inout JSONWriter) throws -> Void
-    )
-        async throws -> [UInt8]
-    {
+    ) async throws -> [UInt8] {
         try await backend.readModels.waitUntilApplied(result.position, timeout: consistencyTimeout)
         return try backend.readModels.snapshot { view in
             var json = JSONWriter()
