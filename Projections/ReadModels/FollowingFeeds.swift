@@ -51,7 +51,8 @@ struct FollowingFeeds: DerivedReadModel {
         case .unfollowed(let event):
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
-        case .userRegistered, .profileEdited, .liked, .unliked, .commentAdded, .messageSent, .sessionStarted,
+        case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .messageSent,
+            .sessionStarted,
             .sessionEnded:
             break
         }

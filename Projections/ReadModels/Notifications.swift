@@ -63,7 +63,7 @@ struct Notifications: ReadModel {
                     kind: .comment, actor: event.author, post: event.post, comment: comment,
                     createdAt: envelope.recordedAt),
                 for: author, at: envelope.position, in: transaction)
-        case .userRegistered, .profileEdited, .postCreated, .messageSent, .sessionStarted, .sessionEnded:
+        case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded:
             break
         }
     }

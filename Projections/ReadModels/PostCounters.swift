@@ -35,7 +35,8 @@ struct PostCounters: DerivedReadModel {
             try count(event.post, Self.likesCounter, by: -1, in: transaction)
         case .commentAdded(let event):
             try count(event.post, Self.commentsCounter, by: 1, in: transaction)
-        case .userRegistered, .profileEdited, .postCreated, .followed, .unfollowed, .messageSent, .sessionStarted,
+        case .userRegistered, .profileEdited, .postCreated, .postEdited, .followed, .unfollowed, .messageSent,
+            .sessionStarted,
             .sessionEnded:
             break
         }

@@ -42,7 +42,8 @@ struct ProfileCounters: DerivedReadModel {
             try count(event.followee, Self.followersCounter, by: -1, in: transaction)
         case .postCreated(let event):
             try count(event.author, Self.postsCounter, by: 1, in: transaction)
-        case .userRegistered, .profileEdited, .liked, .unliked, .commentAdded, .messageSent, .sessionStarted,
+        case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .messageSent,
+            .sessionStarted,
             .sessionEnded:
             break
         }

@@ -3,7 +3,7 @@ import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
-/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, unfollows.
+/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, post edits, unfollows.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -36,6 +36,8 @@ public struct DemoWorkload: Sendable {
         let userCount = max(8, events / 40)
         var users: [UserID] = []
         var posts: [PostID] = []
+        /// The author of each of `posts`, who alone may edit it.
+        var authors: [UserID] = []
         // Events, not commands: a registration appends two (the user and the first session).
         let startHead = executor.log.head.rawValue
 
@@ -46,8 +48,9 @@ public struct DemoWorkload: Sendable {
                 case .registerUser:
                     users.append(UserID(unchecked: result.createdID ?? ""))
                     summary.users += 1
-                case .createPost:
+                case .createPost(let author, _, _, _, _):
                     posts.append(PostID(unchecked: result.createdID ?? ""))
+                    authors.append(author)
                     summary.posts += 1
                 default:
                     break
@@ -90,7 +93,7 @@ public struct DemoWorkload: Sendable {
         while summary.events < events {
             var wave: [Command] = []
             for _ in 0..<min(waveSize, max(1, events - summary.events)) {
-                wave.append(nextCommand(users: users, posts: posts, using: &generator))
+                wave.append(nextCommand(users: users, posts: posts, authors: authors, using: &generator))
             }
             record(wave, try await execute(wave, on: executor, durability: durability))
         }
@@ -119,7 +122,9 @@ public struct DemoWorkload: Sendable {
         }
     }
 
-    private func nextCommand(users: [UserID], posts: [PostID], using generator: inout SeededGenerator) -> Command {
+    private func nextCommand(
+        users: [UserID], posts: [PostID], authors: [UserID], using generator: inout SeededGenerator
+    ) -> Command {
         let user = users[generator.skewedIndex(below: users.count, skew: 1.5)]
         let other = users[generator.skewedIndex(below: users.count)]
         let roll = Int.random(in: 0..<100, using: &generator)
@@ -129,7 +134,8 @@ public struct DemoWorkload: Sendable {
                 text: DemoNames.sentence(words: Int.random(in: 2...12, using: &generator), using: &generator))
         }
         // Recent posts draw the attention.
-        let post = posts[posts.count - 1 - generator.skewedIndex(below: posts.count)]
+        let index = posts.count - 1 - generator.skewedIndex(below: posts.count)
+        let post = posts[index]
         switch roll {
         case 24..<29:
             return .createPost(author: user, repostOf: post)
@@ -149,6 +155,11 @@ public struct DemoWorkload: Sendable {
             return .follow(follower: user, followee: other)
         case 91..<94 where user != other:
             return .unfollow(follower: user, followee: other)
+        case 94..<96:
+            // Its author fixes a typo (a repost's text may be emptied).
+            return .editPost(
+                author: authors[index], post: post,
+                text: DemoNames.sentence(words: Int.random(in: 1...12, using: &generator), using: &generator))
         default:
             return .editProfile(
                 user: user, name: Bool.random(using: &generator) ? DemoNames.name(using: &generator) : nil,

@@ -17,6 +17,8 @@ struct DomainEventCodingTests {
         .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: .set(.make()))),
         .postCreated(PostCreated(post: post, author: user, caption: "c", text: "t", image: .make(), repostOf: nil)),
         .postCreated(PostCreated(post: .make(), author: other, caption: "", text: "", image: nil, repostOf: post)),
+        .postEdited(PostEdited(post: post, author: user, caption: "new caption", text: nil)),
+        .postEdited(PostEdited(post: post, author: user, caption: nil, text: "")),
         .liked(Liked(user: other, post: post, postAuthor: user)),
         .unliked(Unliked(user: other, post: post, postAuthor: user, likedAt: LogPosition(41))),
         .commentAdded(CommentAdded(comment: .make(), post: post, author: other, text: "nice 👍", postAuthor: user)),

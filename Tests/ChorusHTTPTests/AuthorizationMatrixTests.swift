@@ -54,11 +54,9 @@ struct AuthorizationMatrixTests {
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let post = try await api.post(bo, "a post")
-            let upload = try await api.call(
-                .post, "/v1/media", token: bo.token,
-                body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0],
-                headers: ["Content-Type": "image/png"])
-            let media = try #require(upload.object["id"] as? String)
+            // The user who calls each route is Ana: an edit needs a post of hers.
+            let anasPost = try await api.post(ana, "Ana's post")
+            let media = try await api.uploadImage(bo)
             _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "hi"])
 
             let routes: [Route] = [
@@ -78,6 +76,7 @@ struct AuthorizationMatrixTests {
                 Route(method: .delete, path: "/v1/users/\(bo.id)/follow", audience: .user),
                 Route(method: .post, path: "/v1/posts", audience: .user, json: ["text": "hello"]),
                 Route(method: .get, path: "/v1/posts/\(post)", audience: .user),
+                Route(method: .patch, path: "/v1/posts/\(anasPost)", audience: .user, json: ["text": "edited"]),
                 Route(method: .put, path: "/v1/posts/\(post)/like", audience: .user),
                 Route(method: .delete, path: "/v1/posts/\(post)/like", audience: .user),
                 Route(method: .get, path: "/v1/posts/\(post)/comments", audience: .user),
@@ -165,6 +164,15 @@ struct AuthorizationMatrixTests {
             let edit = try await api.call(.patch, "/v1/me", token: cy.token, json: ["name": "Not Ana"])
             #expect(edit.object["id"] as? String == cy.id)
             #expect(try await api.call(.get, "/v1/users/\(ana.id)", token: cy.token).object["name"] as? String == "Ana")
+            // Only its author edits a post.
+            let post = try await api.post(ana, "Ana's words")
+            let head = api.head
+            let forged = try await api.call(.patch, "/v1/posts/\(post)", token: cy.token, json: ["text": "Cy's words"])
+            #expect(forged.status == .forbidden && forged.errorCode == "forbidden")
+            #expect(api.head == head, "a refused edit appends nothing")
+            #expect(
+                try await api.call(.get, "/v1/posts/\(post)", token: cy.token).object["text"] as? String
+                    == "Ana's words")
         }
     }
 }

@@ -13,6 +13,8 @@ public struct Post: Sendable, Hashable {
     /// The reposted post (shown without the post it in turn reposts).
     public let repost: Repost?
     public let createdAt: EventTime
+    /// When its author last changed the caption or text; nil if never.
+    public let editedAt: EventTime?
     public let likes: UInt64
     public let comments: UInt64
     /// Whether the viewer likes it.
@@ -39,6 +41,7 @@ public struct StoredPost: ~Copyable {
         /// A media id.
         public let image: StoredText?
         public let createdAt: EventTime
+        public let editedAt: EventTime?
         public let likes: UInt64
         public let comments: UInt64
         public let hasLiked: Bool
@@ -68,8 +71,8 @@ extension Post {
             }
         self.init(
             id: PostID(unchecked: fields.id.string), author: UserSummary(fields.author), caption: fields.caption.string,
-            text: fields.text.string, image: image, repost: repost, createdAt: fields.createdAt, likes: fields.likes,
-            comments: fields.comments, hasLiked: fields.hasLiked)
+            text: fields.text.string, image: image, repost: repost, createdAt: fields.createdAt,
+            editedAt: fields.editedAt, likes: fields.likes, comments: fields.comments, hasLiked: fields.hasLiked)
     }
 }
 
@@ -82,6 +85,7 @@ struct PostInPlace {
         let text: UnsafeRawBufferPointer
         let image: UnsafeRawBufferPointer?
         let createdAt: EventTime
+        let editedAt: EventTime?
         let likes: UInt64
         let comments: UInt64
         let hasLiked: Bool
@@ -89,8 +93,8 @@ struct PostInPlace {
         func lent() -> StoredPost.Fields {
             StoredPost.Fields(
                 id: StoredText(id), author: author.lent(), caption: StoredText(caption), text: StoredText(text),
-                image: image.map(StoredText.init), createdAt: createdAt, likes: likes, comments: comments,
-                hasLiked: hasLiked)
+                image: image.map(StoredText.init), createdAt: createdAt, editedAt: editedAt, likes: likes,
+                comments: comments, hasLiked: hasLiked)
         }
     }
 
@@ -182,7 +186,8 @@ extension ReadView {
         }
         let fields = PostInPlace.Fields(
             id: id, author: author, caption: record.caption, text: record.text, image: record.image,
-            createdAt: record.createdAt, likes: counts.likes, comments: counts.comments, hasLiked: hasLiked)
+            createdAt: record.createdAt, editedAt: record.editedAt, likes: counts.likes, comments: counts.comments,
+            hasLiked: hasLiked)
         return (fields, record.repostOf)
     }
 

@@ -36,11 +36,21 @@ struct Posts: ReadModel {
         case .postCreated(let event):
             let record = PostRecord(
                 author: event.author, caption: event.caption, text: event.text, image: event.image,
-                repostOf: event.repostOf, createdAt: envelope.recordedAt, position: envelope.position)
+                repostOf: event.repostOf, createdAt: envelope.recordedAt, editedAt: nil, position: envelope.position)
             try transaction.put(record.encoded(), for: ProjectionKey(event.post).bytes, in: posts)
             var tab = ProjectionKey(event.author)
             tab.append(envelope.position)
             try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userPosts)
+        case .postEdited(let event):
+            let key = ProjectionKey(event.post).bytes
+            guard var record = try transaction.value(for: key, in: posts).map(PostRecord.init(decoding:)) else {
+                throw ProjectionError.inconsistent(
+                    "post \(event.post) was edited at \(envelope.position) but is not there")
+            }
+            if let caption = event.caption { record.caption = caption }
+            if let text = event.text { record.text = text }
+            record.editedAt = envelope.recordedAt
+            try transaction.put(record.encoded(), for: key, in: posts)
         case .liked(let event):
             var like = ProjectionKey(event.post)
             like.append(event.user)
@@ -73,6 +83,8 @@ struct PostRecord: Hashable {
     var image: MediaID?
     var repostOf: PostID?
     var createdAt: EventTime
+    /// When the caption or text last changed; nil if never.
+    var editedAt: EventTime?
     var position: LogPosition
 
     func encoded() -> [UInt8] {
@@ -83,13 +95,15 @@ struct PostRecord: Hashable {
         writer.write(image)
         writer.write(repostOf)
         writer.write(createdAt.millisecondsSince1970)
+        // Milliseconds since 1970 plus one, 0 for never: one fixed-size field.
+        writer.write(editedAt.map { $0.millisecondsSince1970 + 1 } ?? 0)
         writer.write(position.rawValue)
         return writer.bytes
     }
 
     init(
         author: UserID, caption: String, text: String, image: MediaID?, repostOf: PostID?, createdAt: EventTime,
-        position: LogPosition
+        editedAt: EventTime?, position: LogPosition
     ) {
         self.author = author
         self.caption = caption
@@ -97,6 +111,7 @@ struct PostRecord: Hashable {
         self.image = image
         self.repostOf = repostOf
         self.createdAt = createdAt
+        self.editedAt = editedAt
         self.position = position
     }
 
@@ -114,6 +129,7 @@ struct PostRecord: Hashable {
         let image: UnsafeRawBufferPointer?
         let repostOf: UnsafeRawBufferPointer?
         let createdAt: EventTime
+        let editedAt: EventTime?
         let position: LogPosition
 
         init(_ bytes: UnsafeRawBufferPointer) throws {
@@ -124,6 +140,8 @@ struct PostRecord: Hashable {
             image = try cursor.readOptionalUTF8()
             repostOf = try cursor.readOptionalUTF8()
             createdAt = EventTime(millisecondsSince1970: try cursor.readInt64())
+            let edited = try cursor.readInt64()
+            editedAt = edited == 0 ? nil : EventTime(millisecondsSince1970: edited - 1)
             position = LogPosition(UInt64(bitPattern: try cursor.readInt64()))
             try cursor.finish()
         }
@@ -143,6 +161,7 @@ struct PostRecord: Hashable {
         image = record.image.map { MediaID(unchecked: String(copying: $0)) }
         repostOf = record.repostOf.map { PostID(unchecked: String(copying: $0)) }
         createdAt = record.createdAt
+        editedAt = record.editedAt
         position = record.position
     }
 }

@@ -14,6 +14,9 @@ public enum Command: Sendable, Hashable {
         profileImage: ProfileImageChange? = nil)
     case createPost(
         author: UserID, caption: String? = nil, text: String? = nil, image: MediaID? = nil, repostOf: PostID? = nil)
+    /// Changes the caption or the text of one's own post (``DomainError/Code/forbidden`` for another's); nil leaves a
+    /// field as it is.
+    case editPost(author: UserID, post: PostID, caption: String? = nil, text: String? = nil)
     case like(user: UserID, post: PostID)
     case unlike(user: UserID, post: PostID)
     case addComment(author: UserID, post: PostID, text: String)

@@ -16,6 +16,8 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case emailTaken = "email_taken"
         case idempotencyConflict = "idempotency_conflict"
         case invalidCredentials = "invalid_credentials"
+        /// The user may not do this to that thing (edit another's post).
+        case forbidden
     }
 
     public let code: Code

@@ -183,6 +183,18 @@ public final class CommandExecutor: Sendable {
             try requireUser(event.author)
             if let original = event.repostOf { try requirePost(original) }
             return try record(.postCreated(event), created: event.post.rawValue)
+        case .editPost(let event):
+            try requireUser(event.author)
+            guard let post = try state.post(event.post, in: transaction) else {
+                throw DomainError(.unknownPost, "no post \(event.post)")
+            }
+            guard post.author == event.author else {
+                throw DomainError(.forbidden, "only its author can edit post \(event.post)")
+            }
+            if event.text == "", !post.textMayBeEmpty {
+                throw DomainError(.emptyText, "a post without an image or a reposted post needs text")
+            }
+            return try record(.postEdited(event))
         case .like(let user, let post):
             try requireUser(user)
             let author = try requirePost(post)

@@ -7,7 +7,8 @@ import ChorusLog
 /// Tables (keys UTF-8, parts joined by NUL, which ids and idempotency keys never contain):
 /// - `emails`: lowercase e-mail → user id
 /// - `users`: user id → bcrypt hash
-/// - `posts`: post id → author id
+/// - `posts`: post id → author id, NUL, and a byte whose bit 0 says whether the post has an image or reposts one (so
+///   that its text may be empty); just the author id if recorded by a Chorus before posts could be edited
 /// - `follows`: follower, followee → position of the follow (u64 big-endian; empty if recorded by a Chorus before
 ///   unfollows carried it)
 /// - `likes`: user, post → position of the like (likewise)
@@ -39,9 +40,23 @@ public struct DecisionState: Sendable {
 
     /// The author of `post`, nil if there is no such post.
     func author(of post: PostID, in state: some StateReader) throws -> UserID? {
+        try self.post(post, in: state)?.author
+    }
+
+    /// A post as the state keeps it: its author, and whether its text may be empty (it has an image or reposts a
+    /// post). A post recorded without the second says no: an edit may then not empty its text.
+    func post(_ post: PostID, in state: some StateReader) throws -> (author: UserID, textMayBeEmpty: Bool)? {
         try state.withValue(for: Self.key(post.rawValue), in: posts) { bytes in
-            bytes.map { UserID(unchecked: String(decoding: $0, as: UTF8.self)) }
+            guard let bytes else { return nil }
+            let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
+            let author = UserID(unchecked: String(decoding: bytes[..<end], as: UTF8.self))
+            return (author, end + 2 == bytes.count && bytes[end + 1] & 1 == 1)
         }
+    }
+
+    static func postValue(_ event: PostCreated) -> [UInt8] {
+        let textMayBeEmpty = event.image != nil || event.repostOf != nil
+        return Array(event.author.rawValue.utf8) + [0, textMayBeEmpty ? 1 : 0]
     }
 
     func user(withEmailKey emailKey: String, in state: some StateReader) throws -> UserID? {
@@ -112,7 +127,7 @@ public struct DecisionState: Sendable {
                 Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8)),
             ]
         case .postCreated(let event):
-            [Change(table: posts, key: Self.key(event.post.rawValue), value: Array(event.author.rawValue.utf8))]
+            [Change(table: posts, key: Self.key(event.post.rawValue), value: Self.postValue(event))]
         case .followed(let event):
             [
                 Change(
@@ -133,7 +148,7 @@ public struct DecisionState: Sendable {
             [Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event))]
         case .sessionEnded(let event):
             [Change(table: sessions, key: Self.key(event.session.rawValue), value: nil)]
-        case .profileEdited, .commentAdded, .messageSent:
+        case .profileEdited, .postEdited, .commentAdded, .messageSent:
             []
         }
     }

@@ -11,6 +11,7 @@ struct PreparedCommand: Sendable {
         case logOut(UserID, SessionID)
         case editProfile(ProfileEdited)
         case createPost(PostCreated)
+        case editPost(PostEdited)
         case like(UserID, PostID)
         case unlike(UserID, PostID)
         case addComment(CommentAdded)
@@ -99,6 +100,23 @@ extension Command {
             let post = PostCreated(
                 post: .make(), author: author, caption: caption, text: text, image: image, repostOf: repostOf)
             (actor, decision) = (author.rawValue, .createPost(post))
+        case .editPost(let author, let post, let caption, let text):
+            let edit = PostEdited(
+                post: post, author: author,
+                caption: try caption.map { (caption) throws(DomainError) in
+                    try Validate.optionalText(caption, field: "caption", limit: FieldLimits.caption)
+                },
+                text: try text.map { (text) throws(DomainError) in
+                    try Validate.optionalText(text, field: "text", limit: FieldLimits.postText)
+                })
+            guard edit.caption != nil || edit.text != nil else {
+                throw DomainError(.invalidField, "an edit changes the caption, the text or both")
+            }
+            canonical.write(UInt8(12))
+            canonical.write(post)
+            canonical.write(edit.caption)
+            canonical.write(edit.text)
+            (actor, decision) = (author.rawValue, .editPost(edit))
         case .like(let user, let post):
             canonical.write(UInt8(4))
             canonical.write(post)

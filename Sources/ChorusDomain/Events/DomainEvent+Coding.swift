@@ -16,6 +16,7 @@ extension DomainEvent {
         case .userRegistered: "UserRegistered"
         case .profileEdited: "ProfileEdited"
         case .postCreated: "PostCreated"
+        case .postEdited: "PostEdited"
         case .liked: "Liked"
         case .unliked: "Unliked"
         case .commentAdded: "CommentAdded"
@@ -65,6 +66,11 @@ extension DomainEvent {
             writer.write(event.text)
             writer.write(event.image)
             writer.write(event.repostOf)
+        case .postEdited(let event):
+            writer.write(event.post)
+            writer.write(event.author)
+            writer.write(event.caption)
+            writer.write(event.text)
         case .liked(let event):
             writer.write(event.user)
             writer.write(event.post)
@@ -142,6 +148,11 @@ extension DomainEvent {
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         caption: try reader.readString(), text: try reader.readString(),
                         image: try reader.readOptional(MediaID.self), repostOf: try reader.readOptional(PostID.self)))
+            case "PostEdited":
+                self = .postEdited(
+                    PostEdited(
+                        post: try reader.read(PostID.self), author: try reader.read(UserID.self),
+                        caption: try reader.readOptionalString(), text: try reader.readOptionalString()))
             case "Liked":
                 self = .liked(
                     Liked(

@@ -6,6 +6,7 @@ public enum DomainEvent: Sendable, Hashable {
     case userRegistered(UserRegistered)
     case profileEdited(ProfileEdited)
     case postCreated(PostCreated)
+    case postEdited(PostEdited)
     case liked(Liked)
     case unliked(Unliked)
     case commentAdded(CommentAdded)
@@ -71,6 +72,21 @@ public struct PostCreated: Sendable, Hashable {
         self.text = text
         self.image = image
         self.repostOf = repostOf
+    }
+}
+
+/// The author changed a post's caption or text; only the fields that changed are present. The time of the edit is the
+/// event's.
+public struct PostEdited: Sendable, Hashable {
+    public var post: PostID
+    public var author: UserID
+    public var caption: String?
+    public var text: String?
+    public init(post: PostID, author: UserID, caption: String?, text: String?) {
+        self.post = post
+        self.author = author
+        self.caption = caption
+        self.text = text
     }
 }
 
@@ -189,6 +205,7 @@ extension DomainEvent {
             case .followed(let event): "user-\(event.follower)"
             case .unfollowed(let event): "user-\(event.follower)"
             case .postCreated(let event): "post-\(event.post)"
+            case .postEdited(let event): "post-\(event.post)"
             case .liked(let event): "post-\(event.post)"
             case .unliked(let event): "post-\(event.post)"
             case .commentAdded(let event): "post-\(event.post)"

@@ -38,6 +38,7 @@ struct APIError: HTTPResponseError, Sendable {
         let status: HTTPResponse.Status =
             switch error.code {
             case .invalidCredentials: .unauthorized
+            case .forbidden: .forbidden
             case .emailTaken, .idempotencyConflict: .conflict
             case .invalidEmail, .weakPassword, .invalidField, .emptyText, .textTooLong, .unknownUser, .unknownPost,
                 .unknownMedia, .selfFollow, .selfMessage:

@@ -44,6 +44,7 @@ struct ObjectRenderer: Sendable {
             body.field("image") { writeImage(post.image, to: &$0) }
             body.field("repostOf", repostOf)
             body.field("createdAt", post.createdAt)
+            body.field("editedAt", post.editedAt)
             body.field("likes", post.likes)
             body.field("comments", post.comments)
             body.field("hasLiked", post.hasLiked)

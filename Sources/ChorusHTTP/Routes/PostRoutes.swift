@@ -14,6 +14,12 @@ struct PostRoutes {
         let repostOf: String?
     }
 
+    /// Absent fields stay as they are.
+    struct PostEdit: Decodable {
+        let caption: String?
+        let text: String?
+    }
+
     struct NewComment: Decodable {
         let text: String
     }
@@ -48,6 +54,21 @@ struct PostRoutes {
             return try await endpoints.read(request) { view, json in
                 try UserRoutes.require(
                     view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+            }
+        }
+        group.patch("posts/:id") { request, context in
+            let caller = try context.requireCaller()
+            let post = try Endpoints.pathID(context, "id", as: PostID.self)
+            let (body, bytes) = try await JSONBody.decode(PostEdit.self, from: request)
+            let command = Command.editPost(author: caller.user, post: post, caption: body.caption, text: body.text)
+            do {
+                return try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
+                    view, _, json in
+                    try UserRoutes.require(
+                        view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+                }
+            } catch let error as DomainError where error.code == .unknownPost {
+                throw APIError.notFound("no post \(post)")
             }
         }
         group.put("posts/:id/like") { request, context in try await like(request, context, liked: true) }
