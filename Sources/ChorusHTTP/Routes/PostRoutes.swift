@@ -61,14 +61,12 @@ struct PostRoutes {
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
             let (body, bytes) = try await JSONBody.decode(PostEdit.self, from: request)
             let command = Command.editPost(author: caller.user, post: post, caption: body.caption, text: body.text)
-            do {
-                return try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
+            return try await Self.inPath(post) {
+                try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
                     view, _, json in
                     try UserRoutes.require(
                         view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
                 }
-            } catch let error as DomainError where error.code == .unknownPost {
-                throw APIError.notFound("no post \(post)")
             }
         }
         group.put("posts/:id/like") { request, context in try await like(request, context, liked: true) }
@@ -88,8 +86,8 @@ struct PostRoutes {
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
             let (body, bytes) = try await JSONBody.decode(NewComment.self, from: request)
             let command = Command.addComment(author: caller.user, post: post, text: body.text)
-            do {
-                return try await endpoints.write(
+            return try await Self.inPath(post) {
+                try await endpoints.write(
                     request, context: context, requestBody: bytes, status: .created, command: command
                 ) { view, result in
                     let recorded = try endpoints.event(at: result.position)
@@ -101,8 +99,6 @@ struct PostRoutes {
                         author: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
                         text: comment.text, createdAt: recorded.time)
                 }
-            } catch let error as DomainError where error.code == .unknownPost {
-                throw APIError.notFound("no post \(post)")
             }
         }
     }
@@ -111,11 +107,18 @@ struct PostRoutes {
         let caller = try context.requireCaller()
         let post = try Endpoints.pathID(context, "id", as: PostID.self)
         let command: Command = liked ? .like(user: caller.user, post: post) : .unlike(user: caller.user, post: post)
-        do {
-            return try await endpoints.write(request, context: context, command: command) { view, _ in
+        return try await Self.inPath(post) {
+            try await endpoints.write(request, context: context, command: command) { view, _ in
                 let found = try UserRoutes.require(view.post(post, viewer: caller.user), "post")
                 return LikeJSON(liked: found.hasLiked, likes: found.likes)
             }
+        }
+    }
+
+    /// Runs a write on the post its path names: a post that is not there is that path's 404, not a 422 of the body.
+    private static func inPath(_ post: PostID, _ write: () async throws -> Response) async throws -> Response {
+        do {
+            return try await write()
         } catch let error as DomainError where error.code == .unknownPost {
             throw APIError.notFound("no post \(post)")
         }
