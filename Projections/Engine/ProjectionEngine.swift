@@ -273,6 +273,7 @@ public final class ProjectionEngine: Sendable {
         let total = min(limit, Int(clamping: log.head.rawValue))
         var replayed = 0
         var newest: LogPosition?
+        var deletions: [(DomainEvent, EventEnvelope)] = []
         let loaded = followers.flatMap { type(of: $0).tablesLoadedInKeyOrder }.map { store.table($0) }
         try DecodedLogReader.readingAhead(log, limit: limit) { reader in
             try transaction.loadingInKeyOrder(loaded, spillingInto: store.directory) { transaction in
@@ -283,6 +284,10 @@ public final class ProjectionEngine: Sendable {
                     for decoded in slice {
                         // Loaded once: passing `decoded.event` to each model copies it for each, retaining its strings.
                         let (event, envelope) = (decoded.event, decoded.envelope)
+                        if event.isDeletion {
+                            deletions.append((event, envelope))
+                            continue
+                        }
                         for model in followers { try model.apply(event, at: envelope, in: transaction) }
                     }
                     reader.recycle(consume slice)
@@ -292,6 +297,12 @@ public final class ProjectionEngine: Sendable {
             }
         }
         guard let newest else { return nil }
+        // A deletion reads what the deleted thing left in tables being loaded, which would merge each load early. No
+        // later event touches a deleted post or comment (the decisions refuse it), so a deletion applied after the
+        // replay takes out exactly what it takes out in its place.
+        for (event, envelope) in deletions {
+            for model in followers { try model.apply(event, at: envelope, in: transaction) }
+        }
         let derivedOutOfOrder = derived.flatMap { type(of: $0).tablesLoadedInKeyOrder }.map { store.table($0) }
         try transaction.loadingInKeyOrder(derivedOutOfOrder, spillingInto: store.directory) { transaction in
             for model in derived { try model.derive(in: transaction) }
@@ -335,5 +346,15 @@ struct Throughput {
         let (seconds, attoseconds) = time.components
         let total = Double(seconds) + Double(attoseconds) / 1e18
         return total > 0 ? Double(events) / total : 0
+    }
+}
+
+extension DomainEvent {
+    /// A post or comment deleted: a build applies these after replaying everything else (``ProjectionEngine``).
+    fileprivate var isDeletion: Bool {
+        switch self {
+        case .postDeleted, .commentDeleted: true
+        default: false
+        }
     }
 }

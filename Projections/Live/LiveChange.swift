@@ -6,8 +6,12 @@ import ChorusLog
 public enum LiveChange: Sendable, Hashable {
     /// A new post in the caller's Following feed (`feed`): read it in place with ``ReadView/withPost(_:viewer:_:)``.
     case post(PostID)
+    /// A post that left the caller's Following feed (`feed`): it was deleted.
+    case postRemoved(PostID)
     /// A new comment on a post (`post:{id}`).
     case comment(Comment)
+    /// A comment deleted from a post (`post:{id}`).
+    case commentRemoved(post: PostID, comment: CommentID)
     /// A post's like count after a like or an unlike (`post:{id}`).
     case likes(post: PostID, count: UInt64)
     /// The caller's notification the event made (`notifications`).
@@ -43,6 +47,14 @@ extension ReadView {
                 try postRecord(event.post) != nil
             {
                 changes.append(.post(event.post))
+            }
+        case .postDeleted(let event):
+            if topics.contains(.feed), try event.author == viewer || follows(viewer, event.author) {
+                changes.append(.postRemoved(event.post))
+            }
+        case .commentDeleted(let event):
+            if topics.contains(.post(event.post)) {
+                changes.append(.commentRemoved(post: event.post, comment: event.comment))
             }
         case .commentAdded(let event):
             if topics.contains(.post(event.post)), let author = try userSummary(event.author) {

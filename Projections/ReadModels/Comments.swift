@@ -16,12 +16,28 @@ struct Comments: ReadModel {
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
-        guard case .commentAdded(let event) = event else { return }
-        var key = ProjectionKey(event.post)
-        key.append(envelope.position)
-        let record = CommentRecord(
-            id: event.comment, author: event.author, text: event.text, createdAt: envelope.recordedAt)
-        try transaction.put(record.encoded(), for: key.bytes, in: comments)
+        switch event {
+        case .commentAdded(let event):
+            var key = ProjectionKey(event.post)
+            key.append(envelope.position)
+            let record = CommentRecord(
+                id: event.comment, author: event.author, text: event.text, createdAt: envelope.recordedAt)
+            try transaction.put(record.encoded(), for: key.bytes, in: comments)
+        case .commentDeleted(let event):
+            var key = ProjectionKey(event.post)
+            key.append(event.commentedAt)
+            try transaction.delete(key.bytes, in: comments)
+        case .postDeleted(let event):
+            // Its comments go with it.
+            var keys: [[UInt8]] = []
+            try transaction.scan(comments, prefix: ProjectionKey(event.post).prefix()) { key, _ in
+                keys.append(Array(key))
+                return true
+            }
+            for key in keys { try transaction.delete(key, in: comments) }
+        default:
+            break
+        }
     }
 }
 

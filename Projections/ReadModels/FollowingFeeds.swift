@@ -37,23 +37,25 @@ struct FollowingFeeds: DerivedReadModel {
             // The newest position of the log is the newest of every feed: each is an append.
             let author = Array(event.author.rawValue.utf8)
             try feeds.append(envelope.position, for: author, in: transaction)
-            // followers: followee, position, follower — the follower id is what follows the position.
-            var readers: [[UInt8]] = []
-            let prefix = author + [0]
-            try transaction.scan(followers, prefix: prefix) { key, _ in
-                readers.append(Array(key[(prefix.count + 9)...]))
-                return true
+            for reader in try followers(of: author, in: transaction) {
+                try feeds.append(envelope.position, for: reader, in: transaction)
             }
-            for reader in readers { try feeds.append(envelope.position, for: reader, in: transaction) }
+        case .postDeleted(let event):
+            // The feeds that hold it: its author's and its author's followers' (a follow back-fills, an unfollow
+            // takes out).
+            let author = Array(event.author.rawValue.utf8)
+            try feeds.remove([event.postedAt], for: author, in: transaction)
+            for reader in try followers(of: author, in: transaction) {
+                try feeds.remove([event.postedAt], for: reader, in: transaction)
+            }
         case .followed(let event):
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.insert(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
         case .unfollowed(let event):
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
-        case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .messageSent,
-            .sessionStarted,
-            .sessionEnded:
+        case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
+            .messageSent, .sessionStarted, .sessionEnded:
             break
         }
     }
@@ -83,6 +85,18 @@ struct FollowingFeeds: DerivedReadModel {
     /// Positions a derivation keeps of the authors it has read (8 bytes each): a few popular accounts are followed
     /// by most users, and reading their posts once instead of once per follower saves most of the join's reads.
     static let derivationBudget = 1 << 18
+
+    /// The ids of `author`'s followers.
+    private func followers(of author: [UInt8], in transaction: StoreTransaction) throws -> [[UInt8]] {
+        // followers: followee, position, follower — the follower id is what follows the position.
+        var readers: [[UInt8]] = []
+        let prefix = author + [0]
+        try transaction.scan(followers, prefix: prefix) { key, _ in
+            readers.append(Array(key[(prefix.count + 9)...]))
+            return true
+        }
+        return readers
+    }
 
     /// The positions of `author`'s posts, oldest first, from the posts tab.
     private func positions(of author: [UInt8], in transaction: StoreTransaction) throws -> [UInt64] {

@@ -15,10 +15,16 @@ struct HomeTimeline: ReadModel {
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
-        guard case .postCreated(let event) = event else { return }
-        // Events come in log order, so each position is the table's newest key: an append, without a search.
-        try transaction.put(
-            Array(event.post.rawValue.utf8), for: ProjectionKey.position(envelope.position), in: home, append: true)
+        switch event {
+        case .postCreated(let event):
+            // Events come in log order, so each position is the table's newest key: an append, without a search.
+            try transaction.put(
+                Array(event.post.rawValue.utf8), for: ProjectionKey.position(envelope.position), in: home, append: true)
+        case .postDeleted(let event):
+            try transaction.delete(ProjectionKey.position(event.postedAt), in: home)
+        default:
+            break
+        }
     }
 }
 

@@ -17,12 +17,14 @@ struct Notifications: ReadModel {
     let notifications: StoreTable
     let posts: StoreTable
     let likes: StoreTable
+    let comments: StoreTable
     let edges: StoreTable
 
     init(store: KeyValueStore) {
         notifications = store.table(Self.notifications)
         posts = store.table(Posts.posts)
         likes = store.table(Posts.postLikes)
+        comments = store.table(Comments.comments)
         edges = store.table(Profiles.edges)
     }
 
@@ -63,6 +65,21 @@ struct Notifications: ReadModel {
                     kind: .comment, actor: event.author, post: event.post, comment: comment,
                     createdAt: envelope.recordedAt),
                 for: author, at: envelope.position, in: transaction)
+        case .postDeleted(let event):
+            // Every notification about the post went to its author, keyed by the position of its like or comment.
+            let post = ProjectionKey(event.post).prefix()
+            var positions: [LogPosition] = []
+            try transaction.scan(likes, prefix: post) { _, value in
+                positions.append(PositionValue.decode(value))
+                return true
+            }
+            try transaction.scan(comments, prefix: post) { key, _ in
+                positions.append(ProjectionKey.position(in: key, at: post.count))
+                return true
+            }
+            for position in positions { try remove(for: event.author, at: position, in: transaction) }
+        case .commentDeleted(let event):
+            try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded:
             break
         }
@@ -83,7 +100,8 @@ struct Notifications: ReadModel {
         try transaction.put(record.encoded(), for: key.bytes, in: notifications)
     }
 
-    /// Takes back the notification of the like or follow at `position`, if there was one (not for one's own post).
+    /// Takes back the notification of the like, comment or follow at `position`, if there was one (not for one's own
+    /// post).
     private func remove(for recipient: UserID, at position: LogPosition, in transaction: StoreTransaction) throws {
         var key = ProjectionKey(recipient)
         key.append(position)

@@ -5,7 +5,7 @@ import ChorusStorage
 /// Each post's like and comment counts.
 ///
 /// Derived: the counts are the number of entries of ``Posts``' `post-likes` and of ``Comments``' `comments` under the
-/// post. Applied before those models, so that it sees whether a like or an unlike changes anything.
+/// post. Applied before those models, so that it sees whether a like, an unlike or a deletion changes anything.
 struct PostCounters: DerivedReadModel {
     /// post → likes, comments (``Counters``)
     static let counters: StoreTableDefinition = "post-counters"
@@ -35,6 +35,14 @@ struct PostCounters: DerivedReadModel {
             try count(event.post, Self.likesCounter, by: -1, in: transaction)
         case .commentAdded(let event):
             try count(event.post, Self.commentsCounter, by: 1, in: transaction)
+        case .commentDeleted(let event):
+            var comment = ProjectionKey(event.post)
+            comment.append(event.commentedAt)
+            guard try transaction.withValue(for: comment.bytes, in: comments, { $0 != nil }) else { return }
+            try count(event.post, Self.commentsCounter, by: -1, in: transaction)
+        case .postDeleted(let event):
+            // Its likes and comments go with it.
+            try transaction.delete(ProjectionKey(event.post).bytes, in: counters)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .followed, .unfollowed, .messageSent,
             .sessionStarted,
             .sessionEnded:

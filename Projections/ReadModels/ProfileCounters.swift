@@ -42,7 +42,13 @@ struct ProfileCounters: DerivedReadModel {
             try count(event.followee, Self.followersCounter, by: -1, in: transaction)
         case .postCreated(let event):
             try count(event.author, Self.postsCounter, by: 1, in: transaction)
-        case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .messageSent,
+        case .postDeleted(let event):
+            var tab = ProjectionKey(event.author)
+            tab.append(event.postedAt)
+            guard try transaction.withValue(for: tab.bytes, in: userPosts, { $0 != nil }) else { return }
+            try count(event.author, Self.postsCounter, by: -1, in: transaction)
+        case .userRegistered, .profileEdited, .postEdited, .commentDeleted, .liked, .unliked, .commentAdded,
+            .messageSent,
             .sessionStarted,
             .sessionEnded:
             break

@@ -23,6 +23,7 @@ public final class ChorusBackend: Sendable {
     package let responses: StoredResponses
     /// The embedded log behind ``log``, whose writer and files the backend runs and closes.
     private let embeddedLog: LMDBEventLog
+    private let logger: Logger
 
     /// The engine answering now (see ``readModels``).
     public var projections: ProjectionEngine { readModels.current }
@@ -54,11 +55,17 @@ public final class ChorusBackend: Sendable {
         }
         self.log = log
         embeddedLog = log
+        self.logger = logger
     }
 
     /// What keeps the backend running, for a service group: the log's writer, and the read models following the log.
     /// In reverse order on shutdown: the read models stop, then the writer commits what it holds.
-    public var services: [any Service] { [logWriterService, projectionService] }
+    public var services: [any Service] { [logWriterService, projectionService, stateUpgradeService] }
+
+    /// Recomputes a decision state an older Chorus wrote, at start rather than in the first write's request.
+    var stateUpgradeService: any Service {
+        DecisionStateUpgradeService(log: embeddedLog, commands: commands, logger: logger)
+    }
 
     /// The log's writer: until it runs, appends wait.
     public var logWriterService: any Service { LogWriterService(log: embeddedLog) }
@@ -123,5 +130,33 @@ struct LogWriterService: Service {
             return
         }
         await cancelWhenGracefulShutdown { await log.run() }
+    }
+}
+
+/// Brings the decision state to this Chorus's format once the writer runs (``ChorusDomain/DecisionStateUpgrade``),
+/// then stays until the group stops.
+struct DecisionStateUpgradeService: Service {
+    let log: LMDBEventLog
+    let commands: CommandExecutor
+    let logger: Logger
+
+    func run() async {
+        if !log.isReadOnly {
+            do {
+                let format = try DecisionStateUpgrade(log: log).storedFormat()
+                if format < DecisionStateUpgrade.currentFormat {
+                    logger.notice(
+                        "recomputing the decision state from the log in this Chorus's format; writes wait for it",
+                        metadata: ["format": "\(format)", "events": "\(log.head)"])
+                    let started = ContinuousClock.now
+                    try await commands.upgradeDecisionState()
+                    logger.notice("decision state recomputed", metadata: ["took": "\(ContinuousClock.now - started)"])
+                }
+            } catch {
+                // The first write tries again.
+                logger.error("the decision state could not be recomputed", metadata: ["error": "\(error)"])
+            }
+        }
+        try? await gracefulShutdown()
     }
 }

@@ -3,7 +3,8 @@ import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
-/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, post edits, unfollows.
+/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, post edits, unfollows, and deletions
+/// of posts and comments.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -36,8 +37,10 @@ public struct DemoWorkload: Sendable {
         let userCount = max(8, events / 40)
         var users: [UserID] = []
         var posts: [PostID] = []
-        /// The author of each of `posts`, who alone may edit it.
+        /// The author of each of `posts`, who alone may edit or delete it.
         var authors: [UserID] = []
+        /// What was made and deleted, and the plain reposts that go when their original does.
+        var life = Life()
         // Events, not commands: a registration appends two (the user and the first session).
         let startHead = executor.log.head.rawValue
 
@@ -48,10 +51,23 @@ public struct DemoWorkload: Sendable {
                 case .registerUser:
                     users.append(UserID(unchecked: result.createdID ?? ""))
                     summary.users += 1
-                case .createPost(let author, _, _, _, _):
-                    posts.append(PostID(unchecked: result.createdID ?? ""))
+                case .createPost(let author, let caption, let text, let image, let repostOf):
+                    let post = PostID(unchecked: result.createdID ?? "")
+                    posts.append(post)
                     authors.append(author)
                     summary.posts += 1
+                    if let repostOf, caption == nil, text == nil, image == nil {
+                        life.plainReposts[repostOf, default: []].append(post)
+                    }
+                case .addComment(let author, let post, _):
+                    life.comments.append((CommentID(unchecked: result.createdID ?? ""), post, author))
+                case .deletePost(_, let post):
+                    life.deletedPosts.insert(post)
+                    for repost in life.plainReposts.removeValue(forKey: post) ?? [] {
+                        life.deletedPosts.insert(repost)
+                    }
+                case .deleteComment(_, _, let comment):
+                    life.deletedComments.insert(comment)
                 default:
                     break
                 }
@@ -93,7 +109,8 @@ public struct DemoWorkload: Sendable {
         while summary.events < events {
             var wave: [Command] = []
             for _ in 0..<min(waveSize, max(1, events - summary.events)) {
-                wave.append(nextCommand(users: users, posts: posts, authors: authors, using: &generator))
+                wave.append(
+                    nextCommand(users: users, posts: posts, authors: authors, life: life, using: &generator))
             }
             record(wave, try await execute(wave, on: executor, durability: durability))
         }
@@ -123,18 +140,19 @@ public struct DemoWorkload: Sendable {
     }
 
     private func nextCommand(
-        users: [UserID], posts: [PostID], authors: [UserID], using generator: inout SeededGenerator
+        users: [UserID], posts: [PostID], authors: [UserID], life: Life, using generator: inout SeededGenerator
     ) -> Command {
         let user = users[generator.skewedIndex(below: users.count, skew: 1.5)]
         let other = users[generator.skewedIndex(below: users.count)]
         let roll = Int.random(in: 0..<100, using: &generator)
-        guard roll >= 24, !posts.isEmpty else {
+        // Recent posts draw the attention.
+        let index = posts.isEmpty ? 0 : posts.count - 1 - generator.skewedIndex(below: posts.count)
+        // A post deleted is written about no more; someone posts instead.
+        guard roll >= 24, !posts.isEmpty, !life.deletedPosts.contains(posts[index]) else {
             return .createPost(
                 author: user, caption: nil,
                 text: DemoNames.sentence(words: Int.random(in: 2...12, using: &generator), using: &generator))
         }
-        // Recent posts draw the attention.
-        let index = posts.count - 1 - generator.skewedIndex(below: posts.count)
         let post = posts[index]
         switch roll {
         case 24..<29:
@@ -160,12 +178,31 @@ public struct DemoWorkload: Sendable {
             return .editPost(
                 author: authors[index], post: post,
                 text: DemoNames.sentence(words: Int.random(in: 1...12, using: &generator), using: &generator))
+        case 96:
+            // Its author regrets it.
+            return .deletePost(author: authors[index], post: post)
+        case 97 where !life.comments.isEmpty:
+            // A comment taken back by whoever wrote it (any, so that a wave seldom picks one twice).
+            let (comment, commented, author) = life.comments[Int.random(in: life.comments.indices, using: &generator)]
+            guard !life.deletedPosts.contains(commented), !life.deletedComments.contains(comment) else {
+                return .like(user: user, post: post)
+            }
+            return .deleteComment(user: author, post: commented, comment: comment)
         default:
             return .editProfile(
                 user: user, name: Bool.random(using: &generator) ? DemoNames.name(using: &generator) : nil,
                 bio: DemoNames.sentence(words: Int.random(in: 0...6, using: &generator), using: &generator))
         }
     }
+}
+
+/// What a run made and deleted, so that later commands leave deleted things alone.
+private struct Life {
+    var deletedPosts: Set<PostID> = []
+    var plainReposts: [PostID: [PostID]] = [:]
+    /// Each comment made, with its post and author.
+    var comments: [(CommentID, PostID, UserID)] = []
+    var deletedComments: Set<CommentID> = []
 }
 
 /// A command's result, with the command's place in its wave.

@@ -58,6 +58,11 @@ struct AuthorizationMatrixTests {
             let anasPost = try await api.post(ana, "Ana's post")
             let media = try await api.uploadImage(bo)
             _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "hi"])
+            // Ana deletes a post and a comment of her own.
+            let doomed = try await api.post(ana, "Ana's regret")
+            let comment = try await api.call(
+                .post, "/v1/posts/\(post)/comments", token: ana.token, json: ["text": "Ana's second thought"])
+            let commentID = try #require(comment.object["id"] as? String)
 
             let routes: [Route] = [
                 Route(method: .get, path: "/health", audience: .anyone),
@@ -81,6 +86,8 @@ struct AuthorizationMatrixTests {
                 Route(method: .delete, path: "/v1/posts/\(post)/like", audience: .user),
                 Route(method: .get, path: "/v1/posts/\(post)/comments", audience: .user),
                 Route(method: .post, path: "/v1/posts/\(post)/comments", audience: .user, json: ["text": "nice"]),
+                Route(method: .delete, path: "/v1/posts/\(post)/comments/\(commentID)", audience: .user),
+                Route(method: .delete, path: "/v1/posts/\(doomed)", audience: .user),
                 Route(method: .get, path: "/v1/feed/home", audience: .user),
                 Route(method: .get, path: "/v1/feed/following", audience: .user),
                 Route(method: .get, path: "/v1/notifications", audience: .user),
@@ -173,6 +180,16 @@ struct AuthorizationMatrixTests {
             #expect(
                 try await api.call(.get, "/v1/posts/\(post)", token: cy.token).object["text"] as? String
                     == "Ana's words")
+            // Only its author deletes a post; a comment, its author or the post's author.
+            let deletion = try await api.call(.delete, "/v1/posts/\(post)", token: cy.token)
+            #expect(deletion.status == .forbidden && deletion.errorCode == "forbidden")
+            let bos = try await api.call(.post, "/v1/posts/\(post)/comments", token: bo.token, json: ["text": "Bo's"])
+            let bosComment = "/v1/posts/\(post)/comments/\(bos.object["id"] as? String ?? "")"
+            let commentHead = api.head
+            let stranger = try await api.call(.delete, bosComment, token: cy.token)
+            #expect(stranger.status == .forbidden && stranger.errorCode == "forbidden")
+            #expect(api.head == commentHead, "refused deletions append nothing")
+            #expect(try await api.call(.get, "/v1/posts/\(post)", token: cy.token).object["comments"] as? Int == 1)
         }
     }
 }

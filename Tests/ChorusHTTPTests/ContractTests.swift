@@ -107,6 +107,20 @@ struct ContractTests {
             expect(
                 .get, "/v1/conversations/{userId}/messages",
                 try await api.call(.get, "/v1/conversations/\(ana.id)/messages", token: bo.token))
+            let comment = try await api.call(
+                .post, "/v1/posts/\(postID)/comments", token: bo.token, json: ["text": "to delete"])
+            let commentPath = "/v1/posts/\(postID)/comments/\(comment.object["id"] as? String ?? "")"
+            let deleteComment = "/v1/posts/{id}/comments/{commentId}"
+            expect(.delete, deleteComment, try await api.call(.delete, commentPath, token: ana.token))
+            expect(.delete, deleteComment, try await api.call(.delete, commentPath, token: bo.token))
+            expect(.delete, "/v1/posts/{id}", try await api.call(.delete, "/v1/posts/\(postID)", token: ana.token))
+            expect(.delete, "/v1/posts/{id}", try await api.call(.delete, "/v1/posts/\(postID)", token: bo.token))
+            expect(.delete, "/v1/posts/{id}", try await api.call(.delete, "/v1/posts/nope", token: bo.token))
+            expect(.put, "/v1/posts/{id}/like", try await api.call(.put, "/v1/posts/\(postID)/like", token: ana.token))
+            expect(
+                .patch, "/v1/posts/{id}",
+                try await api.call(.patch, "/v1/posts/\(postID)", token: bo.token, json: ["text": "back"]))
+            expect(.delete, deleteComment, try await api.call(.delete, commentPath, token: bo.token))
             expect(.get, "/health", try await api.call(.get, "/health"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: "admin"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: ana.token))
@@ -135,7 +149,8 @@ struct ContractTests {
                 "/v1/users/{id}/posts",
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
-                "/v1/posts/{id}/comments", "/v1/feed/home", "/v1/feed/following", "/v1/notifications", "/v1/messages",
+                "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}", "/v1/feed/home", "/v1/feed/following",
+                "/v1/notifications", "/v1/messages",
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/live", "/health", "/metrics",
                 "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild",
             ]

@@ -14,6 +14,11 @@ struct ProjectionEngineTests {
             let live = Task { try await app.engine.run() }
             let summary = try await DemoWorkload(seed: 11, events: 1_500).run(on: app.chorus)
             #expect(summary.events >= 1_500 && summary.posts > 100)
+            var types: [String: Int] = [:]
+            try app.log.scan { types[$0.type, default: 0] += 1 }
+            #expect(types["PostDeleted", default: 0] > 5, "a history that deletes posts: \(types)")
+            #expect(types["CommentDeleted", default: 0] > 2, "and comments: \(types)")
+            #expect(types["PostEdited", default: 0] > 5)
             try await app.engine.waitUntilApplied(app.log.head, timeout: .seconds(30))
             live.cancel()
             try await live.value

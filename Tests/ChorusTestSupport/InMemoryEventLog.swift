@@ -92,10 +92,11 @@ public final class InMemoryEventLog: EventLog {
         }
 
         func forEach(
-            in table: StateTable,
+            in table: StateTable, from start: [UInt8],
             _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
         ) throws {
-            let entries = (tables[table.name] ?? [:]).sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            let entries = (tables[table.name] ?? [:]).filter { !$0.key.lexicographicallyPrecedes(start) }
+                .sorted { $0.key.lexicographicallyPrecedes($1.key) }
             for (key, value) in entries {
                 let goOn = try key.withUnsafeBytes { key in try value.withUnsafeBytes { try body(key, $0) } }
                 guard goOn else { return }
@@ -173,10 +174,10 @@ public final class InMemoryEventLog: EventLog {
         }
 
         func forEach(
-            in table: StateTable,
+            in table: StateTable, from start: [UInt8],
             _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
         ) throws {
-            try Snapshot(tables: tables, position: head).forEach(in: table, body)
+            try Snapshot(tables: tables, position: head).forEach(in: table, from: start, body)
         }
 
         func put(_ value: [UInt8], for key: [UInt8], in table: StateTable) throws {

@@ -51,6 +51,24 @@ struct Posts: ReadModel {
             if let text = event.text { record.text = text }
             record.editedAt = envelope.recordedAt
             try transaction.put(record.encoded(), for: key, in: posts)
+        case .postDeleted(let event):
+            try transaction.delete(ProjectionKey(event.post).bytes, in: posts)
+            var tab = ProjectionKey(event.author)
+            tab.append(event.postedAt)
+            try transaction.delete(tab.bytes, in: userPosts)
+            // Its likes go with it, from its likers' tabs too.
+            let prefix = ProjectionKey(event.post).prefix()
+            var liked: [(like: [UInt8], tab: [UInt8])] = []
+            try transaction.scan(likes, prefix: prefix) { key, value in
+                var tab = ProjectionKey(bytes: UnsafeRawBufferPointer(rebasing: key[prefix.count...]))
+                tab.append(PositionValue.decode(value))
+                liked.append((Array(key), tab.bytes))
+                return true
+            }
+            for entry in liked {
+                try transaction.delete(entry.like, in: likes)
+                try transaction.delete(entry.tab, in: userLikes)
+            }
         case .liked(let event):
             var like = ProjectionKey(event.post)
             like.append(event.user)
@@ -67,7 +85,8 @@ struct Posts: ReadModel {
             var tab = ProjectionKey(event.user)
             tab.append(since)
             try transaction.delete(tab.bytes, in: userLikes)
-        case .userRegistered, .profileEdited, .commentAdded, .followed, .unfollowed, .messageSent, .sessionStarted,
+        case .userRegistered, .profileEdited, .commentAdded, .commentDeleted, .followed, .unfollowed, .messageSent,
+            .sessionStarted,
             .sessionEnded:
             break
         }

@@ -61,7 +61,8 @@ struct Profiles: ReadModel {
             try transaction.delete(edge.bytes, in: edges)
             try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
-        case .postCreated, .postEdited, .liked, .unliked, .commentAdded, .messageSent, .sessionStarted, .sessionEnded:
+        case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .commentAdded, .commentDeleted, .messageSent,
+            .sessionStarted, .sessionEnded:
             break
         }
     }

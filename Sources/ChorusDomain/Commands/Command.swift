@@ -17,9 +17,14 @@ public enum Command: Sendable, Hashable {
     /// Changes the caption or the text of one's own post (``DomainError/Code/forbidden`` for another's); nil leaves a
     /// field as it is.
     case editPost(author: UserID, post: PostID, caption: String? = nil, text: String? = nil)
+    /// Deletes one's own post (``DomainError/Code/forbidden`` for another's), and with it its plain reposts; deleting
+    /// it again changes nothing.
+    case deletePost(author: UserID, post: PostID)
     case like(user: UserID, post: PostID)
     case unlike(user: UserID, post: PostID)
     case addComment(author: UserID, post: PostID, text: String)
+    /// Deletes a comment on `post`: its author may, and so may the post's author. Deleting it again changes nothing.
+    case deleteComment(user: UserID, post: PostID, comment: CommentID)
     case follow(follower: UserID, followee: UserID)
     case unfollow(follower: UserID, followee: UserID)
     case sendMessage(from: UserID, to: UserID, text: String)

@@ -18,6 +18,10 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case invalidCredentials = "invalid_credentials"
         /// The user may not do this to that thing (edit another's post).
         case forbidden
+        /// A thing named in the path that is not there (a comment under a post).
+        case notFound = "not_found"
+        /// The thing was there and was deleted (a write on a deleted post).
+        case gone
     }
 
     public let code: Code

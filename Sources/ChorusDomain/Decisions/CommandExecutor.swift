@@ -1,4 +1,5 @@
 import ChorusLog
+import Synchronization
 
 /// Executes commands: validates them, then decides each inside the event log writer's transaction, against the
 /// decision state kept in that same transaction, and appends the resulting event.
@@ -11,6 +12,8 @@ public final class CommandExecutor: Sendable {
     private let passwordWork: PasswordWork
     /// Verified against when no user has the e-mail, so that a login takes as long either way.
     private let decoyHash: String
+    /// Brings the decision state to this Chorus's format before the first decision (``DecisionStateUpgrade``).
+    private let upgrade: StateUpgradeOnce
 
     /// `log` must have been opened with ``DecisionState/tableNames`` as its state tables. Sign-ups and logins past
     /// `passwordWork`'s bounds throw ``PasswordWorkBusy``.
@@ -24,6 +27,13 @@ public final class CommandExecutor: Sendable {
         self.hasher = passwordHasher
         self.passwordWork = passwordWork
         self.decoyHash = passwordHasher.hash("decoy password that no one has")
+        self.upgrade = StateUpgradeOnce(log: log)
+    }
+
+    /// Recomputes the decision state if an older Chorus wrote it (a fold of the whole log, once); the first command
+    /// does it otherwise. A server calls it at start, so that no request waits for it.
+    public func upgradeDecisionState() async throws {
+        try await upgrade.run()
     }
 
     /// Executes `command`, durably unless told otherwise (bulk import).
@@ -60,6 +70,7 @@ public final class CommandExecutor: Sendable {
         default:
             prepared = try command.prepare(media: media, hasher: hasher)
         }
+        try await upgrade.run()
         let state = self.state
         return try await log.append(durability, eventCount: 1) { [prepared] batch in
             if let idempotencyKey,
@@ -76,7 +87,9 @@ public final class CommandExecutor: Sendable {
                 }
                 return first.result
             }
+            let wasEmpty = batch.head == .start
             let result = try Self.decide(prepared, state: state, in: batch)
+            if wasEmpty { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
             if let idempotencyKey {
                 try state.recordIdempotentResult(
                     result, fingerprint: prepared.fingerprint, actor: prepared.actor, key: idempotencyKey,
@@ -149,16 +162,36 @@ public final class CommandExecutor: Sendable {
                 position: outcome.lastPosition, appended: true, createdID: created,
                 session: session)
         }
+        /// Appends each of `events` to its own stream, correlated with the first.
+        func recordEach(_ events: [DomainEvent]) throws -> CommandResult {
+            var correlation: CorrelationID?
+            var last = batch.head
+            for event in events {
+                let request = AppendRequest(
+                    stream: event.stream, events: [event.encoded()], correlationID: correlation, actor: command.actor)
+                correlation = request.correlationID
+                last = try batch.append(request).lastPosition
+                try state.apply(event, at: last, in: transaction)
+            }
+            return CommandResult(position: last, appended: true, createdID: nil)
+        }
         func requireUser(_ user: UserID) throws {
             guard try state.exists(user, in: transaction) else { throw DomainError(.unknownUser, "no user \(user)") }
         }
-        /// The post's author; throws if there is no such post.
-        @discardableResult
-        func requirePost(_ post: PostID) throws -> UserID {
-            guard let author = try state.author(of: post, in: transaction) else {
+        /// The post's author; throws if there is no such post, or it was deleted (as a post a command names in its
+        /// body).
+        func requirePost(_ post: PostID) throws {
+            guard try state.author(of: post, in: transaction) != nil else {
                 throw DomainError(.unknownPost, "no post \(post)")
             }
-            return author
+        }
+        /// The post a command acts on (its path names it): unknown if there never was one, gone if it was deleted.
+        func requireStandingPost(_ post: PostID) throws -> DecisionState.PostState {
+            guard let found = try state.post(post, in: transaction) else {
+                throw DomainError(.unknownPost, "no post \(post)")
+            }
+            guard !found.deleted else { throw DomainError(.gone, "post \(post) was deleted") }
+            return found
         }
 
         switch command.decision {
@@ -185,9 +218,7 @@ public final class CommandExecutor: Sendable {
             return try record(.postCreated(event), created: event.post.rawValue)
         case .editPost(let event):
             try requireUser(event.author)
-            guard let post = try state.post(event.post, in: transaction) else {
-                throw DomainError(.unknownPost, "no post \(event.post)")
-            }
+            let post = try requireStandingPost(event.post)
             guard post.author == event.author else {
                 throw DomainError(.forbidden, "only its author can edit post \(event.post)")
             }
@@ -195,21 +226,57 @@ public final class CommandExecutor: Sendable {
                 throw DomainError(.emptyText, "a post without an image or a reposted post needs text")
             }
             return try record(.postEdited(event))
+        case .deletePost(let author, let post):
+            try requireUser(author)
+            guard let found = try state.post(post, in: transaction) else {
+                throw DomainError(.unknownPost, "no post \(post)")
+            }
+            guard found.author == author else {
+                throw DomainError(.forbidden, "only its author can delete post \(post)")
+            }
+            guard !found.deleted else { return unchanged }
+            var deletions = [
+                DomainEvent.postDeleted(
+                    PostDeleted(post: post, author: author, postedAt: found.postedAt, repostOf: found.repostOf))
+            ]
+            // Its plain reposts show nothing of their own: they go with it.
+            for repost in try state.plainReposts(of: post, in: transaction) {
+                guard let plain = try state.post(repost, in: transaction), !plain.deleted else { continue }
+                deletions.append(
+                    .postDeleted(
+                        PostDeleted(post: repost, author: plain.author, postedAt: plain.postedAt, repostOf: post)))
+            }
+            return try recordEach(deletions)
         case .like(let user, let post):
             try requireUser(user)
-            let author = try requirePost(post)
+            let author = try requireStandingPost(post).author
             guard try !state.like(user, post, in: transaction).exists else { return unchanged }
             return try record(.liked(Liked(user: user, post: post, postAuthor: author)))
         case .unlike(let user, let post):
             try requireUser(user)
-            let author = try requirePost(post)
+            let author = try requireStandingPost(post).author
             let like = try state.like(user, post, in: transaction)
             guard like.exists else { return unchanged }
             return try record(.unliked(Unliked(user: user, post: post, postAuthor: author, likedAt: like.since)))
         case .addComment(var event):
             try requireUser(event.author)
-            event.postAuthor = try requirePost(event.post)
+            event.postAuthor = try requireStandingPost(event.post).author
             return try record(.commentAdded(event), created: event.comment.rawValue)
+        case .deleteComment(let user, let post, let comment):
+            try requireUser(user)
+            let postAuthor = try requireStandingPost(post).author
+            guard let found = try state.comment(comment, in: transaction), found.post == post else {
+                throw DomainError(.notFound, "no comment \(comment) on post \(post)")
+            }
+            guard user == found.author || user == postAuthor else {
+                throw DomainError(.forbidden, "only its author or the post's author can delete comment \(comment)")
+            }
+            guard !found.deleted else { return unchanged }
+            return try record(
+                .commentDeleted(
+                    CommentDeleted(
+                        comment: comment, post: post, author: found.author, postAuthor: postAuthor,
+                        commentedAt: found.commentedAt)))
         case .follow(let follower, let followee):
             try requireUser(follower)
             try requireUser(followee)
@@ -225,6 +292,34 @@ public final class CommandExecutor: Sendable {
             try requireUser(event.from)
             try requireUser(event.to)
             return try record(.messageSent(event), created: event.message.rawValue)
+        }
+    }
+}
+
+/// Runs a log's ``DecisionStateUpgrade`` once for everyone who waits on it; a failed run is tried again by the next
+/// caller.
+final class StateUpgradeOnce: Sendable {
+    private let log: any EventLog
+    private let done = Atomic<Bool>(false)
+    private let running = Mutex<Task<Void, any Error>?>(nil)
+
+    init(log: any EventLog) { self.log = log }
+
+    func run() async throws {
+        guard !done.load(ordering: .acquiring) else { return }
+        let task = running.withLock { running in
+            if let running { return running }
+            let log = self.log
+            let started = Task { _ = try await DecisionStateUpgrade(log: log).run() }
+            running = started
+            return started
+        }
+        do {
+            try await task.value
+            done.store(true, ordering: .releasing)
+        } catch {
+            running.withLock { if $0 == task { $0 = nil } }
+            throw error
         }
     }
 }

@@ -2,33 +2,45 @@ import ChorusLog
 
 /// The small state commands are decided against, kept in the event log's own environment and changed in the same
 /// transaction as the events it decides: so a refused command appends nothing, two racing commands cannot both pass,
-/// and repeats change nothing. Every value here follows from the events; `chorus log verify` can recompute it.
+/// and repeats change nothing. Every value here follows from the events; `chorus log verify` can recompute it, and a
+/// log whose state an older Chorus wrote gets it recomputed in this one's format (``DecisionStateUpgrade``).
 ///
-/// Tables (keys UTF-8, parts joined by NUL, which ids and idempotency keys never contain):
-/// - `emails`: lowercase e-mail → user id
-/// - `users`: user id → bcrypt hash
-/// - `posts`: post id → author id, NUL, and a byte whose bit 0 says whether the post has an image or reposts one (so
-///   that its text may be empty); just the author id if recorded by a Chorus before posts could be edited
-/// - `follows`: follower, followee → position of the follow (u64 big-endian; empty if recorded by a Chorus before
-///   unfollows carried it)
+/// Tables (keys UTF-8, parts joined by NUL, which ids and idempotency keys never contain; values in
+/// ``PayloadWriter``'s form unless said otherwise):
+/// - `emails`: lowercase e-mail → user id (UTF-8)
+/// - `users`: user id → bcrypt hash (UTF-8)
+/// - `posts`: post id → ``PostState``: author, flags, position of the post, the post it reposts
+/// - `reposts`: original, plain repost → empty (a repost with no text, caption or image, which goes with its original)
+/// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
+/// - `follows`: follower, followee → position of the follow (u64 big-endian)
 /// - `likes`: user, post → position of the like (likewise)
 /// - `idempotency`: actor, key → request fingerprint (u64) and the encoded ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
+/// - `format`: `version` → the format of the tables above (u32 little-endian, ``DecisionStateUpgrade``)
 public struct DecisionState: Sendable {
     let emails = StateTable("emails")
     let users = StateTable("users")
     let posts = StateTable("posts")
+    let reposts = StateTable("reposts")
+    let comments = StateTable("comments")
     let follows = StateTable("follows")
     let likes = StateTable("likes")
     let idempotency = StateTable("idempotency")
     let sessions = StateTable("sessions")
+    let format = StateTable("format")
 
     /// The state tables the event log must be opened with (``ChorusLog/LMDBEventLog/Configuration/stateTables``).
     public static let tableNames = DecisionState().allTables.map(\.name)
 
     public init() {}
 
-    private var allTables: [StateTable] { [emails, users, posts, follows, likes, idempotency, sessions] }
+    private var allTables: [StateTable] {
+        [emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, format]
+    }
+
+    /// The tables whose every entry follows from the events alone (all but `idempotency`, which records requests, and
+    /// `format`).
+    var derivedTables: [StateTable] { [emails, users, posts, reposts, comments, follows, likes, sessions] }
 
     static func key(_ parts: String...) -> [UInt8] {
         Array(parts.joined(separator: "\u{0}").utf8)
@@ -38,25 +50,108 @@ public struct DecisionState: Sendable {
         try state.withValue(for: Self.key(user.rawValue), in: users) { $0 != nil }
     }
 
-    /// The author of `post`, nil if there is no such post.
-    func author(of post: PostID, in state: some StateReader) throws -> UserID? {
-        try self.post(post, in: state)?.author
-    }
+    /// A post as the state keeps it.
+    struct PostState: Equatable {
+        let author: UserID
+        /// It has an image or reposts a post: an edit may empty its text.
+        let textMayBeEmpty: Bool
+        let deleted: Bool
+        /// The position of its ``PostCreated``.
+        let postedAt: LogPosition
+        let repostOf: PostID?
 
-    /// A post as the state keeps it: its author, and whether its text may be empty (it has an image or reposts a
-    /// post). A post recorded without the second says no: an edit may then not empty its text.
-    func post(_ post: PostID, in state: some StateReader) throws -> (author: UserID, textMayBeEmpty: Bool)? {
-        try state.withValue(for: Self.key(post.rawValue), in: posts) { bytes in
-            guard let bytes else { return nil }
-            let end = bytes.firstIndex(of: 0) ?? bytes.endIndex
-            let author = UserID(unchecked: String(decoding: bytes[..<end], as: UTF8.self))
-            return (author, end + 2 == bytes.count && bytes[end + 1] & 1 == 1)
+        init(author: UserID, textMayBeEmpty: Bool, deleted: Bool, postedAt: LogPosition, repostOf: PostID?) {
+            self.author = author
+            self.textMayBeEmpty = textMayBeEmpty
+            self.deleted = deleted
+            self.postedAt = postedAt
+            self.repostOf = repostOf
+        }
+
+        init(decoding bytes: UnsafeRawBufferPointer) throws {
+            var reader = PayloadReader(Array(bytes))
+            author = try reader.read(UserID.self)
+            let flags = try reader.readByte()
+            (textMayBeEmpty, deleted) = (flags & 1 != 0, flags & 2 != 0)
+            postedAt = LogPosition(try reader.readUInt64())
+            repostOf = try reader.readOptional(PostID.self)
+            try reader.finish()
+        }
+
+        func encoded() -> [UInt8] {
+            var writer = PayloadWriter()
+            writer.write(author)
+            writer.write(UInt8((textMayBeEmpty ? 1 : 0) | (deleted ? 2 : 0)))
+            writer.write(postedAt.rawValue)
+            writer.write(repostOf)
+            return writer.bytes
         }
     }
 
-    static func postValue(_ event: PostCreated) -> [UInt8] {
-        let textMayBeEmpty = event.image != nil || event.repostOf != nil
-        return Array(event.author.rawValue.utf8) + [0, textMayBeEmpty ? 1 : 0]
+    /// The post as the state keeps it, deleted or not; nil if there never was one.
+    func post(_ post: PostID, in state: some StateReader) throws -> PostState? {
+        try state.withValue(for: Self.key(post.rawValue), in: posts) { try $0.map(PostState.init(decoding:)) }
+    }
+
+    /// The author of `post`, nil if there is no such post or it was deleted.
+    func author(of post: PostID, in state: some StateReader) throws -> UserID? {
+        guard let found = try self.post(post, in: state), !found.deleted else { return nil }
+        return found.author
+    }
+
+    /// The plain reposts of `post` that stand, in key order.
+    func plainReposts(of post: PostID, in state: some StateReader) throws -> [PostID] {
+        let prefix = Self.key(post.rawValue) + [0]
+        var found: [PostID] = []
+        try state.forEach(in: reposts, prefix: prefix) { key, _ in
+            found.append(PostID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self)))
+            return true
+        }
+        return found
+    }
+
+    /// A repost with nothing of its own: it shows as its original, and goes with it.
+    static func isPlainRepost(_ event: PostCreated) -> Bool {
+        event.repostOf != nil && event.text.isEmpty && event.caption.isEmpty && event.image == nil
+    }
+
+    /// A comment as the state keeps it.
+    struct CommentState: Equatable {
+        let post: PostID
+        let author: UserID
+        /// The position of its ``CommentAdded``.
+        let commentedAt: LogPosition
+        let deleted: Bool
+
+        init(post: PostID, author: UserID, commentedAt: LogPosition, deleted: Bool) {
+            self.post = post
+            self.author = author
+            self.commentedAt = commentedAt
+            self.deleted = deleted
+        }
+
+        init(decoding bytes: UnsafeRawBufferPointer) throws {
+            var reader = PayloadReader(Array(bytes))
+            post = try reader.read(PostID.self)
+            author = try reader.read(UserID.self)
+            commentedAt = LogPosition(try reader.readUInt64())
+            deleted = try reader.readByte() == 1
+            try reader.finish()
+        }
+
+        func encoded() -> [UInt8] {
+            var writer = PayloadWriter()
+            writer.write(post)
+            writer.write(author)
+            writer.write(commentedAt.rawValue)
+            writer.write(UInt8(deleted ? 1 : 0))
+            return writer.bytes
+        }
+    }
+
+    /// The comment as the state keeps it, deleted or not; nil if there never was one.
+    func comment(_ comment: CommentID, in state: some StateReader) throws -> CommentState? {
+        try state.withValue(for: Self.key(comment.rawValue), in: comments) { try $0.map(CommentState.init(decoding:)) }
     }
 
     func user(withEmailKey emailKey: String, in state: some StateReader) throws -> UserID? {
@@ -127,7 +222,44 @@ public struct DecisionState: Sendable {
                 Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8)),
             ]
         case .postCreated(let event):
-            [Change(table: posts, key: Self.key(event.post.rawValue), value: Self.postValue(event))]
+            [
+                Change(
+                    table: posts, key: Self.key(event.post.rawValue),
+                    value: PostState(
+                        author: event.author, textMayBeEmpty: event.image != nil || event.repostOf != nil,
+                        deleted: false, postedAt: position, repostOf: event.repostOf
+                    ).encoded())
+            ]
+                + (Self.isPlainRepost(event)
+                    ? [Change(table: reposts, key: Self.key(event.repostOf!.rawValue, event.post.rawValue), value: [])]
+                    : [])
+        case .postDeleted(let event):
+            [
+                Change(
+                    table: posts, key: Self.key(event.post.rawValue),
+                    value: PostState(
+                        author: event.author, textMayBeEmpty: false, deleted: true, postedAt: event.postedAt,
+                        repostOf: event.repostOf
+                    ).encoded())
+            ]
+                + (event.repostOf.map {
+                    [Change(table: reposts, key: Self.key($0.rawValue, event.post.rawValue), value: nil)]
+                } ?? [])
+        case .commentAdded(let event):
+            [
+                Change(
+                    table: comments, key: Self.key(event.comment.rawValue),
+                    value: CommentState(post: event.post, author: event.author, commentedAt: position, deleted: false)
+                        .encoded())
+            ]
+        case .commentDeleted(let event):
+            [
+                Change(
+                    table: comments, key: Self.key(event.comment.rawValue),
+                    value: CommentState(
+                        post: event.post, author: event.author, commentedAt: event.commentedAt, deleted: true
+                    ).encoded())
+            ]
         case .followed(let event):
             [
                 Change(
@@ -148,7 +280,7 @@ public struct DecisionState: Sendable {
             [Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event))]
         case .sessionEnded(let event):
             [Change(table: sessions, key: Self.key(event.session.rawValue), value: nil)]
-        case .profileEdited, .postEdited, .commentAdded, .messageSent:
+        case .profileEdited, .postEdited, .messageSent:
             []
         }
     }
@@ -170,9 +302,6 @@ public struct DecisionState: Sendable {
         withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian) { value.append(contentsOf: $0) }
         return value
     }
-
-    /// The tables whose every entry follows from the events alone (all but `idempotency`, which records requests).
-    var derivedTables: [StateTable] { [emails, users, posts, follows, likes, sessions] }
 
     /// The result first recorded for `key` by `actor`, with the fingerprint of the request that produced it.
     func idempotentResult(actor: String, key: String, in state: some StateReader) throws -> (

@@ -3,7 +3,8 @@ import ChorusLog
 /// Recomputes the decision state from the log and compares it, key by key, with the state stored beside the log:
 /// part of `chorus log verify`. Every event is decoded on the way, so an event that no longer decodes is found too.
 ///
-/// `idempotency` is not compared: it records requests, which the events do not carry.
+/// `idempotency` is not compared: it records requests, which the events do not carry. A state in an older Chorus's
+/// format is not compared either: it is recomputed when the log is next opened for writing (``DecisionStateUpgrade``).
 public struct DecisionStateAudit {
     public struct Report: Sendable {
         /// The position the state was compared at.
@@ -12,6 +13,9 @@ public struct DecisionStateAudit {
         public var entries = 0
         /// The first difference, in table then key order; nil when the state matches the log.
         public var mismatch: Mismatch?
+        /// The format of the stored state when an older Chorus wrote it, which is then not compared; nil when it is
+        /// this one's.
+        public var olderFormat: UInt32?
     }
 
     public struct Mismatch: Sendable, CustomStringConvertible {
@@ -33,9 +37,7 @@ public struct DecisionStateAudit {
 
     private let log: any EventLog
     private let state = DecisionState()
-    /// Table name → key → the value the events leave there, and the position of the event that left it.
-    private var expected: [String: [[UInt8]: (value: [UInt8], position: LogPosition)]] = [:]
-    private var folded = LogPosition.start
+    private var fold = DecisionStateFold()
 
     public init(log: any EventLog) {
         self.log = log
@@ -44,38 +46,27 @@ public struct DecisionStateAudit {
     /// Folds the whole log, then compares; a server may keep appending meanwhile. `progress` gets the position folded
     /// and the head.
     public mutating func run(progress: (LogPosition, LogPosition) -> Void = { _, _ in }) throws -> Report {
+        let state = self.state
         for _ in 0..<Self.attempts {
-            try fold(through: log.head, progress: progress)
-            let report = try log.readState { state in
-                try state.position == folded ? try compare(in: state) : nil
+            try fold.fold(log, through: log.head, progress: progress)
+            let fold = self.fold
+            let report = try log.readState { stored -> Report? in
+                guard try stored.position == fold.folded else { return nil }
+                let format = try DecisionStateUpgrade.format(in: stored, state: state)
+                guard format == DecisionStateUpgrade.currentFormat else {
+                    return Report(head: fold.folded, olderFormat: format)
+                }
+                return try compare(in: stored)
             }
             if let report { return report }
         }
         throw LogKeptGrowing(attempts: Self.attempts)
     }
 
-    private mutating func fold(through head: LogPosition, progress: (LogPosition, LogPosition) -> Void) throws {
-        guard head > folded else { return }
-        var seen = 0
-        try log.scan(from: folded.next, through: head) { event in
-            for change in state.changes(for: try DomainEvent(decoding: event), at: event.position) {
-                if let value = change.value {
-                    expected[change.table.name, default: [:]][change.key] = (value, event.position)
-                } else {
-                    expected[change.table.name]?[change.key] = nil
-                }
-            }
-            folded = event.position
-            seen += 1
-            if seen % 65_536 == 0 { progress(folded, head) }
-        }
-        progress(folded, head)
-    }
-
     private func compare(in stored: some StateReader) throws -> Report {
-        var report = Report(head: folded)
+        var report = Report(head: fold.folded)
         for table in state.derivedTables {
-            let wanted = expected[table.name] ?? [:]
+            let wanted = fold.expected[table.name] ?? [:]
             let keys = wanted.keys.sorted { $0.lexicographicallyPrecedes($1) }
             var next = 0
             func mismatch(_ key: [UInt8], _ problem: String) -> Mismatch {
@@ -96,10 +87,7 @@ public struct DecisionStateAudit {
                     report.mismatch = mismatch(key, "stored, but no event puts it there")
                     return false
                 }
-                guard
-                    storedValue.elementsEqual(value.value) || isLegacyEdge(storedValue, in: table)
-                        || isLegacyPost(storedValue, expected: value.value, in: table)
-                else {
+                guard storedValue.elementsEqual(value.value) else {
                     report.mismatch = mismatch(
                         key, "stored \(storedValue.count) bytes differ from the \(value.value.count) the events leave")
                     return false
@@ -115,16 +103,6 @@ public struct DecisionStateAudit {
             }
         }
         return report
-    }
-
-    /// A post recorded by a Chorus from before posts could be edited: its author alone, without what follows it.
-    private func isLegacyPost(_ value: UnsafeRawBufferPointer, expected: [UInt8], in table: StateTable) -> Bool {
-        table == state.posts && expected.count == value.count + 2 && expected.starts(with: value)
-    }
-
-    /// A follow or like recorded by a Chorus from before they kept their position: an empty value.
-    private func isLegacyEdge(_ value: UnsafeRawBufferPointer, in table: StateTable) -> Bool {
-        value.isEmpty && (table == state.follows || table == state.likes)
     }
 }
 

@@ -12,9 +12,11 @@ struct PreparedCommand: Sendable {
         case editProfile(ProfileEdited)
         case createPost(PostCreated)
         case editPost(PostEdited)
+        case deletePost(UserID, PostID)
         case like(UserID, PostID)
         case unlike(UserID, PostID)
         case addComment(CommentAdded)
+        case deleteComment(UserID, PostID, CommentID)
         case follow(UserID, UserID)
         case unfollow(UserID, UserID)
         case sendMessage(MessageSent)
@@ -117,6 +119,10 @@ extension Command {
             canonical.write(edit.caption)
             canonical.write(edit.text)
             (actor, decision) = (author.rawValue, .editPost(edit))
+        case .deletePost(let author, let post):
+            canonical.write(UInt8(13))
+            canonical.write(post)
+            (actor, decision) = (author.rawValue, .deletePost(author, post))
         case .like(let user, let post):
             canonical.write(UInt8(4))
             canonical.write(post)
@@ -132,6 +138,11 @@ extension Command {
             canonical.write(text)
             let comment = CommentAdded(comment: .make(), post: post, author: author, text: text)
             (actor, decision) = (author.rawValue, .addComment(comment))
+        case .deleteComment(let user, let post, let comment):
+            canonical.write(UInt8(14))
+            canonical.write(post)
+            canonical.write(comment)
+            (actor, decision) = (user.rawValue, .deleteComment(user, post, comment))
         case .follow(let follower, let followee):
             guard follower != followee else { throw DomainError(.selfFollow, "a user cannot follow themselves") }
             canonical.write(UInt8(7))

@@ -9,9 +9,11 @@ import ChorusLog
 public struct RecordedEventImporter: Sendable {
     private let log: any EventLog
     private let state = DecisionState()
+    private let upgrade: StateUpgradeOnce
 
     public init(log: any EventLog) {
         self.log = log
+        upgrade = StateUpgradeOnce(log: log)
     }
 
     /// Appends `events`: in position order from the log's next position, each command's events together. Not
@@ -32,7 +34,10 @@ public struct RecordedEventImporter: Sendable {
         }
         let commands = Self.commands(decoded)
         let state = self.state
+        // What it records must be in this Chorus's format, and so must what is there.
+        try await upgrade.run()
         let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.count) { batch in
+            if batch.head == .start { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
             for command in commands {
                 do {
                     try batch.appendRecorded(command.map(\.0))

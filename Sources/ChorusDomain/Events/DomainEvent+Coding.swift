@@ -17,9 +17,11 @@ extension DomainEvent {
         case .profileEdited: "ProfileEdited"
         case .postCreated: "PostCreated"
         case .postEdited: "PostEdited"
+        case .postDeleted: "PostDeleted"
         case .liked: "Liked"
         case .unliked: "Unliked"
         case .commentAdded: "CommentAdded"
+        case .commentDeleted: "CommentDeleted"
         case .followed: "Followed"
         case .unfollowed: "Unfollowed"
         case .messageSent: "MessageSent"
@@ -71,6 +73,11 @@ extension DomainEvent {
             writer.write(event.author)
             writer.write(event.caption)
             writer.write(event.text)
+        case .postDeleted(let event):
+            writer.write(event.post)
+            writer.write(event.author)
+            writer.write(event.postedAt.rawValue)
+            writer.write(event.repostOf)
         case .liked(let event):
             writer.write(event.user)
             writer.write(event.post)
@@ -86,6 +93,12 @@ extension DomainEvent {
             writer.write(event.author)
             writer.write(event.text)
             writer.write(event.postAuthor)
+        case .commentDeleted(let event):
+            writer.write(event.comment)
+            writer.write(event.post)
+            writer.write(event.author)
+            writer.write(event.postAuthor)
+            writer.write(event.commentedAt.rawValue)
         case .followed(let event):
             writer.write(event.follower)
             writer.write(event.followee)
@@ -153,6 +166,11 @@ extension DomainEvent {
                     PostEdited(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         caption: try reader.readOptionalString(), text: try reader.readOptionalString()))
+            case "PostDeleted":
+                self = .postDeleted(
+                    PostDeleted(
+                        post: try reader.read(PostID.self), author: try reader.read(UserID.self),
+                        postedAt: LogPosition(try reader.readUInt64()), repostOf: try reader.readOptional(PostID.self)))
             case "Liked":
                 self = .liked(
                     Liked(
@@ -170,6 +188,12 @@ extension DomainEvent {
                         comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
                         author: try reader.read(UserID.self), text: try reader.readString(),
                         postAuthor: try postAuthor()))
+            case "CommentDeleted":
+                self = .commentDeleted(
+                    CommentDeleted(
+                        comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
+                        author: try reader.read(UserID.self), postAuthor: try reader.read(UserID.self),
+                        commentedAt: LogPosition(try reader.readUInt64())))
             case "Followed":
                 self = .followed(
                     Followed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))

@@ -7,9 +7,11 @@ public enum DomainEvent: Sendable, Hashable {
     case profileEdited(ProfileEdited)
     case postCreated(PostCreated)
     case postEdited(PostEdited)
+    case postDeleted(PostDeleted)
     case liked(Liked)
     case unliked(Unliked)
     case commentAdded(CommentAdded)
+    case commentDeleted(CommentDeleted)
     case followed(Followed)
     case unfollowed(Unfollowed)
     case messageSent(MessageSent)
@@ -90,6 +92,23 @@ public struct PostEdited: Sendable, Hashable {
     }
 }
 
+/// A post was deleted: by its author, or with the post it plainly reposted. `author`, `postedAt` (the position of its
+/// ``PostCreated``) and `repostOf` are facts of the decision, recorded so that whoever follows the log can take out
+/// everything the post put in without looking it up.
+public struct PostDeleted: Sendable, Hashable {
+    public var post: PostID
+    public var author: UserID
+    public var postedAt: LogPosition
+    /// The post it reposted, if it was a repost.
+    public var repostOf: PostID?
+    public init(post: PostID, author: UserID, postedAt: LogPosition, repostOf: PostID?) {
+        self.post = post
+        self.author = author
+        self.postedAt = postedAt
+        self.repostOf = repostOf
+    }
+}
+
 /// `postAuthor`, the author of the liked post, is a fact of the decision (a post's author never changes), recorded so
 /// that whoever follows the log can notify the author without looking the post up. Nil only in events recorded
 /// before schema version 2, which did not carry it.
@@ -133,6 +152,23 @@ public struct CommentAdded: Sendable, Hashable {
         self.author = author
         self.text = text
         self.postAuthor = postAuthor
+    }
+}
+
+/// A comment was deleted, by its author or by the post's author. `author` wrote the comment, `postAuthor` the post, and
+/// `commentedAt` is the position of its ``CommentAdded``: facts of the decision, as in ``PostDeleted``.
+public struct CommentDeleted: Sendable, Hashable {
+    public var comment: CommentID
+    public var post: PostID
+    public var author: UserID
+    public var postAuthor: UserID
+    public var commentedAt: LogPosition
+    public init(comment: CommentID, post: PostID, author: UserID, postAuthor: UserID, commentedAt: LogPosition) {
+        self.comment = comment
+        self.post = post
+        self.author = author
+        self.postAuthor = postAuthor
+        self.commentedAt = commentedAt
     }
 }
 
@@ -206,9 +242,11 @@ extension DomainEvent {
             case .unfollowed(let event): "user-\(event.follower)"
             case .postCreated(let event): "post-\(event.post)"
             case .postEdited(let event): "post-\(event.post)"
+            case .postDeleted(let event): "post-\(event.post)"
             case .liked(let event): "post-\(event.post)"
             case .unliked(let event): "post-\(event.post)"
             case .commentAdded(let event): "post-\(event.post)"
+            case .commentDeleted(let event): "post-\(event.post)"
             case .messageSent(let event): "conversation-\(min(event.from, event.to))-\(max(event.from, event.to))"
             case .sessionStarted(let event): "user-\(event.user)"
             case .sessionEnded(let event): "user-\(event.user)"

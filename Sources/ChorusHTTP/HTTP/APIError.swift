@@ -39,6 +39,8 @@ struct APIError: HTTPResponseError, Sendable {
             switch error.code {
             case .invalidCredentials: .unauthorized
             case .forbidden: .forbidden
+            case .notFound: .notFound
+            case .gone: .gone
             case .emailTaken, .idempotencyConflict: .conflict
             case .invalidEmail, .weakPassword, .invalidField, .emptyText, .textTooLong, .unknownUser, .unknownPost,
                 .unknownMedia, .selfFollow, .selfMessage:

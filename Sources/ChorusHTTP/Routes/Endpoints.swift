@@ -75,6 +75,25 @@ struct Endpoints: Sendable {
         _ request: Request, context: Context, requestBody: [UInt8] = [], status: HTTPResponse.Status = .ok,
         command: Command, render: (borrowing ReadView, CommandResult, inout JSONWriter) throws -> Void
     ) async throws -> Response {
+        try await respond(request, context: context, requestBody: requestBody, status: status, command: command) {
+            try await self.render(after: $0, render)
+        }
+    }
+
+    /// The write above for a command that answers no object: 204 once the read models show it.
+    func writeAnsweringNothing(_ request: Request, context: Context, command: Command) async throws -> Response {
+        try await respond(request, context: context, requestBody: [], status: .noContent, command: command) { result in
+            try await backend.readModels.waitUntilApplied(result.position, timeout: consistencyTimeout)
+            return []
+        }
+    }
+
+    /// Executes the command (or finds its first response under the request's idempotency key) and answers `status`
+    /// with what `answer` makes of its result.
+    private func respond(
+        _ request: Request, context: Context, requestBody: [UInt8], status: HTTPResponse.Status, command: Command,
+        answer: (CommandResult) async throws -> [UInt8]
+    ) async throws -> Response {
         let key = try Self.idempotencyKey(request)
         let caller = try context.requireCaller()
         let digest = StoredResponses.digest(
@@ -86,7 +105,7 @@ struct Endpoints: Sendable {
             return Self.json(HTTPResponse.Status(code: first.status), first.body, position: first.position)
         }
         let result = try await backend.execute(command, idempotencyKey: key)
-        let body = try await self.render(after: result, render)
+        let body = try await answer(result)
         if let key {
             try backend.responses.keep(
                 .init(requestDigest: digest, status: status.code, position: result.position, body: body),
@@ -182,9 +201,10 @@ struct Endpoints: Sendable {
         return key
     }
 
+    /// An answer with `body` (none for 204).
     static func json(_ status: HTTPResponse.Status, _ body: [UInt8], position: LogPosition?) -> Response {
         var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
+        if status != .noContent { headers[.contentType] = "application/json; charset=utf-8" }
         if let position { headers[.chorusPosition] = String(position.rawValue) }
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }

@@ -120,8 +120,14 @@ struct LiveStream: Sendable {
                     return nil
                 }
                 return ("post", json.bytes)
+            case .postRemoved(let post):
+                return ("post_removed", JSONBody.encode(LiveRemovalJSON(id: post.rawValue, postId: nil)))
             case .comment(let comment):
                 return ("comment", JSONBody.encode(renderer.comment(comment)))
+            case .commentRemoved(let post, let comment):
+                return (
+                    "comment_removed", JSONBody.encode(LiveRemovalJSON(id: comment.rawValue, postId: post.rawValue))
+                )
             case .likes(let post, let count):
                 return ("like", JSONBody.encode(LiveLikeJSON(postId: post.rawValue, likes: count)))
             case .notification(let notification):
@@ -155,6 +161,19 @@ struct LiveLikeJSON: JSONWritable {
         json.object {
             $0.field("postId", postId)
             $0.field("likes", likes)
+        }
+    }
+}
+
+/// `post_removed` (the post's id) and `comment_removed` (the comment's id, and its post's).
+struct LiveRemovalJSON: JSONWritable {
+    let id: String
+    let postId: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            if let postId { $0.field("postId", postId) }
         }
     }
 }

@@ -69,6 +69,14 @@ struct PostRoutes {
                 }
             }
         }
+        group.delete("posts/:id") { request, context in
+            let caller = try context.requireCaller()
+            let post = try Endpoints.pathID(context, "id", as: PostID.self)
+            return try await Self.inPath(post) {
+                try await endpoints.writeAnsweringNothing(
+                    request, context: context, command: .deletePost(author: caller.user, post: post))
+            }
+        }
         group.put("posts/:id/like") { request, context in try await like(request, context, liked: true) }
         group.delete("posts/:id/like") { request, context in try await like(request, context, liked: false) }
         group.get("posts/:id/comments") { request, context in
@@ -100,6 +108,17 @@ struct PostRoutes {
                         text: comment.text, createdAt: recorded.time)
                 }
             }
+        }
+        group.delete("posts/:id/comments/:commentId") { request, context in try await deleteComment(request, context) }
+    }
+
+    private func deleteComment(_ request: Request, _ context: ChorusRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let post = try Endpoints.pathID(context, "id", as: PostID.self)
+        let comment = try Endpoints.pathID(context, "commentId", as: CommentID.self)
+        return try await Self.inPath(post) {
+            try await endpoints.writeAnsweringNothing(
+                request, context: context, command: .deleteComment(user: caller.user, post: post, comment: comment))
         }
     }
 

@@ -19,9 +19,10 @@ public protocol StateReader {
     /// holds nothing.
     func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R
 
-    /// Visits the entries of `table` in key order until `body` returns false.
+    /// Visits the entries of `table` in key order, from the first key not below `start`, until `body` returns false.
     func forEach(
-        in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in table: StateTable, from start: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws
 }
 
@@ -36,6 +37,23 @@ public protocol StateWriter: StateReader {
 }
 
 extension StateReader {
+    /// Visits every entry of `table` in key order until `body` returns false.
+    public func forEach(
+        in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try forEach(in: table, from: [], body)
+    }
+
+    /// Visits the entries of `table` whose keys start with `prefix`, in key order, until `body` returns false.
+    public func forEach(
+        in table: StateTable, prefix: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try forEach(in: table, from: prefix) { key, value in
+            key.starts(with: prefix) ? try body(key, value) : false
+        }
+    }
+
     /// A copy of the value stored under `key`.
     public func value(for key: [UInt8], in table: StateTable) throws -> [UInt8]? {
         try withValue(for: key, in: table) { $0.map(Array.init) }

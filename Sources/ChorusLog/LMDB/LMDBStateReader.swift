@@ -12,24 +12,29 @@ struct LMDBStateReader: StateReader {
 
     func withValue<R>(for key: [UInt8], in table: StateTable, _ body: (UnsafeRawBufferPointer?) throws -> R) throws -> R
     {
-        try body(try key.withUnsafeBytes { try transaction.value(in: log.schema.database(table), for: $0) })
+        // A table a log opened read-only lacks (written by an older Chorus) holds nothing.
+        guard let database = log.schema.existingDatabase(table) else { return try body(nil) }
+        return try body(try key.withUnsafeBytes { try transaction.value(in: database, for: $0) })
     }
 
     func forEach(
-        in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in table: StateTable, from start: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try transaction.forEachEntry(of: log.schema.database(table), body)
+        guard let database = log.schema.existingDatabase(table) else { return }
+        try transaction.forEachEntry(of: database, from: start, body)
     }
 }
 
 extension LMDBTransactionReading {
-    /// Visits the entries of `database` in key order until `body` returns false.
+    /// Visits the entries of `database` in key order, from the first key not below `start`, until `body` returns
+    /// false.
     func forEachEntry(
-        of database: LMDBDatabase,
+        of database: LMDBDatabase, from start: [UInt8],
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try withCursor(on: database) { cursor in
-            var entry = try cursor.first()
+            var entry = try start.isEmpty ? cursor.first() : start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let current = entry, try body(current.key, current.value) { entry = try cursor.next() }
         }
     }

@@ -40,16 +40,23 @@ struct LogSchema: Sendable {
         commands = environment.database("commands")
         meta = environment.database("meta")
         self.stateTables = Dictionary(
-            uniqueKeysWithValues: stateTables.map { ($0, environment.database("state." + $0)) })
+            uniqueKeysWithValues: stateTables.compactMap { name in
+                environment.existingDatabase("state." + name).map { (name, $0) }
+            })
     }
 
-    /// The database of a state table; one the log was not opened with is a programming error.
+    /// The database of a state table; one the log was not opened with is a programming error. A log opened for
+    /// writing has every one.
     func database(_ table: StateTable) -> LMDBDatabase {
         guard let database = stateTables[table.name] else {
             preconditionFailure("the log was not opened with the state table \(table.name)")
         }
         return database
     }
+
+    /// The database of a state table; nil when a log opened read-only was written before the table existed (or, a
+    /// programming error, the log was not opened with it).
+    func existingDatabase(_ table: StateTable) -> LMDBDatabase? { stateTables[table.name] }
 
     /// Stamps a new log with the storage format, and refuses a log written in another one.
     func checkStorageFormat(_ environment: LMDBEnvironment) throws {

@@ -137,9 +137,10 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     }
 
     func forEach(
-        in table: StateTable, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in table: StateTable, from start: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try transaction.forEachEntry(of: schema.database(table), body)
+        try transaction.forEachEntry(of: schema.database(table), from: start, body)
     }
 
     func put(_ value: [UInt8], for key: [UInt8], in table: StateTable) throws {

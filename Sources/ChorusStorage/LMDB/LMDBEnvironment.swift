@@ -129,9 +129,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
             try LMDBError.check(mdb_dbi_open(transaction, nil, 0, &main), "mdb_dbi_open(main)")
             for definition in definitions {
                 var dbi: MDB_dbi = 0
-                try LMDBError.check(
-                    mdb_dbi_open(transaction, definition.name, databaseFlags | definition.flags, &dbi),
-                    "mdb_dbi_open(\(definition.name))")
+                let code = mdb_dbi_open(transaction, definition.name, databaseFlags | definition.flags, &dbi)
+                // Opened read-only, a file written before a database was added lacks it: it holds nothing.
+                if configuration.readOnly, code == MDB_NOTFOUND { continue }
+                try LMDBError.check(code, "mdb_dbi_open(\(definition.name))")
                 opened[definition.name] = LMDBDatabase(name: definition.name, handle: dbi)
             }
             let commitCode = mdb_txn_commit(transaction)
@@ -228,6 +229,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
         guard let database = databases[name] else { preconditionFailure("database \(name) was not opened at start") }
         return database
     }
+
+    /// The named database, nil if a read-only environment's file lacks it.
+    package func existingDatabase(_ name: String) -> LMDBDatabase? { databases[name] }
 
     /// The map size in bytes right now.
     package var mapSize: Int { currentMapSize.load(ordering: .relaxed) }

@@ -11,9 +11,10 @@ struct LogVerifyCommand: AsyncParsableCommand {
         discussion: """
             Checks every record's checksum and layout, that positions run from 1 without a gap, that each stream's \
             versions do, that the stream and command indexes match the events, that every event decodes, and that \
-            the decision state stored beside the log (e-mails, users, posts, follows, likes, sessions) equals the \
-            log folded up again. Reads only, so it may run beside a server. Exits 1 at the first problem, naming its \
-            position.
+            the decision state stored beside the log (e-mails, users, posts, reposts, comments, follows, likes, \
+            sessions) equals the log folded up again (a state an older Chorus wrote is recomputed when a server \
+            next opens the log, and is not compared). Reads only, so it may run beside a server. Exits 1 at the \
+            first problem, naming its position.
             """
     )
 
@@ -43,13 +44,21 @@ struct LogVerifyCommand: AsyncParsableCommand {
         if let mismatch = state.mismatch {
             fail(position: mismatch.position, mismatch.description)
         }
+        let stateSummary =
+            if let older = state.olderFormat {
+                "decision state in the format \(older) of an older Chorus, not compared: it is recomputed from the log "
+                    + "when a server next opens it"
+            } else {
+                "decision state matches the log at position \(state.head) (\(state.entries) entries)"
+            }
+        var object: [String: Any] = [
+            "sound": true, "events": integrity.eventCount, "streams": integrity.streamCount,
+            "head": integrity.head.rawValue, "stateCheckedAt": state.head.rawValue, "stateEntries": state.entries,
+        ]
+        if let older = state.olderFormat { object["stateOlderFormat"] = Int(older) }
         output.emit(
             "log sound: \(integrity.eventCount) events in \(integrity.streamCount) streams, positions 1…\(integrity.head); "
-                + "decision state matches the log at position \(state.head) (\(state.entries) entries)",
-            [
-                "sound": true, "events": integrity.eventCount, "streams": integrity.streamCount,
-                "head": integrity.head.rawValue, "stateCheckedAt": state.head.rawValue, "stateEntries": state.entries,
-            ])
+                + stateSummary, object)
     }
 
     /// Reports the first problem and exits 1.

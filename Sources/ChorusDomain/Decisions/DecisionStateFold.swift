@@ -1,0 +1,38 @@
+import ChorusLog
+
+/// The decision state recomputed from the events: the log folded through ``DecisionState/changes(for:at:)``, table by
+/// table, as `chorus log verify` compares it and ``DecisionStateUpgrade`` writes it.
+struct DecisionStateFold {
+    /// Table name → key → the value the events leave there, and the position of the event that left it.
+    private(set) var expected: [String: [[UInt8]: (value: [UInt8], position: LogPosition)]] = [:]
+    /// The last position folded in.
+    private(set) var folded = LogPosition.start
+    private let state = DecisionState()
+
+    /// Folds in the events after ``folded`` through `head`; `progress` gets the position folded and the head.
+    mutating func fold(
+        _ log: any EventLog, through head: LogPosition, progress: (LogPosition, LogPosition) -> Void
+    ) throws {
+        guard head > folded else { return }
+        var seen = 0
+        try log.scan(from: folded.next, through: head) { event in
+            for change in state.changes(for: try DomainEvent(decoding: event), at: event.position) {
+                if let value = change.value {
+                    expected[change.table.name, default: [:]][change.key] = (value, event.position)
+                } else {
+                    expected[change.table.name]?[change.key] = nil
+                }
+            }
+            folded = event.position
+            seen += 1
+            if seen % 65_536 == 0 { progress(folded, head) }
+        }
+        progress(folded, head)
+    }
+
+    /// The entries of `table`, in key order (LMDB's byte order).
+    func entries(of table: StateTable) -> [(key: [UInt8], value: [UInt8], position: LogPosition)] {
+        (expected[table.name] ?? [:]).map { ($0.key, $0.value.value, $0.value.position) }
+            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+    }
+}
