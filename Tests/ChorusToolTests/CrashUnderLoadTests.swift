@@ -14,14 +14,17 @@ struct CrashUnderLoadTests {
 
     /// What the writers know was acknowledged, and what was on its way when the server died.
     struct Ledger {
-        var posts: [(id: String, text: String)] = []
-        var comments: [(post: String, text: String)] = []
+        var posts: [(id: String, text: String, author: Int)] = []
+        var comments: [(id: String, post: String, text: String, author: Int)] = []
+        /// Posts and comments whose deletion was acknowledged.
+        var deleted: Set<String> = []
         var messages: [(from: Int, to: Int, text: String)] = []
         /// Last acknowledged state of a like (writer, post), a follow (writer, user), a name (writer).
         var likes: [String: Bool] = [:]
         var follows: [String: Bool] = [:]
         var names: [Int: String] = [:]
-        /// Keys whose last change was sent but not acknowledged: either state may hold after the crash.
+        /// Keys whose last change was sent but not acknowledged: either state may hold after the crash. A deletion's key
+        /// is the id it deletes.
         var uncertain: Set<String> = []
         var lastPosition: UInt64 = 0
     }
@@ -75,6 +78,7 @@ struct CrashUnderLoadTests {
                 done.posts.count > Self.rounds && done.comments.count > Self.rounds && done.messages.count > Self.rounds
             )
             #expect(!done.likes.isEmpty && !done.follows.isEmpty && !done.names.isEmpty)
+            #expect(done.deleted.count > Self.rounds, "posts and comments were deleted: \(done.deleted.count)")
 
             // Stopped cleanly: the read models the server resumed with and kept up equal a rebuild from the log.
             #expect(await server.stop() == 0)
@@ -89,7 +93,8 @@ struct CrashUnderLoadTests {
         }
     }
 
-    /// One writer's loop: a post, a comment, a like or unlike, a follow or unfollow, a message, a new name, again.
+    /// One writer's loop: a post, a comment, a like or unlike, a follow or unfollow, a message, a new name, the deletion
+    /// of a post and of a comment of its own, again.
     static func write(
         as index: Int, users: [User], server: ServerProcess, ledger: LedgerBox, round: Int, stop: StopFlag
     ) async {
@@ -98,13 +103,20 @@ struct CrashUnderLoadTests {
         while !stop.isSet {
             step += 1
             let other = (index + 1 + step % (users.count - 1)) % users.count
-            let posts = ledger.state.withLock { $0.posts }
+            let (posts, mine, myComments) = ledger.state.withLock { ledger in
+                let standing = ledger.posts.filter { !ledger.deleted.contains($0.id) }
+                let undecided = ledger.deleted.union(ledger.uncertain)
+                return (
+                    standing, standing.filter { $0.author == index && !undecided.contains($0.id) },
+                    ledger.comments.filter { $0.author == index && !undecided.contains($0.id) }
+                )
+            }
             let target = posts.isEmpty ? nil : posts[(step * 7 + index) % posts.count].id
             let text = "r\(round) w\(index) s\(step)"
             // The key a toggle or edit changes, marked uncertain until its answer comes.
             var key: String?
             let request: (method: String, path: String, json: [String: Any]?)
-            switch step % 6 {
+            switch step % 8 {
             case 0: request = ("POST", "/v1/posts", ["text": text])
             case 1:
                 guard let target else { continue }
@@ -119,25 +131,46 @@ struct CrashUnderLoadTests {
                 let following = ledger.state.withLock { $0.follows[key!] ?? false }
                 request = (following ? "DELETE" : "PUT", "/v1/users/\(users[other].id)/follow", nil)
             case 4: request = ("POST", "/v1/messages", ["to": users[other].id, "text": text])
-            default:
+            case 5:
                 key = "name \(index)"
                 request = ("PATCH", "/v1/me", ["name": text])
+            case 6:
+                // The oldest of its own posts, so that most live a while first.
+                guard let post = mine.first, mine.count > 2 else { continue }
+                key = post.id
+                request = ("DELETE", "/v1/posts/\(post.id)", nil)
+            default:
+                guard let comment = myComments.first, myComments.count > 2 else { continue }
+                key = comment.id
+                request = ("DELETE", "/v1/posts/\(comment.post)/comments/\(comment.id)", nil)
             }
             if let key { ledger.state.withLock { _ = $0.uncertain.insert(key) } }
-            guard
-                let answer = try? await server.call(request.method, request.path, token: me.token, json: request.json),
-                (200..<300).contains(answer.status), let position = answer.position
+            guard let answer = try? await server.call(request.method, request.path, token: me.token, json: request.json)
             else { return }  // the server is gone: this request's fate is unknown
+            guard (200..<300).contains(answer.status), let position = answer.position else {
+                // Refused, its post deleted meanwhile: nothing was appended (a comment went with the post).
+                if answer.status == 410 {
+                    ledger.state.withLock { ledger in
+                        guard let key else { return }
+                        ledger.uncertain.remove(key)
+                        if step % 8 == 7 { ledger.deleted.insert(key) }
+                    }
+                    continue
+                }
+                Issue.record("\(request.method) \(request.path): \(answer.status) \(answer.json)")
+                return
+            }
             ledger.state.withLock { ledger in
                 ledger.lastPosition = max(ledger.lastPosition, position)
                 if let key { ledger.uncertain.remove(key) }
-                switch step % 6 {
-                case 0: ledger.posts.append((answer.json["id"] as? String ?? "", text))
-                case 1: ledger.comments.append((target!, text))
+                switch step % 8 {
+                case 0: ledger.posts.append((answer.json["id"] as? String ?? "", text, index))
+                case 1: ledger.comments.append((answer.json["id"] as? String ?? "", target!, text, index))
                 case 2: ledger.likes[key!] = answer.json["liked"] as? Bool ?? false
                 case 3: ledger.follows[key!] = answer.json["following"] as? Bool ?? false
                 case 4: ledger.messages.append((index, other, text))
-                default: ledger.names[index] = text
+                case 5: ledger.names[index] = text
+                default: ledger.deleted.insert(key!)
                 }
             }
         }
@@ -149,17 +182,33 @@ struct CrashUnderLoadTests {
         let known = ledger.state.withLock { $0 }
         let wait = ["Chorus-Min-Position": String(known.lastPosition)]
         let reader = users[0].token
+        var settledDeletions: Set<String> = []
         for post in known.posts {
             let answer = try await server.call("GET", "/v1/posts/\(post.id)", token: reader, headers: wait)
-            #expect(
-                answer.status == 200 && answer.json["text"] as? String == post.text, "round \(round): post \(post.text)"
-            )
+            let deleted = known.deleted.contains(post.id) || (known.uncertain.contains(post.id) && answer.status == 404)
+            if deleted {
+                settledDeletions.insert(post.id)
+                #expect(answer.status == 404, "round \(round): deleted post \(post.text)")
+            } else {
+                #expect(
+                    answer.status == 200 && answer.json["text"] as? String == post.text,
+                    "round \(round): post \(post.text)")
+            }
         }
-        for (post, comments) in Dictionary(grouping: known.comments, by: \.post) {
+        for (post, comments) in Dictionary(grouping: known.comments, by: \.post) where !settledDeletions.contains(post)
+        {
             let answer = try await server.call(
                 "GET", "/v1/posts/\(post)/comments?limit=100", token: reader, headers: wait)
-            let texts = Set(answer.items.compactMap { $0["text"] as? String })
-            for comment in comments { #expect(texts.contains(comment.text), "round \(round): comment \(comment.text)") }
+            let shown = Set(answer.items.compactMap { $0["id"] as? String })
+            for comment in comments {
+                if known.uncertain.contains(comment.id) {
+                    if !shown.contains(comment.id) { settledDeletions.insert(comment.id) }
+                } else {
+                    #expect(
+                        shown.contains(comment.id) != known.deleted.contains(comment.id),
+                        "round \(round): comment \(comment.text)")
+                }
+            }
         }
         for (pair, messages) in Dictionary(grouping: known.messages, by: { "\($0.from) \($0.to)" }) {
             let from = messages[0].from
@@ -179,6 +228,8 @@ struct CrashUnderLoadTests {
             for key in likeKeys.sorted() {
                 let liked = known.likes[key] ?? false
                 let post = String(key.split(separator: " ")[2])
+                // A deleted post's likes went with it.
+                guard !settledDeletions.contains(post) else { continue }
                 let answer = try await server.call("GET", "/v1/posts/\(post)", token: me.token, headers: wait)
                 let actual = answer.json["hasLiked"] as? Bool ?? false
                 if known.uncertain.contains(key) {
@@ -211,6 +262,7 @@ struct CrashUnderLoadTests {
         ledger.state.withLock { ledger in
             for (key, state) in settled where key.hasPrefix("like") { ledger.likes[key] = state }
             for (key, state) in settled where key.hasPrefix("follow") { ledger.follows[key] = state }
+            ledger.deleted.formUnion(settledDeletions)
             ledger.uncertain.removeAll()
         }
     }
