@@ -55,7 +55,7 @@ struct FollowingFeeds: DerivedReadModel {
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
-            .messageSent, .sessionStarted, .sessionEnded:
+            .messageSent, .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested:
             break
         }
     }

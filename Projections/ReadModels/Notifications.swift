@@ -80,7 +80,8 @@ struct Notifications: ReadModel {
             for position in positions { try remove(for: event.author, at: position, in: transaction) }
         case .commentDeleted(let event):
             try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
-        case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded:
+        case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded,
+            .passwordChanged, .passwordResetRequested:
             break
         }
     }

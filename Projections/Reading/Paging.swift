@@ -30,6 +30,14 @@ public struct PageCursor: Sendable, Hashable, CustomStringConvertible {
     /// The cursor of the list item at `position`: a page from it starts just past that item.
     public init(position: LogPosition) { self.init(bytes: ProjectionKey.position(position)) }
 
+    /// The cursor of the list item whose id is `id`, for lists kept in id order (ids sort by creation).
+    public init(id: some ChorusIdentifier) { self.init(bytes: Array(id.rawValue.utf8)) }
+
+    /// The id of an id cursor; nil for any other.
+    public func id<ID: ChorusIdentifier>(as type: ID.Type) -> ID? {
+        ID(String(decoding: bytes, as: UTF8.self))
+    }
+
     /// The position of a position cursor.
     var position: LogPosition? {
         guard bytes.count == 8 else { return nil }
@@ -56,6 +64,24 @@ public struct PageRequest: Sendable, Hashable {
 public struct Page<Item> {
     public let items: [Item]
     public let nextCursor: PageCursor?
+
+    public init(items: [Item], nextCursor: PageCursor?) {
+        self.items = items
+        self.nextCursor = nextCursor
+    }
+
+    /// The page of `all` (in list order, each with its id) that `request` asks for: from just past its cursor's id,
+    /// `limit` items.
+    public init<ID: ChorusIdentifier>(
+        of all: [(id: ID, item: Item)], request: PageRequest, newestFirst: Bool = true
+    ) {
+        let start = request.cursor?.id(as: ID.self)
+        let rest = all.drop { entry in start.map { newestFirst ? entry.id >= $0 : entry.id <= $0 } ?? false }
+        let page = rest.prefix(request.limit)
+        self.init(
+            items: page.map(\.item),
+            nextCursor: rest.count > page.count ? page.last.map { PageCursor(id: $0.id) } : nil)
+    }
 
     /// The same page with each item transformed.
     public func map<Other>(_ transform: (Item) throws -> Other) rethrows -> Page<Other> {

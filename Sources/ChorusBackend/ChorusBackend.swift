@@ -21,6 +21,7 @@ public final class ChorusBackend: Sendable {
     /// Writes are refused while the read models are further behind the log than this many events (see ``execute``).
     public let maximumWriteLag: UInt64
     package let responses: StoredResponses
+    let activity: SessionActivity
     /// The embedded log behind ``log``, whose writer and files the backend runs and closes.
     private let embeddedLog: LMDBEventLog
     private let logger: Logger
@@ -49,6 +50,7 @@ public final class ChorusBackend: Sendable {
             tokens = SessionTokens(secret: try data.sessionSecretBytes())
             readModels = try ServedReadModels(log: log, dataDirectory: data.root, logger: logger)
             responses = try StoredResponses(directory: data.responses)
+            activity = SessionActivity(path: data.sessionActivity)
         } catch {
             log.close()
             throw error
@@ -93,12 +95,24 @@ public final class ChorusBackend: Sendable {
         return try await commands.execute(command, idempotencyKey: idempotencyKey)
     }
 
-    /// The user a bearer token speaks for: its MAC is ours and its session has neither ended nor expired.
+    /// The user a bearer token speaks for: its MAC is ours and its session has neither ended nor expired. The session
+    /// counts as seen now.
     public func user(forToken token: String) throws -> (user: UserID, session: SessionID)? {
         guard let session = tokens.session(fromToken: token), let user = try commands.user(ofSession: session) else {
             return nil
         }
+        activity.record(session)
         return (user, session)
+    }
+
+    /// `user`'s sessions that have neither ended nor expired, newest first, each with when it started and when it was
+    /// last seen (to the minute; its start if not seen since the server started, or before a crash).
+    public func sessions(of user: UserID) throws -> [(session: SessionID, startedAt: EventTime, lastSeenAt: EventTime)]
+    {
+        try commands.sessions(of: user).map { found in
+            let seen = activity.lastSeen(found.session)
+            return (found.session, found.startedAt, max(found.startedAt, seen ?? found.startedAt))
+        }
     }
 
     /// Syncs and closes the read models, then closes the stored responses and the log (after its writer has
@@ -106,6 +120,9 @@ public final class ChorusBackend: Sendable {
     public func close() {
         // If the sync fails, the read models are rebuilt at the next start after a crash of the machine.
         try? readModels.close()
+        // Lost if it fails: the sessions show their sign-in time instead.
+        let commands = self.commands
+        try? activity.save(keeping: { (try? commands.user(ofSession: $0)) != nil })
         responses.close()
         embeddedLog.close()
     }

@@ -10,7 +10,8 @@ import Foundation
 /// - `projections` → `projections.<id>/`: the current generation of read models
 /// - `media/`: uploaded images, content-addressed
 /// - `responses/`: first responses to requests sent with an `Idempotency-Key`
-/// - `session.key`: the secret bearer tokens are signed with
+/// - `session.key`: the secret bearer tokens and password-reset tokens are signed with
+/// - `session-activity`: when each session was last seen (saved at shutdown)
 public struct DataDirectory: Sendable {
     public let root: String
 
@@ -21,6 +22,7 @@ public struct DataDirectory: Sendable {
     public var media: String { root + "/media" }
     public var responses: String { root + "/responses" }
     public var sessionSecret: String { root + "/session.key" }
+    public var sessionActivity: String { root + "/session-activity" }
 
     /// The log, with the domain's decision state in it; its writer runs while ``LMDBEventLog/run()`` runs.
     /// - Parameter maximumSize: bytes the log's file may grow to, past which every append fails (LMDB's map size).

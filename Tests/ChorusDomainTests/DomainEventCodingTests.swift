@@ -31,6 +31,15 @@ struct DomainEventCodingTests {
             SessionStarted(session: .make(), user: user, expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_123))
         ),
         .sessionEnded(SessionEnded(session: .make(), user: user)),
+        .postDeleted(PostDeleted(post: post, author: user, postedAt: LogPosition(12), repostOf: nil)),
+        .postDeleted(PostDeleted(post: .make(), author: other, postedAt: LogPosition(13), repostOf: post)),
+        .commentDeleted(
+            CommentDeleted(comment: .make(), post: post, author: other, postAuthor: user, commentedAt: LogPosition(20))),
+        .passwordChanged(PasswordChanged(user: user, passwordHash: "$2b$04$y", revokedResets: [])),
+        .passwordChanged(PasswordChanged(user: user, passwordHash: "$2b$04$z", revokedResets: [.make(), .make()])),
+        .passwordResetRequested(
+            PasswordResetRequested(
+                user: user, reset: .make(), expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_456))),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

@@ -63,6 +63,10 @@ struct AuthorizationMatrixTests {
             let comment = try await api.call(
                 .post, "/v1/posts/\(post)/comments", token: ana.token, json: ["text": "Ana's second thought"])
             let commentID = try #require(comment.object["id"] as? String)
+            // A second session of Ana's, for her to end.
+            let second = try await api.call(
+                .post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"])
+            let secondSession = String(try #require(second.object["token"] as? String).prefix { $0 != "." })
 
             let routes: [Route] = [
                 Route(method: .get, path: "/health", audience: .anyone),
@@ -70,6 +74,12 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/openapi.yaml", audience: .anyone),
                 Route(method: .get, path: "/v1/media/\(media)", audience: .anyone),
                 Route(method: .get, path: "/v1/me", audience: .user),
+                Route(method: .get, path: "/v1/me/sessions", audience: .user),
+                Route(method: .delete, path: "/v1/me/sessions/\(secondSession)", audience: .user),
+                Route(
+                    method: .post, path: "/v1/me/password", audience: .user,
+                    json: ["currentPassword": "secret-password", "newPassword": "secret-password"]),
+                Route(method: .post, path: "/v1/auth/password-reset", audience: .anyone, json: ["email": bo.email]),
                 Route(method: .patch, path: "/v1/me", audience: .user, json: ["bio": "hello"]),
                 Route(method: .get, path: "/v1/users/\(bo.id)", audience: .user),
                 Route(method: .get, path: "/v1/users/\(bo.id)/posts", audience: .user),
@@ -133,6 +143,14 @@ struct AuthorizationMatrixTests {
                 let login = try await api.call(
                     .post, "/v1/auth/login", token: token, json: ["email": bo.email, "password": "secret-password"])
                 #expect(login.status == .ok, "login with \(token ?? "no token")")
+            }
+
+            // A reset token is the only key to its confirmation, whoever else signs the request.
+            for token in [nil, "the-admin-token", ana.token] {
+                let confirm = try await api.call(
+                    .post, "/v1/auth/password-reset/confirm", token: token,
+                    json: ["token": "\(bo.id).01m81svpp4e00a142xd0fmjp8z.AAAA", "newPassword": "secret-password"])
+                #expect(confirm.status == .unprocessableContent && confirm.errorCode == "invalid_token")
             }
 
             // Live streams never end, so only their refusals are asked for here (LiveAPITests streams them).

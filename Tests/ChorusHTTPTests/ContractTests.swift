@@ -121,6 +121,36 @@ struct ContractTests {
                 .patch, "/v1/posts/{id}",
                 try await api.call(.patch, "/v1/posts/\(postID)", token: bo.token, json: ["text": "back"]))
             expect(.delete, deleteComment, try await api.call(.delete, commentPath, token: bo.token))
+            // Passwords and sessions.
+            let password = "/v1/me/password"
+            expect(
+                .post, password,
+                try await api.call(
+                    .post, password, token: ana.token, json: ["currentPassword": "nope-nope", "newPassword": "x-x-x-x"])
+            )
+            expect(
+                .post, password,
+                try await api.call(
+                    .post, password, token: ana.token,
+                    json: ["currentPassword": "secret-password", "newPassword": "secret-password"]))
+            let sessions = try await api.call(.get, "/v1/me/sessions?limit=1", token: ana.token)
+            expect(.get, "/v1/me/sessions", sessions)
+            let other = try await api.call(
+                .post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"])
+            let otherID = String((other.object["token"] as? String ?? "").prefix { $0 != "." })
+            expect(
+                .delete, "/v1/me/sessions/{id}",
+                try await api.call(.delete, "/v1/me/sessions/\(otherID)", token: ana.token))
+            expect(
+                .delete, "/v1/me/sessions/{id}",
+                try await api.call(.delete, "/v1/me/sessions/\(otherID)", token: ana.token))
+            expect(
+                .post, "/v1/auth/password-reset",
+                try await api.call(.post, "/v1/auth/password-reset", json: ["email": bo.email]))
+            expect(
+                .post, "/v1/auth/password-reset/confirm",
+                try await api.call(
+                    .post, "/v1/auth/password-reset/confirm", json: ["token": "x.y.z", "newPassword": "whatever1"]))
             expect(.get, "/health", try await api.call(.get, "/health"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: "admin"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: ana.token))
@@ -145,7 +175,10 @@ struct ContractTests {
             let contract = try await Self.servedDocument(api)
             let paths = Set((contract.document["paths"] as? [String: Any] ?? [:]).keys)
             let served = [
-                "/v1/auth/register", "/v1/auth/login", "/v1/auth/logout", "/v1/me", "/v1/users/{id}",
+                "/v1/auth/register", "/v1/auth/login", "/v1/auth/logout", "/v1/auth/password-reset",
+                "/v1/auth/password-reset/confirm", "/v1/me", "/v1/me/password", "/v1/me/sessions",
+                "/v1/me/sessions/{id}",
+                "/v1/users/{id}",
                 "/v1/users/{id}/posts",
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",

@@ -1,7 +1,8 @@
 import Crypto
 import Foundation
 
-/// Bearer tokens: a session id, a dot, and an HMAC-SHA256 of the id under the server's secret.
+/// Bearer tokens: a session id, a dot, and an HMAC-SHA256 of the id under the server's secret. Password-reset tokens
+/// are made the same way from a user and a reset (``resetToken(user:reset:)``).
 ///
 /// The log and the decision state hold session ids only, so neither a copy of the log nor `chorus replay` output gives
 /// anyone a token; and the token of a session can be made again from its id, which is how a retried registration or
@@ -36,6 +37,31 @@ public struct SessionTokens: Sendable {
 
     public func token(for session: SessionID) -> String {
         session.rawValue + "." + Base64URL.encode(mac(of: session))
+    }
+
+    /// A reset's MAC covers `reset`, NUL, the user and the reset: no session id holds a NUL, so no session token's MAC
+    /// is ever a reset token's.
+    private func mac(of user: UserID, _ reset: ResetID) -> HMAC<SHA256>.MAC {
+        var mac = keyed
+        mac.update(data: Array("reset\u{0}\(user.rawValue).\(reset.rawValue)".utf8))
+        return mac.finalize()
+    }
+
+    /// The token that confirms `reset` of `user`'s password: the user, a dot, the reset, a dot, the MAC. Like a
+    /// session's, it can be made again from the ids the log holds, and only with the secret.
+    public func resetToken(user: UserID, reset: ResetID) -> String {
+        user.rawValue + "." + reset.rawValue + "." + Base64URL.encode(mac(of: user, reset))
+    }
+
+    /// The user and reset a reset token was made for; nil unless it is well formed and its MAC is ours.
+    public func reset(fromToken token: String) -> (user: UserID, reset: ResetID)? {
+        guard token.utf8.count <= Self.maximumTokenLength else { return nil }
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let user = UserID(String(parts[0])), let reset = ResetID(String(parts[1])),
+            let sent = Base64URL.decode(parts[2]), sent.count == SHA256.byteCount,
+            mac(of: user, reset) == sent  // compared in constant time
+        else { return nil }
+        return (user, reset)
     }
 
     /// The session a token was made for; nil unless the token is well formed and its MAC is ours.

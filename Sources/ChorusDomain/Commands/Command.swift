@@ -9,6 +9,15 @@ public enum Command: Sendable, Hashable {
     case logIn(email: String, password: String)
     /// Ends one of the user's sessions; ending one that has ended changes nothing.
     case logOut(user: UserID, session: SessionID)
+    /// Changes the password (``DomainError/Code/wrongPassword`` unless `currentPassword` is right) and ends every
+    /// other session of the user; `session`, the one asking, goes on.
+    case changePassword(user: UserID, session: SessionID, currentPassword: String, newPassword: String)
+    /// Opens a password reset for the account with this e-mail, if there is one (nothing happens otherwise, and the
+    /// result does not say which): its token goes out through the `password_reset.requested` webhook.
+    case requestPasswordReset(email: String)
+    /// Sets a new password with the reset a token was made for (``SessionTokens/reset(fromToken:)``), once, before it
+    /// expires (``DomainError/Code/invalidToken`` otherwise), and ends every session of the user.
+    case resetPassword(user: UserID, reset: ResetID, newPassword: String)
     case editProfile(
         user: UserID, name: String? = nil, major: String? = nil, bio: String? = nil,
         profileImage: ProfileImageChange? = nil)

@@ -16,6 +16,10 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case emailTaken = "email_taken"
         case idempotencyConflict = "idempotency_conflict"
         case invalidCredentials = "invalid_credentials"
+        /// The current password given to change it is not the user's.
+        case wrongPassword = "wrong_password"
+        /// A password-reset token that is unknown, used or expired.
+        case invalidToken = "invalid_token"
         /// The user may not do this to that thing (edit another's post).
         case forbidden
         /// A thing named in the path that is not there (a comment under a post).

@@ -67,6 +67,19 @@ public final class CommandExecutor: Sendable {
                 let user = try await passwordWork.run { try self.authenticate(email: email, password: password) }
                 prepared.decision = .startSession(SessionStarted(session: session, user: user, expiresAt: expiresAt))
             }
+        case .changePassword(let user, _, let currentPassword, _):
+            let (media, hasher) = (self.media, self.hasher)
+            prepared = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
+            // A retry finds the password changed: it is answered from the first result before any check.
+            if let idempotencyKey, let first = try firstResult(prepared, key: idempotencyKey) { return first }
+            let checked = try await passwordWork.run { try self.checkPassword(currentPassword, of: user) }
+            if case .changePassword(let user, let keep, let newHash, _) = prepared.decision {
+                prepared.decision = .changePassword(user: user, keep: keep, newHash: newHash, checkedHash: checked)
+            }
+        case .resetPassword:
+            let (media, hasher) = (self.media, self.hasher)
+            prepared = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
+            if let idempotencyKey, let first = try firstResult(prepared, key: idempotencyKey) { return first }
         default:
             prepared = try command.prepare(media: media, hasher: hasher)
         }
@@ -108,6 +121,18 @@ public final class CommandExecutor: Sendable {
         }
     }
 
+    /// The first result recorded under `key` for `prepared`'s actor, if any; another request's is a conflict. The
+    /// fingerprint leaves passwords out, so a retry with other passwords counts as the same request.
+    private func firstResult(_ prepared: PreparedCommand, key: String) throws -> CommandResult? {
+        let state = self.state
+        guard let first = try log.readState({ try state.idempotentResult(actor: prepared.actor, key: key, in: $0) })
+        else { return nil }
+        guard first.fingerprint == prepared.fingerprint else {
+            throw DomainError(.idempotencyConflict, "idempotency key \(key) was used for another request")
+        }
+        return first.result
+    }
+
     /// The first result of a registration under `key`, if there is one and `password` is the one it registered.
     private func firstRegistration(_ prepared: PreparedCommand, password: String, key: String) throws -> CommandResult?
     {
@@ -123,6 +148,34 @@ public final class CommandExecutor: Sendable {
         guard first.fingerprint == prepared.fingerprint, let hash = first.hash, hasher.verify(password, against: hash)
         else { throw DomainError(.idempotencyConflict, "idempotency key \(key) was used for another request") }
         return first.result
+    }
+
+    /// The stored hash of `user`'s password, if `password` is it; ``DomainError/Code/wrongPassword`` otherwise.
+    private func checkPassword(_ password: String, of user: UserID) throws -> String {
+        let state = self.state
+        guard let hash = try log.readState({ try state.passwordHash(of: user, in: $0) }) else {
+            throw DomainError(.unknownUser, "no user \(user)")
+        }
+        guard hasher.verify(password, against: hash) else {
+            throw DomainError(.wrongPassword, "the current password is wrong")
+        }
+        return hash
+    }
+
+    /// The sessions of `user` that have neither ended nor expired at `now`, each with when it started, newest first
+    /// (session ids sort by creation).
+    public func sessions(of user: UserID, at now: EventTime = .now) throws -> [(
+        session: SessionID, startedAt: EventTime
+    )] {
+        let state = self.state
+        let lifetime = SessionStarted.lifetime.components.seconds * 1000
+        return try log.readState { transaction in
+            try state.sessions(of: user, in: transaction).compactMap { session in
+                guard let found = try state.session(session, in: transaction), now < found.expiresAt else { return nil }
+                // A session's expiry is its start plus the lifetime, both made by the command that started it.
+                return (session, EventTime(millisecondsSince1970: found.expiresAt.millisecondsSince1970 - lifetime))
+            }
+        }.sorted { $0.session > $1.session }
     }
 
     /// The user with this e-mail and password; ``DomainError/Code/invalidCredentials`` otherwise.
@@ -150,6 +203,11 @@ public final class CommandExecutor: Sendable {
         let unchanged = CommandResult(position: batch.head, appended: false, createdID: nil)
         /// Appends `events`, which share one stream.
         func record(_ events: DomainEvent..., created: String? = nil, session: SessionStarted? = nil) throws
+            -> CommandResult
+        {
+            try record(events, created: created, session: session)
+        }
+        func record(_ events: [DomainEvent], created: String? = nil, session: SessionStarted? = nil) throws
             -> CommandResult
         {
             let outcome = try batch.append(
@@ -209,6 +267,36 @@ public final class CommandExecutor: Sendable {
         case .logOut(let user, let session):
             guard try state.session(session, in: transaction)?.user == user else { return unchanged }
             return try record(.sessionEnded(SessionEnded(session: session, user: user)))
+        case .changePassword(let user, let keep, let newHash, let checkedHash):
+            // Checked outside the writer; a change that came in between makes the check stale.
+            guard try state.passwordHash(of: user, in: transaction) == checkedHash else {
+                throw DomainError(.wrongPassword, "the password changed meanwhile")
+            }
+            let others = try state.sessions(of: user, in: transaction).filter { $0 != keep }
+            return try record(
+                [
+                    .passwordChanged(
+                        PasswordChanged(
+                            user: user, passwordHash: newHash,
+                            revokedResets: try state.resets(of: user, in: transaction)))
+                ] + others.map { .sessionEnded(SessionEnded(session: $0, user: user)) })
+        case .requestPasswordReset(let emailKey, var reset):
+            guard let user = try state.user(withEmailKey: emailKey, in: transaction) else { return unchanged }
+            reset.user = user
+            return try record(.passwordResetRequested(reset))
+        case .resetPassword(let user, let reset, let newHash):
+            guard let expiresAt = try state.reset(reset, of: user, in: transaction), batch.recordedAt < expiresAt else {
+                throw DomainError(.invalidToken, "the reset token is unknown, used or expired")
+            }
+            try requireUser(user)
+            let sessions = try state.sessions(of: user, in: transaction)
+            return try record(
+                [
+                    .passwordChanged(
+                        PasswordChanged(
+                            user: user, passwordHash: newHash,
+                            revokedResets: try state.resets(of: user, in: transaction)))
+                ] + sessions.map { .sessionEnded(SessionEnded(session: $0, user: user)) })
         case .editProfile(let event):
             try requireUser(event.user)
             return try record(.profileEdited(event))

@@ -16,6 +16,8 @@ import ChorusLog
 /// - `likes`: user, post → position of the like (likewise)
 /// - `idempotency`: actor, key → request fingerprint (u64) and the encoded ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
+/// - `user-sessions`: user, session → empty, for each session in `sessions`
+/// - `resets`: user, reset → expiry (ms since 1970, i64 big-endian), until a password change revokes it
 /// - `format`: `version` → the format of the tables above (u32 little-endian, ``DecisionStateUpgrade``)
 public struct DecisionState: Sendable {
     let emails = StateTable("emails")
@@ -27,6 +29,8 @@ public struct DecisionState: Sendable {
     let likes = StateTable("likes")
     let idempotency = StateTable("idempotency")
     let sessions = StateTable("sessions")
+    let userSessions = StateTable("user-sessions")
+    let resets = StateTable("resets")
     let format = StateTable("format")
 
     /// The state tables the event log must be opened with (``ChorusLog/LMDBEventLog/Configuration/stateTables``).
@@ -35,12 +39,14 @@ public struct DecisionState: Sendable {
     public init() {}
 
     private var allTables: [StateTable] {
-        [emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, format]
+        [emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, userSessions, resets, format]
     }
 
     /// The tables whose every entry follows from the events alone (all but `idempotency`, which records requests, and
     /// `format`).
-    var derivedTables: [StateTable] { [emails, users, posts, reposts, comments, follows, likes, sessions] }
+    var derivedTables: [StateTable] {
+        [emails, users, posts, reposts, comments, follows, likes, sessions, userSessions, resets]
+    }
 
     static func key(_ parts: String...) -> [UInt8] {
         Array(parts.joined(separator: "\u{0}").utf8)
@@ -202,6 +208,35 @@ public struct DecisionState: Sendable {
         }
     }
 
+    /// The ids under `user` in a table keyed by user, id (`user-sessions`, `resets`), in key order.
+    private func ids(of user: UserID, in table: StateTable, state: some StateReader) throws -> [String] {
+        let prefix = Self.key(user.rawValue) + [0]
+        var found: [String] = []
+        try state.forEach(in: table, prefix: prefix) { key, _ in
+            found.append(String(decoding: key[prefix.count...], as: UTF8.self))
+            return true
+        }
+        return found
+    }
+
+    /// The sessions of `user` that have not ended (some may have expired).
+    func sessions(of user: UserID, in state: some StateReader) throws -> [SessionID] {
+        try ids(of: user, in: userSessions, state: state).map(SessionID.init(unchecked:))
+    }
+
+    /// The resets of `user` that no password change has revoked (some may have expired).
+    func resets(of user: UserID, in state: some StateReader) throws -> [ResetID] {
+        try ids(of: user, in: resets, state: state).map(ResetID.init(unchecked:))
+    }
+
+    /// When `user`'s `reset` expires; nil if there is no such reset, or a password change revoked it.
+    func reset(_ reset: ResetID, of user: UserID, in state: some StateReader) throws -> EventTime? {
+        try state.withValue(for: Self.key(user.rawValue, reset.rawValue), in: resets) { value in
+            guard let value, value.count == 8 else { return nil }
+            return EventTime(millisecondsSince1970: Int64(bigEndian: value.loadUnaligned(as: Int64.self)))
+        }
+    }
+
     /// One change an event makes to the state: a value put under a key, or the key removed.
     struct Change {
         let table: StateTable
@@ -277,9 +312,26 @@ public struct DecisionState: Sendable {
         case .unliked(let event):
             [Change(table: likes, key: Self.key(event.user.rawValue, event.post.rawValue), value: nil)]
         case .sessionStarted(let event):
-            [Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event))]
+            [
+                Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event)),
+                Change(table: userSessions, key: Self.key(event.user.rawValue, event.session.rawValue), value: []),
+            ]
         case .sessionEnded(let event):
-            [Change(table: sessions, key: Self.key(event.session.rawValue), value: nil)]
+            [
+                Change(table: sessions, key: Self.key(event.session.rawValue), value: nil),
+                Change(table: userSessions, key: Self.key(event.user.rawValue, event.session.rawValue), value: nil),
+            ]
+        case .passwordChanged(let event):
+            [Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8))]
+                + event.revokedResets.map {
+                    Change(table: resets, key: Self.key(event.user.rawValue, $0.rawValue), value: nil)
+                }
+        case .passwordResetRequested(let event):
+            [
+                Change(
+                    table: resets, key: Self.key(event.user.rawValue, event.reset.rawValue),
+                    value: withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian, Array.init))
+            ]
         case .profileEdited, .postEdited, .messageSent:
             []
         }

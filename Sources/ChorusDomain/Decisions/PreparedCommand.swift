@@ -9,6 +9,10 @@ struct PreparedCommand: Sendable {
         case logIn(email: String, password: String, session: SessionID, expiresAt: EventTime)
         case startSession(SessionStarted)
         case logOut(UserID, SessionID)
+        /// The new hash, and the stored hash the current password was checked against (filled in by the executor).
+        case changePassword(user: UserID, keep: SessionID, newHash: String, checkedHash: String)
+        case requestPasswordReset(emailKey: String, PasswordResetRequested)
+        case resetPassword(user: UserID, reset: ResetID, newHash: String)
         case editProfile(ProfileEdited)
         case createPost(PostCreated)
         case editPost(PostEdited)
@@ -64,6 +68,31 @@ extension Command {
             canonical.write(UInt8(11))
             canonical.write(session)
             (actor, decision) = (user.rawValue, .logOut(user, session))
+        case .changePassword(let user, let session, _, let newPassword):
+            try Validate.password(newPassword)
+            canonical.write(UInt8(15))
+            canonical.write(session)
+            actor = user.rawValue
+            decision = .changePassword(user: user, keep: session, newHash: hasher.hash(newPassword), checkedHash: "")
+        case .requestPasswordReset(let email):
+            let email = normalized(email)
+            canonical.write(UInt8(16))
+            canonical.write(email)
+            let expiresAt = EventTime(
+                millisecondsSince1970: now.millisecondsSince1970 + PasswordResetRequested.lifetime.components.seconds
+                    * 1000)
+            // The user is found in the decision; until then, the request names an e-mail only.
+            let reset = PasswordResetRequested(user: UserID(unchecked: ""), reset: .make(), expiresAt: expiresAt)
+            (actor, decision) = (
+                Validate.emailKey(email), .requestPasswordReset(emailKey: Validate.emailKey(email), reset)
+            )
+        case .resetPassword(let user, let reset, let newPassword):
+            try Validate.password(newPassword)
+            canonical.write(UInt8(17))
+            canonical.write(reset)
+            (actor, decision) = (
+                user.rawValue, .resetPassword(user: user, reset: reset, newHash: hasher.hash(newPassword))
+            )
         case .editProfile(let user, let name, let major, let bio, let profileImage):
             if case .set(let image)? = profileImage, !media.contains(image) {
                 throw DomainError(.unknownMedia, "no media \(image)")

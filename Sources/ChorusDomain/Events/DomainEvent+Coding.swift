@@ -27,6 +27,8 @@ extension DomainEvent {
         case .messageSent: "MessageSent"
         case .sessionStarted: "SessionStarted"
         case .sessionEnded: "SessionEnded"
+        case .passwordChanged: "PasswordChanged"
+        case .passwordResetRequested: "PasswordResetRequested"
         }
     }
 
@@ -118,6 +120,15 @@ extension DomainEvent {
         case .sessionEnded(let event):
             writer.write(event.session)
             writer.write(event.user)
+        case .passwordChanged(let event):
+            writer.write(event.user)
+            writer.write(event.passwordHash)
+            writer.write(Int64(event.revokedResets.count))
+            for reset in event.revokedResets { writer.write(reset) }
+        case .passwordResetRequested(let event):
+            writer.write(event.user)
+            writer.write(event.reset)
+            writer.write(event.expiresAt.millisecondsSince1970)
         }
         return NewEvent(
             type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
@@ -215,6 +226,19 @@ extension DomainEvent {
             case "SessionEnded":
                 self = .sessionEnded(
                     SessionEnded(session: try reader.read(SessionID.self), user: try reader.read(UserID.self)))
+            case "PasswordChanged":
+                let user = try reader.read(UserID.self)
+                let hash = try reader.readString()
+                let count = try reader.readInt64()
+                // Each id takes at least its length's four bytes: a count past that is a damaged payload.
+                guard count >= 0, count <= event.payload.count / 4 else { throw PayloadError.truncated }
+                let resets = try (0..<count).map { _ in try reader.read(ResetID.self) }
+                self = .passwordChanged(PasswordChanged(user: user, passwordHash: hash, revokedResets: resets))
+            case "PasswordResetRequested":
+                self = .passwordResetRequested(
+                    PasswordResetRequested(
+                        user: try reader.read(UserID.self), reset: try reader.read(ResetID.self),
+                        expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
             default:
                 throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
             }

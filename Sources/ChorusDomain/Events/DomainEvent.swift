@@ -17,6 +17,8 @@ public enum DomainEvent: Sendable, Hashable {
     case messageSent(MessageSent)
     case sessionStarted(SessionStarted)
     case sessionEnded(SessionEnded)
+    case passwordChanged(PasswordChanged)
+    case passwordResetRequested(PasswordResetRequested)
 }
 
 public struct UserRegistered: Sendable, Hashable {
@@ -231,6 +233,35 @@ public struct SessionEnded: Sendable, Hashable {
     }
 }
 
+/// A user's password changed, by the user or through a reset. The sessions it ends are ``SessionEnded`` events of the
+/// same command; `revokedResets` are the resets that were still open, which can no longer be used.
+public struct PasswordChanged: Sendable, Hashable {
+    public var user: UserID
+    /// bcrypt.
+    public var passwordHash: String
+    public var revokedResets: [ResetID]
+    public init(user: UserID, passwordHash: String, revokedResets: [ResetID]) {
+        self.user = user
+        self.passwordHash = passwordHash
+        self.revokedResets = revokedResets
+    }
+}
+
+/// Someone asked to reset a user's password: a token for this reset goes out to the user's e-mail (through the
+/// `password_reset.requested` webhook), usable once until `expiresAt`.
+public struct PasswordResetRequested: Sendable, Hashable {
+    public static let lifetime: Duration = .seconds(3600)
+
+    public var user: UserID
+    public var reset: ResetID
+    public var expiresAt: EventTime
+    public init(user: UserID, reset: ResetID, expiresAt: EventTime) {
+        self.user = user
+        self.reset = reset
+        self.expiresAt = expiresAt
+    }
+}
+
 extension DomainEvent {
     /// The aggregate the event belongs to: `user-…`, `post-…`, or `conversation-…` (the two user ids, sorted).
     public var stream: StreamID {
@@ -250,6 +281,8 @@ extension DomainEvent {
             case .messageSent(let event): "conversation-\(min(event.from, event.to))-\(max(event.from, event.to))"
             case .sessionStarted(let event): "user-\(event.user)"
             case .sessionEnded(let event): "user-\(event.user)"
+            case .passwordChanged(let event): "user-\(event.user)"
+            case .passwordResetRequested(let event): "user-\(event.user)"
             }
         // Ids are 26 characters of base32: every name here is a valid stream id.
         return StreamID(stringLiteral: name)

@@ -53,6 +53,13 @@ public struct SessionID: ChorusIdentifier {
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
 }
 
+/// A password reset asked for; the token sent out is derived from it and its user (see ``SessionTokens``), and the log
+/// holds only the id.
+public struct ResetID: ChorusIdentifier {
+    public let rawValue: String
+    public init(unchecked rawValue: String) { self.rawValue = rawValue }
+}
+
 public struct MediaID: ChorusIdentifier {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }

@@ -43,7 +43,7 @@ struct APIError: HTTPResponseError, Sendable {
             case .gone: .gone
             case .emailTaken, .idempotencyConflict: .conflict
             case .invalidEmail, .weakPassword, .invalidField, .emptyText, .textTooLong, .unknownUser, .unknownPost,
-                .unknownMedia, .selfFollow, .selfMessage:
+                .unknownMedia, .selfFollow, .selfMessage, .wrongPassword, .invalidToken:
                 .unprocessableContent
             }
         self.init(status, error.code.rawValue, error.message)

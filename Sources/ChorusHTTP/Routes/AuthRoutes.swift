@@ -4,23 +4,29 @@ import ChorusLog
 import ChorusProjections
 import Hummingbird
 
-/// Register, log in, log out. Their answers hold a token, so a retry under an `Idempotency-Key` is answered from
-/// the session the first request started (the executor checks the password again), never from a stored copy.
+/// Register, log in, log out, and reset a forgotten password. Sign-up and login answers hold a token, so a retry under
+/// an `Idempotency-Key` is answered from the session the first request started (the executor checks the password
+/// again), never from a stored copy.
 struct AuthRoutes {
     let endpoints: Endpoints
     /// Nil: no limits.
     let limits: Limits?
 
-    /// The limiters of sign-ups and logins, consulted before any password is hashed.
+    /// The limiters of sign-ups, logins and password resets, consulted before any password is hashed. Resets are
+    /// limited as logins are, apart from them.
     struct Limits {
         let loginPerAccount: RateLimiter
         let loginPerAddress: RateLimiter
         let registrationPerAddress: RateLimiter
+        let resetPerAccount: RateLimiter
+        let resetPerAddress: RateLimiter
 
         init(_ limits: RateLimits) {
             loginPerAccount = RateLimiter(limits.loginPerAccount, now: limits.clock)
             loginPerAddress = RateLimiter(limits.loginPerAddress, now: limits.clock)
             registrationPerAddress = RateLimiter(limits.registrationPerAddress, now: limits.clock)
+            resetPerAccount = RateLimiter(limits.loginPerAccount, now: limits.clock)
+            resetPerAddress = RateLimiter(limits.loginPerAddress, now: limits.clock)
         }
     }
 
@@ -45,6 +51,15 @@ struct AuthRoutes {
         let password: String
     }
 
+    struct ResetRequest: Decodable {
+        let email: String
+    }
+
+    struct ResetConfirmation: Decodable {
+        let token: String
+        let newPassword: String
+    }
+
     func addOpen(to router: Router<ChorusRequestContext>) {
         router.post("/v1/auth/register") { request, context in
             if let limits {
@@ -63,6 +78,34 @@ struct AuthRoutes {
             }
             return try await startSession(
                 .logIn(email: body.email, password: body.password), request: request, status: .ok)
+        }
+        router.post("/v1/auth/password-reset") { request, context in
+            if let limits {
+                try Self.spend(limits.resetPerAddress, context.remoteAddress, "password resets from this address")
+            }
+            let (body, _) = try await JSONBody.decode(ResetRequest.self, from: request)
+            if let limits {
+                try Self.spend(limits.resetPerAccount, Validate.emailKey(body.email), "password resets of this account")
+            }
+            // The same answer whether an account has the e-mail or not: nothing to learn about who signed up.
+            _ = try await endpoints.backend.execute(
+                .requestPasswordReset(email: body.email), idempotencyKey: try Endpoints.idempotencyKey(request))
+            return Response(status: .accepted)
+        }
+        router.post("/v1/auth/password-reset/confirm") { request, context in
+            if let limits {
+                try Self.spend(limits.resetPerAddress, context.remoteAddress, "password resets from this address")
+            }
+            let (body, _) = try await JSONBody.decode(ResetConfirmation.self, from: request)
+            guard let (user, reset) = endpoints.backend.tokens.reset(fromToken: body.token) else {
+                throw APIError(DomainError(.invalidToken, "the reset token is unknown, used or expired"))
+            }
+            let result = try await endpoints.backend.execute(
+                .resetPassword(user: user, reset: reset, newPassword: body.newPassword),
+                idempotencyKey: try Endpoints.idempotencyKey(request))
+            var headers = HTTPFields()
+            headers[.chorusPosition] = String(result.position.rawValue)
+            return Response(status: .noContent, headers: headers)
         }
     }
 

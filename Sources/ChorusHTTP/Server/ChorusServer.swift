@@ -96,6 +96,7 @@ public enum ChorusServer {
         let signedIn = router.group("v1").add(middleware: AuthMiddleware(backend: backend))
         AuthRoutes(endpoints: endpoints, limits: nil).addProtected(to: signedIn)
         UserRoutes(endpoints: endpoints).add(to: signedIn)
+        AccountRoutes(endpoints: endpoints).add(to: signedIn)
         PostRoutes(endpoints: endpoints).add(to: signedIn)
         FeedRoutes(endpoints: endpoints).add(to: signedIn)
         MessageRoutes(endpoints: endpoints).add(to: signedIn)
