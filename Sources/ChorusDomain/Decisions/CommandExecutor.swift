@@ -243,6 +243,14 @@ public final class CommandExecutor: Sendable {
                 throw DomainError(.unknownPost, "no post \(post)")
             }
         }
+        /// Records the new password, revokes the open resets and ends every session but `keep`.
+        func changePassword(of user: UserID, to hash: String, keeping keep: SessionID?) throws -> CommandResult {
+            let change = PasswordChanged(
+                user: user, passwordHash: hash, revokedResets: try state.resets(of: user, in: transaction))
+            let ended = try state.sessions(of: user, in: transaction).filter { $0 != keep }
+            return try record(
+                [.passwordChanged(change)] + ended.map { .sessionEnded(SessionEnded(session: $0, user: user)) })
+        }
         /// The post a command acts on (its path names it): unknown if there never was one, gone if it was deleted.
         func requireStandingPost(_ post: PostID) throws -> DecisionState.PostState {
             guard let found = try state.post(post, in: transaction) else {
@@ -272,14 +280,7 @@ public final class CommandExecutor: Sendable {
             guard try state.passwordHash(of: user, in: transaction) == checkedHash else {
                 throw DomainError(.wrongPassword, "the password changed meanwhile")
             }
-            let others = try state.sessions(of: user, in: transaction).filter { $0 != keep }
-            return try record(
-                [
-                    .passwordChanged(
-                        PasswordChanged(
-                            user: user, passwordHash: newHash,
-                            revokedResets: try state.resets(of: user, in: transaction)))
-                ] + others.map { .sessionEnded(SessionEnded(session: $0, user: user)) })
+            return try changePassword(of: user, to: newHash, keeping: keep)
         case .requestPasswordReset(let emailKey, var reset):
             guard let user = try state.user(withEmailKey: emailKey, in: transaction) else { return unchanged }
             reset.user = user
@@ -289,14 +290,7 @@ public final class CommandExecutor: Sendable {
                 throw DomainError(.invalidToken, "the reset token is unknown, used or expired")
             }
             try requireUser(user)
-            let sessions = try state.sessions(of: user, in: transaction)
-            return try record(
-                [
-                    .passwordChanged(
-                        PasswordChanged(
-                            user: user, passwordHash: newHash,
-                            revokedResets: try state.resets(of: user, in: transaction)))
-                ] + sessions.map { .sessionEnded(SessionEnded(session: $0, user: user)) })
+            return try changePassword(of: user, to: newHash, keeping: nil)
         case .editProfile(let event):
             try requireUser(event.user)
             return try record(.profileEdited(event))
