@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/console-kit", from: "4.16.2"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusStorage imports it.
@@ -103,7 +104,7 @@ let package = Package(
             path: "Sources/ChorusBackend"
         ),
         // The HTTP API of openapi.yaml over a backend: routes, request decoding, JSON, middleware, live streams, the
-        // server.
+        // server, and the signed webhooks it sends out.
         .target(
             name: "ChorusHTTP",
             dependencies: [
@@ -120,6 +121,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "ChorusStorage",
             ],
             path: "Sources/ChorusHTTP",
             resources: [.copy("Resources/openapi.yaml")]
@@ -202,7 +205,13 @@ let package = Package(
         // The `chorus` command, run as a process: end to end.
         .testTarget(
             name: "ChorusToolTests",
-            dependencies: ["chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend"],
+            dependencies: [
+                "chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend",
+                // A webhook receiver on loopback.
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/ChorusToolTests",
             // Read by path: logs as older Chorus versions wrote them.
             exclude: ["Fixtures"]

@@ -12,6 +12,7 @@ import Foundation
 /// - `responses/`: first responses to requests sent with an `Idempotency-Key`
 /// - `session.key`: the secret bearer tokens and password-reset tokens are signed with
 /// - `session-activity`: when each session was last seen (saved at shutdown)
+/// - `webhooks/`: the outbox of webhooks to send, when they are configured
 public struct DataDirectory: Sendable {
     public let root: String
 
@@ -23,6 +24,7 @@ public struct DataDirectory: Sendable {
     public var responses: String { root + "/responses" }
     public var sessionSecret: String { root + "/session.key" }
     public var sessionActivity: String { root + "/session-activity" }
+    public var webhooks: String { root + "/webhooks" }
 
     /// The log, with the domain's decision state in it; its writer runs while ``LMDBEventLog/run()`` runs.
     /// - Parameter maximumSize: bytes the log's file may grow to, past which every append fails (LMDB's map size).

@@ -105,6 +105,7 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/v1/conversations", audience: .user),
                 Route(method: .get, path: "/v1/conversations/\(bo.id)/messages", audience: .user),
                 Route(method: .get, path: "/v1/admin/projections", audience: .admin),
+                Route(method: .get, path: "/v1/admin/webhooks", audience: .admin),
                 Route(method: .post, path: "/v1/admin/projections/rebuild", audience: .admin),
             ]
             for route in routes {

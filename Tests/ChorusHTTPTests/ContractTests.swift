@@ -153,6 +153,8 @@ struct ContractTests {
                     .post, "/v1/auth/password-reset/confirm", json: ["token": "x.y.z", "newPassword": "whatever1"]))
             expect(.get, "/health", try await api.call(.get, "/health"))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: "admin"))
+            expect(.get, "/v1/admin/webhooks", try await api.call(.get, "/v1/admin/webhooks", token: "admin"))
+            expect(.get, "/v1/admin/webhooks", try await api.call(.get, "/v1/admin/webhooks", token: ana.token))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: ana.token))
             expect(
                 .post, "/v1/admin/projections/rebuild",
@@ -185,7 +187,7 @@ struct ContractTests {
                 "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}", "/v1/feed/home", "/v1/feed/following",
                 "/v1/notifications", "/v1/messages",
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/live", "/health", "/metrics",
-                "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild",
+                "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild", "/v1/admin/webhooks",
             ]
             #expect(Set(served).subtracting(paths).isEmpty)
             #expect(paths.subtracting(served).isEmpty, "documented but not served: \(paths.subtracting(served))")

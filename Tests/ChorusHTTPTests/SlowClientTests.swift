@@ -125,14 +125,17 @@ struct SlowClientTests {
             }
             // Its heartbeats keep coming well past the idle timeout: a stream cut off would fail the read.
             let opened = ContinuousClock.now
-            let heartbeats = try await offPool {
+            let late = try await offPool {
                 var count = 0
                 while ContinuousClock.now - opened < .seconds(2.5) {
-                    if try stream.nextBlock().contains("heartbeat") { count += 1 }
+                    // Counted once the idle timeout is well past: how many came matters less than that they came.
+                    if try stream.nextBlock().contains("heartbeat"), ContinuousClock.now - opened > .seconds(1.5) {
+                        count += 1
+                    }
                 }
                 return count
             }
-            #expect(heartbeats >= 5, "\(heartbeats) heartbeats in 2.5 s")
+            #expect(late >= 1, "\(late) heartbeats after the idle timeout")
         }
     }
 }

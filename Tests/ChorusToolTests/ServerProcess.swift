@@ -89,7 +89,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
-    private static func freePort() throws -> Int {
+    static func freePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()

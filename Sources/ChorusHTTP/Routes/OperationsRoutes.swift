@@ -8,6 +8,25 @@ import Hummingbird
 struct OperationsRoutes {
     let endpoints: Endpoints
     let adminToken: String?
+    /// Nil when no webhooks are configured.
+    let webhooks: WebhookOutbox?
+
+    /// `GET /v1/admin/webhooks`.
+    struct WebhookStatus: JSONWritable {
+        let enabled: Bool
+        let status: WebhookOutbox.Status
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("enabled", enabled)
+                $0.field("delivered", status.delivered)
+                $0.field("pending", status.pending)
+                $0.field("failing", status.failing)
+                $0.field("abandoned", status.abandoned)
+                $0.field("lastError", status.lastError)
+            }
+        }
+    }
 
     struct ProjectionStatus: JSONWritable {
         let name: String
@@ -143,6 +162,14 @@ struct OperationsRoutes {
         let admin = router.group("v1/admin").add(middleware: AdminMiddleware(adminToken: adminToken, backend: backend))
         admin.get("projections") { _, _ in
             Endpoints.json(.ok, JSONWriter.encode(Self.status(of: backend)), position: backend.projections.position)
+        }
+        admin.get("webhooks") { [webhooks] _, _ in
+            let status =
+                try webhooks?.status()
+                ?? WebhookOutbox.Status(delivered: 0, pending: 0, failing: 0, abandoned: 0, lastError: nil)
+            return Endpoints.json(
+                .ok, JSONWriter.encode(WebhookStatus(enabled: webhooks != nil, status: status)),
+                position: backend.projections.position)
         }
         admin.post("projections/rebuild") { _, _ in
             backend.readModels.requestRebuild()

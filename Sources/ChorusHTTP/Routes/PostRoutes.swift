@@ -64,8 +64,7 @@ struct PostRoutes {
             return try await Self.inPath(post) {
                 try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
                     view, _, json in
-                    try UserRoutes.require(
-                        view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+                    try Self.stillThere(view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) })
                 }
             }
         }
@@ -128,10 +127,18 @@ struct PostRoutes {
         let command: Command = liked ? .like(user: caller.user, post: post) : .unlike(user: caller.user, post: post)
         return try await Self.inPath(post) {
             try await endpoints.write(request, context: context, command: command) { view, _ in
-                let found = try UserRoutes.require(view.post(post, viewer: caller.user), "post")
+                let found = try Self.stillThere(view.post(post, viewer: caller.user))
                 return LikeJSON(liked: found.hasLiked, likes: found.likes)
             }
         }
+    }
+
+    /// The post a write on it answers with. The write was decided on a standing post, so a post not there any more
+    /// was deleted since (the answer reads a snapshot at the write's position or later): 410, as the next write on it
+    /// would be.
+    private static func stillThere<T>(_ found: T?) throws -> T {
+        guard let found else { throw APIError(DomainError(.gone, "the post was deleted")) }
+        return found
     }
 
     /// Runs a write on the post its path names: a post that is not there is that path's 404, not a 422 of the body.

@@ -30,6 +30,8 @@ public struct ServerConfiguration: Sendable {
     public var consistencyTimeout: Duration = .seconds(5)
     /// How often an idle live stream gets a comment line (openapi.yaml: 15 s).
     public var heartbeat: Duration = .seconds(15)
+    /// Where signed webhooks go; nil sends none (and keeps no outbox).
+    public var webhooks: WebhookConfiguration?
 
     public init() {}
 
@@ -57,15 +59,16 @@ public struct RateLimits: Sendable {
 public enum ChorusServer {
     public static func makeApplication(
         backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger
-    ) -> some ApplicationProtocol {
-        Application(
-            router: makeRouter(backend: backend, configuration: configuration),
+    ) throws -> some ApplicationProtocol {
+        let webhooks = try Webhooks(backend: backend, configuration: configuration, logger: logger)
+        return Application(
+            router: makeRouter(backend: backend, configuration: configuration, webhooks: webhooks?.outbox),
             server: serverBuilder(configuration),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
-            // drains its requests first, then the backend's, last to first.
-            services: backend.services,
+            // drains its requests first, then the webhooks stop, then the backend's services, last to first.
+            services: backend.services + (webhooks.map { [$0.service] } ?? []),
             logger: logger)
     }
 
@@ -75,9 +78,16 @@ public enum ChorusServer {
             idleTimeout: configuration.idleTimeout, requestTimeout: configuration.requestTimeout)
     }
 
+    /// The routes alone, for an application of one's own: webhooks are sent only by ``makeApplication``'s.
     public static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration) -> Router<
         ChorusRequestContext
     > {
+        makeRouter(backend: backend, configuration: configuration, webhooks: nil)
+    }
+
+    static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration, webhooks: WebhookOutbox?)
+        -> Router<ChorusRequestContext>
+    {
         let endpoints = Endpoints(
             backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL),
             consistencyTimeout: configuration.consistencyTimeout)
@@ -88,7 +98,7 @@ public enum ChorusServer {
         router.add(middleware: ErrorMiddleware())
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
-        OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken).add(to: router)
+        OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken, webhooks: webhooks).add(to: router)
         AuthRoutes(endpoints: endpoints, limits: configuration.rateLimits.map(AuthRoutes.Limits.init)).addOpen(
             to: router)
         MediaRoutes(endpoints: endpoints).addOpen(to: router)
@@ -103,5 +113,21 @@ public enum ChorusServer {
         MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
         LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat).add(to: signedIn)
         return router
+    }
+}
+
+/// The outbox and its sender, when webhooks are configured (never for a read-only server, which appends nothing).
+struct Webhooks {
+    let outbox: WebhookOutbox
+    let service: WebhookService
+
+    init?(backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger) throws {
+        guard let webhooks = configuration.webhooks, !configuration.readOnly else { return nil }
+        outbox = try WebhookOutbox(directory: backend.data.webhooks, startingAt: backend.log.head)
+        service = WebhookService(
+            backend: backend, outbox: outbox,
+            events: WebhookEvents(
+                renderer: ObjectRenderer(publicBaseURL: configuration.baseURL), tokens: backend.tokens),
+            configuration: webhooks, logger: logger)
     }
 }

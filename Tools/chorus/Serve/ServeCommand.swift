@@ -14,6 +14,15 @@ struct ServeCommand: AsyncParsableCommand {
             Each setting comes from its flag, else its environment variable, else its default. The admin token comes \
             from CHORUS_ADMIN_TOKEN only (a flag would show in the process list); without it no admin route opens. \
             SIGTERM or SIGINT stop taking connections, finish the requests and commits in flight, then exit.
+
+            Webhooks: with CHORUS_WEBHOOK_URL (an http or https URL) and CHORUS_WEBHOOK_SECRET (whsec_ and the \
+            base64 of at least 16 bytes), every notification, message to a user, and password reset is POSTed \
+            there as a Standard Webhooks request (webhook-id, webhook-timestamp, webhook-signature), from a durable \
+            outbox in the data directory: at least once, in log order per recipient, retried with exponential \
+            backoff (CHORUS_WEBHOOK_RETRY_DELAY_MS, default 1000, doubling up to CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS, \
+            default an hour) for 24 hours, across \
+            restarts. CHORUS_WEBHOOK_TIMEOUT_MS (default 10000) bounds each attempt. The outbox starts with what \
+            happens after webhooks are first configured. GET /v1/admin/webhooks shows how delivery goes.
             """
     )
 
@@ -103,7 +112,9 @@ struct ServeCommand: AsyncParsableCommand {
                 "data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
                 "position": "\(backend.log.head)", "mode": "\(readOnly ? "read-only" : "read-write")",
             ])
-        let application = ChorusServer.makeApplication(backend: backend, configuration: settings, logger: logger)
+        settings.webhooks = try Self.webhooks(environment)
+        let application = try ChorusServer.makeApplication(
+            backend: backend, configuration: settings, logger: logger)
         try await application.runService()
         logger.info("stopped")
     }
@@ -119,6 +130,30 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info(
             "demo data written; every demo user's password is 'password'",
             metadata: ["events": "\(summary.events)", "users": "\(summary.users)", "e-mail": "user0@demo.chorus"])
+    }
+
+    /// The webhook settings of the environment; nil without `CHORUS_WEBHOOK_URL`.
+    private static func webhooks(_ environment: [String: String]) throws -> WebhookConfiguration? {
+        guard let url = environment["CHORUS_WEBHOOK_URL"], !url.isEmpty else { return nil }
+        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
+            parsed.host != nil
+        else { throw ValidationError("CHORUS_WEBHOOK_URL must be an http or https URL, not \(url)") }
+        guard let secret = environment["CHORUS_WEBHOOK_SECRET"], let signer = WebhookSigner(secret: secret) else {
+            throw ValidationError(
+                "CHORUS_WEBHOOK_URL needs CHORUS_WEBHOOK_SECRET: whsec_ and the base64 of at least 16 random bytes")
+        }
+        var configuration = WebhookConfiguration(url: url, signer: signer)
+        func milliseconds(_ name: String) throws -> Duration? {
+            guard let text = environment[name] else { return nil }
+            guard let value = Int64(text), value > 0 else {
+                throw ValidationError("\(name) must be a positive number of milliseconds, not \(text)")
+            }
+            return .milliseconds(value)
+        }
+        if let delay = try milliseconds("CHORUS_WEBHOOK_RETRY_DELAY_MS") { configuration.retryDelay = delay }
+        if let delay = try milliseconds("CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS") { configuration.maximumRetryDelay = delay }
+        if let timeout = try milliseconds("CHORUS_WEBHOOK_TIMEOUT_MS") { configuration.timeout = timeout }
+        return configuration
     }
 
     private static func port(_ text: String) throws -> Int {

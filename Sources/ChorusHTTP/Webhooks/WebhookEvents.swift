@@ -1,0 +1,83 @@
+import ChorusDomain
+import ChorusLog
+import ChorusProjections
+
+/// Which events make which webhooks, and their bodies: `{"type", "timestamp", "data"}` as Standard Webhooks lays a
+/// payload out, `data` holding the same objects the API answers with, rendered from the read models as they are when
+/// the outbox takes the event in (at its position or later, as a live stream renders it).
+///
+/// - `notification.created`, `{recipient, notification}`: a like, a comment or a follow notified someone
+/// - `message.created`, `{recipient, message}`: a message to the recipient
+/// - `password_reset.requested`, `{userId, email, token, expiresAt}`
+struct WebhookEvents: Sendable {
+    let renderer: ObjectRenderer
+    let tokens: SessionTokens
+
+    /// The webhooks `recorded` makes, in the order they are sent.
+    func webhooks(of recorded: RecordedEvent, in view: borrowing ReadView) throws -> [WebhookOutbox.Webhook] {
+        let position = recorded.position
+        func webhook(_ type: String, to recipient: UserID, _ data: (inout JSONWriter) -> Void) -> WebhookOutbox.Webhook
+        {
+            var json = JSONWriter()
+            json.object { body in
+                body.field("type", type)
+                body.field("timestamp", recorded.recordedAt)
+                body.field("data") { data(&$0) }
+            }
+            return WebhookOutbox.Webhook(
+                id: "msg_\(position.rawValue)_\(type)", type: type, recipient: recipient.rawValue, body: json.bytes)
+        }
+        func notification(to recipient: UserID?) throws -> [WebhookOutbox.Webhook] {
+            guard let recipient,
+                case .notification(let made)? = try view.liveChanges(
+                    of: recorded, for: recipient, on: [.notifications]
+                ).first
+            else { return [] }
+            return [
+                webhook("notification.created", to: recipient) { data in
+                    data.object {
+                        $0.field("recipient", recipient.rawValue)
+                        $0.field("notification", renderer.notification(made))
+                    }
+                }
+            ]
+        }
+        switch try DomainEvent(decoding: recorded) {
+        case .liked(let event):
+            return try notification(to: event.postAuthor)
+        case .commentAdded(let event):
+            return try notification(to: event.postAuthor)
+        case .followed(let event):
+            return try notification(to: event.followee)
+        case .messageSent(let event):
+            guard
+                case .message(let message)? = try view.liveChanges(
+                    of: recorded, for: event.to, on: [.conversation(event.from)]
+                ).first
+            else { return [] }
+            return [
+                webhook("message.created", to: event.to) { data in
+                    data.object {
+                        $0.field("recipient", event.to.rawValue)
+                        $0.field("message", renderer.message(message))
+                    }
+                }
+            ]
+        case .passwordResetRequested(let event):
+            guard let email = try view.profile(event.user, viewer: event.user)?.email else { return [] }
+            let token = tokens.resetToken(user: event.user, reset: event.reset)
+            return [
+                webhook("password_reset.requested", to: event.user) { data in
+                    data.object {
+                        $0.field("userId", event.user.rawValue)
+                        $0.field("email", email)
+                        $0.field("token", token)
+                        $0.field("expiresAt", event.expiresAt)
+                    }
+                }
+            ]
+        default:
+            return []
+        }
+    }
+}

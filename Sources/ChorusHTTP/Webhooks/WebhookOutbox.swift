@@ -1,0 +1,216 @@
+import ChorusDomain
+import ChorusLog
+import ChorusStorage
+import Foundation
+
+/// The durable outbox of webhooks: a store of its own in the data directory (`webhooks/`) that follows the log with a
+/// checkpoint of its own, the way a read model does. Following the log, it adds the webhooks each event makes, and the
+/// checkpoint, in one durable write; delivering, it takes them out once a 2xx came back, or once they have failed for
+/// the whole retry window.
+///
+/// Tables:
+/// - `checkpoint`: `position` → the last log position whose webhooks are in (u64 big-endian)
+/// - `pending`: recipient, NUL, sequence (the position and the webhook's place among that position's, u64
+///   big-endian) → ``Pending``: so each recipient's webhooks are in log order, and the first of each is the one due
+/// - `stats`: `delivered` and `abandoned` (u64 big-endian), `last-error` (UTF-8)
+final class WebhookOutbox: Sendable {
+    /// One webhook to send.
+    struct Webhook: Sendable, Equatable {
+        /// `webhook-id`: stable across retries.
+        let id: String
+        let type: String
+        /// Whom it is about: its order is kept per recipient.
+        let recipient: String
+        let body: [UInt8]
+    }
+
+    /// A webhook waiting, with how its delivery went so far.
+    struct Pending: Sendable, Equatable {
+        var webhook: Webhook
+        /// Milliseconds since 1970; 0 before the first attempt.
+        var firstAttemptAt: Int64 = 0
+        var attempts: Int64 = 0
+        var nextAttemptAt: Int64 = 0
+        var lastError: String?
+    }
+
+    /// What `GET /v1/admin/webhooks` shows.
+    struct Status: Sendable, Equatable {
+        var delivered: UInt64
+        var pending: Int
+        /// Pending webhooks whose last attempt failed.
+        var failing: Int
+        /// Given up on after the retry window.
+        var abandoned: UInt64
+        var lastError: String?
+    }
+
+    private static let checkpointKey = Array("position".utf8)
+    private static let deliveredKey = Array("delivered".utf8)
+    private static let abandonedKey = Array("abandoned".utf8)
+    private static let lastErrorKey = Array("last-error".utf8)
+
+    private let store: KeyValueStore
+    private let checkpointTable: StoreTable
+    private let pendingTable: StoreTable
+    private let statsTable: StoreTable
+
+    /// Opens (creating if needed) the outbox in `directory`. A new one starts at `startingAt`: webhooks are for what
+    /// happens from when they are configured on, not for the history before.
+    init(directory: String, startingAt head: LogPosition) throws {
+        store = try KeyValueStore(directory: directory, tables: ["checkpoint", "pending", "stats"])
+        checkpointTable = store.table("checkpoint")
+        pendingTable = store.table("pending")
+        statsTable = store.table("stats")
+        try store.write { transaction in
+            if try transaction.position(Self.checkpointKey, in: checkpointTable) == nil {
+                try transaction.put(ProjectionValue.position(head), for: Self.checkpointKey, in: checkpointTable)
+            }
+        }
+    }
+
+    func close() { store.close() }
+
+    /// The last log position whose webhooks are in.
+    var checkpoint: LogPosition {
+        get throws { try store.read { try $0.position(Self.checkpointKey, in: checkpointTable) } ?? .start }
+    }
+
+    /// Adds the webhooks of the events through `position`, each under its place (position, index among that
+    /// position's), and moves the checkpoint, in one durable write.
+    func add(_ webhooks: [(position: LogPosition, index: Int, webhook: Webhook)], through position: LogPosition) throws
+    {
+        try store.write { transaction in
+            for entry in webhooks {
+                let sequence = entry.position.rawValue << 8 | UInt64(min(entry.index, 255))
+                let key = Array(entry.webhook.recipient.utf8) + [0] + ProjectionValue.position(LogPosition(sequence))
+                try transaction.put(Pending(webhook: entry.webhook).encoded(), for: key, in: pendingTable)
+            }
+            try transaction.put(ProjectionValue.position(position), for: Self.checkpointKey, in: checkpointTable)
+        }
+    }
+
+    /// The first pending webhook of each recipient whose next attempt is due at `now`, with its key.
+    func due(at now: Int64) throws -> [(key: [UInt8], pending: Pending)] {
+        try store.read { transaction in
+            var due: [(key: [UInt8], pending: Pending)] = []
+            var recipient: [UInt8]?
+            try transaction.scan(pendingTable) { key, value in
+                let owner = Array(key[..<(key.count - 8)])
+                guard owner != recipient else { return true }
+                recipient = owner
+                let pending = try Pending(decoding: Array(value))
+                if pending.nextAttemptAt <= now { due.append((Array(key), pending)) }
+                return true
+            }
+            return due
+        }
+    }
+
+    /// Milliseconds until the earliest next attempt, if anything is pending.
+    func earliestAttempt() throws -> Int64? {
+        try store.read { transaction in
+            var earliest: Int64?
+            try transaction.scan(pendingTable) { _, value in
+                let next = try Pending(decoding: Array(value)).nextAttemptAt
+                earliest = min(earliest ?? next, next)
+                return true
+            }
+            return earliest
+        }
+    }
+
+    /// A 2xx came back: the webhook is never sent again.
+    func delivered(_ key: [UInt8]) throws {
+        try store.write { transaction in
+            try transaction.delete(key, in: pendingTable)
+            try Self.count(Self.deliveredKey, in: statsTable, transaction)
+        }
+    }
+
+    /// The attempt failed: try again after `retryAt`, unless the retry window is over (then it is given up on).
+    func failed(_ key: [UInt8], _ pending: Pending, error: String, at now: Int64, retryAt: Int64?) throws {
+        try store.write { transaction in
+            try transaction.put(Array(error.utf8), for: Self.lastErrorKey, in: statsTable)
+            guard let retryAt else {
+                try transaction.delete(key, in: pendingTable)
+                try Self.count(Self.abandonedKey, in: statsTable, transaction)
+                return
+            }
+            var next = pending
+            if next.firstAttemptAt == 0 { next.firstAttemptAt = now }
+            next.attempts += 1
+            next.nextAttemptAt = retryAt
+            next.lastError = error
+            try transaction.put(next.encoded(), for: key, in: pendingTable)
+        }
+    }
+
+    func status() throws -> Status {
+        try store.read { transaction in
+            var pending = 0
+            var failing = 0
+            try transaction.scan(pendingTable) { _, value in
+                pending += 1
+                if try Pending(decoding: Array(value)).attempts > 0 { failing += 1 }
+                return true
+            }
+            let lastError = try transaction.value(for: Self.lastErrorKey, in: statsTable).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            return Status(
+                delivered: try transaction.position(Self.deliveredKey, in: statsTable)?.rawValue ?? 0,
+                pending: pending, failing: failing,
+                abandoned: try transaction.position(Self.abandonedKey, in: statsTable)?.rawValue ?? 0,
+                lastError: lastError)
+        }
+    }
+
+    private static func count(_ key: [UInt8], in table: StoreTable, _ transaction: StoreTransaction) throws {
+        let count = try transaction.position(key, in: table)?.rawValue ?? 0
+        try transaction.put(ProjectionValue.position(LogPosition(count + 1)), for: key, in: table)
+    }
+}
+
+extension WebhookOutbox.Pending {
+    func encoded() -> [UInt8] {
+        var writer = PayloadWriter()
+        writer.write(webhook.id)
+        writer.write(webhook.type)
+        writer.write(webhook.recipient)
+        writer.write(String(decoding: webhook.body, as: UTF8.self))
+        writer.write(firstAttemptAt)
+        writer.write(attempts)
+        writer.write(nextAttemptAt)
+        writer.write(lastError)
+        return writer.bytes
+    }
+
+    init(decoding bytes: [UInt8]) throws {
+        var reader = PayloadReader(bytes)
+        webhook = WebhookOutbox.Webhook(
+            id: try reader.readString(), type: try reader.readString(), recipient: try reader.readString(),
+            body: Array(try reader.readString().utf8))
+        firstAttemptAt = try reader.readInt64()
+        attempts = try reader.readInt64()
+        nextAttemptAt = try reader.readInt64()
+        lastError = try reader.readOptionalString()
+        try reader.finish()
+    }
+}
+
+/// Positions and counts stored as 8 big-endian bytes.
+private enum ProjectionValue {
+    static func position(_ position: LogPosition) -> [UInt8] {
+        withUnsafeBytes(of: position.rawValue.bigEndian, Array.init)
+    }
+}
+
+extension StoreTransaction {
+    fileprivate func position(_ key: [UInt8], in table: StoreTable) throws -> LogPosition? {
+        try withValue(for: key, in: table) { value in
+            guard let value, value.count == 8 else { return nil }
+            return LogPosition(UInt64(bigEndian: value.loadUnaligned(as: UInt64.self)))
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import ChorusTestSupport
+import Foundation
+import Testing
+
+@Suite("Webhooks")
+struct WebhookDeliveryTests {
+    static let secret = "whsec_" + Data((0..<32).map { UInt8($0 * 7 % 251) }).base64EncodedString()
+
+    @Test(
+        "a receiver down, then slow, then failing, then well, with SIGKILLs between: every webhook arrives, signed, in order per recipient, and none acknowledged is sent again"
+    )
+    func deliveryThroughFailures() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            let receiver = WebhookReceiver(port: try ServerProcess.freePort(), mode: .status(200))
+            let environment = [
+                "CHORUS_WEBHOOK_URL": "http://127.0.0.1:\(receiver.port)/hook", "CHORUS_WEBHOOK_SECRET": Self.secret,
+                "CHORUS_WEBHOOK_RETRY_DELAY_MS": "100", "CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS": "800",
+                "CHORUS_WEBHOOK_TIMEOUT_MS": "400",
+                "CHORUS_ADMIN_TOKEN": "admin",
+            ]
+            var server = try await ServerProcess(data: data, environment: environment)
+            func register(_ name: String) async throws -> (id: String, token: String, email: String) {
+                let email = "\(name.lowercased())@example.com"
+                let answer = try await server.call(
+                    "POST", "/v1/auth/register", json: ["email": email, "password": "secret-password", "name": name])
+                return (
+                    try #require((answer.json["user"] as? [String: Any])?["id"] as? String),
+                    try #require(answer.json["token"] as? String), email
+                )
+            }
+            let ana = try await register("Ana")
+            let bo = try await register("Bo")
+            var expected: [String: Int] = [:]
+            /// Writes that each make one webhook: a follow of Ana (a notification), a message to her, a reset.
+            func writeRound(_ round: Int) async throws {
+                let follow = try await server.call("PUT", "/v1/users/\(ana.id)/follow", token: bo.token)
+                #expect(follow.status == 200)
+                _ = try await server.call("DELETE", "/v1/users/\(ana.id)/follow", token: bo.token)
+                let message = try await server.call(
+                    "POST", "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "round \(round)"])
+                #expect(message.status == 201)
+                let reset = try await server.call("POST", "/v1/auth/password-reset", json: ["email": bo.email])
+                #expect(reset.status == 202)
+                expected["notification.created", default: 0] += 1
+                expected["message.created", default: 0] += 1
+                expected["password_reset.requested", default: 0] += 1
+            }
+
+            // Down: nothing listens; the sends fail and wait to be tried again.
+            try await writeRound(0)
+            try await Task.sleep(for: .milliseconds(600))
+            let failing = try await server.call("GET", "/v1/admin/webhooks", token: "admin")
+            #expect(failing.json["enabled"] as? Bool == true)
+            #expect(failing.json["failing"] as? Int ?? 0 > 0, "\(failing.json)")
+            #expect(failing.json["lastError"] is String)
+            kill(server.process.processIdentifier, SIGKILL)
+            _ = await server.exited()
+
+            // Slow: the answers come after the sender gave up waiting.
+            receiver.set(.slow(.milliseconds(900)))
+            try await receiver.start()
+            server = try await ServerProcess(data: data, environment: environment)
+            try await writeRound(1)
+            try await receiver.waitForRequests(moreThan: 0)
+            try await Task.sleep(for: .milliseconds(500))
+            kill(server.process.processIdentifier, SIGKILL)
+            _ = await server.exited()
+
+            // Failing: 500 each time.
+            receiver.set(.status(500))
+            server = try await ServerProcess(data: data, environment: environment)
+            let slowRequests = receiver.received.count
+            try await writeRound(2)
+            try await receiver.waitForRequests(moreThan: slowRequests)
+            kill(server.process.processIdentifier, SIGKILL)
+            _ = await server.exited()
+
+            // Well again: everything goes out.
+            receiver.set(.status(200))
+            server = try await ServerProcess(data: data, environment: environment)
+            try await writeRound(3)
+            let total = expected.values.reduce(0, +)
+            var status: [String: Any] = [:]
+            for _ in 0..<600 {
+                status = try await server.call("GET", "/v1/admin/webhooks", token: "admin").json
+                if status["pending"] as? Int == 0, status["delivered"] as? Int == total { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(status["pending"] as? Int == 0 && status["delivered"] as? Int == total, "\(status)")
+            // Killed once more with nothing pending, and started again: nothing is sent twice.
+            kill(server.process.processIdentifier, SIGKILL)
+            _ = await server.exited()
+            let before = receiver.received.count
+            server = try await ServerProcess(data: data, environment: environment)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(receiver.received.count == before, "nothing more to send after a restart")
+            #expect(await server.stop() == 0)
+            await receiver.stop()
+
+            let received = receiver.received
+            #expect(received.allSatisfy { WebhookReceiver.verifies($0, secret: Self.secret) }, "every signature")
+            #expect(received.contains { !$0.acknowledged }, "some attempts failed and were tried again")
+            // Every webhook was acknowledged once, and never sent again after that.
+            var acknowledgedAt: [String: Int] = [:]
+            for (index, request) in received.enumerated() {
+                if let first = acknowledgedAt[request.id] {
+                    Issue.record("\(request.id) was sent again (request \(index)) after its 2xx (request \(first))")
+                }
+                if request.acknowledged { acknowledgedAt[request.id] = index }
+            }
+            let types = Dictionary(
+                grouping: Set(acknowledgedAt.keys).map { id in
+                    String(id.split(separator: "_", maxSplits: 2).last ?? "")
+                }, by: { $0 }
+            ).mapValues(\.count)
+            #expect(types == expected)
+            // In log order per recipient: the ids carry their position.
+            var recipients: [String: [UInt64]] = [:]
+            for request in received where request.acknowledged {
+                let object = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
+                let payload = try #require(object["data"] as? [String: Any])
+                let recipient = (payload["recipient"] ?? payload["userId"]) as? String ?? ""
+                recipients[recipient, default: []].append(UInt64(request.id.split(separator: "_")[1]) ?? 0)
+                #expect(object["type"] as? String != nil && object["timestamp"] is String)
+            }
+            for (recipient, positions) in recipients {
+                #expect(positions == positions.sorted(), "in log order for \(recipient)")
+            }
+            #expect(Set(recipients.keys) == [ana.id, bo.id])
+            // The reset webhook carries a token that sets a new password.
+            let reset = try #require(
+                received.first { $0.acknowledged && $0.id.hasSuffix("password_reset.requested") })
+            let resetData = try #require(
+                (try JSONSerialization.jsonObject(with: Data(reset.body)) as? [String: Any])?["data"] as? [String: Any])
+            #expect(resetData["email"] as? String == bo.email && resetData["userId"] as? String == bo.id)
+            server = try await ServerProcess(data: data)
+            let confirm = try await server.call(
+                "POST", "/v1/auth/password-reset/confirm",
+                json: ["token": try #require(resetData["token"] as? String), "newPassword": "from the e-mail"])
+            #expect(confirm.status == 204)
+            #expect(await server.stop() == 0)
+        }
+    }
+}

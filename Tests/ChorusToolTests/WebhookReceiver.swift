@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Synchronization
+import Testing
+
+/// A webhook receiver on loopback for the tests: it answers as its mode says, and keeps every request it got.
+final class WebhookReceiver: Sendable {
+    enum Mode: Sendable {
+        /// Answers 200 after a delay longer than the sender waits.
+        case slow(Duration)
+        case status(Int)
+    }
+
+    struct Received: Sendable {
+        let id: String
+        let timestamp: String
+        let signature: String
+        let body: [UInt8]
+        /// What it was answered, and whether the answer was a prompt 2xx (the sender saw it).
+        let acknowledged: Bool
+    }
+
+    let port: Int
+    private let mode: Mutex<Mode>
+    private let log = Mutex<[Received]>([])
+    private let task = Mutex<Task<Void, any Error>?>(nil)
+
+    init(port: Int, mode: Mode) {
+        self.port = port
+        self.mode = Mutex(mode)
+    }
+
+    var received: [Received] { log.withLock { $0 } }
+
+    func set(_ mode: Mode) { self.mode.withLock { $0 = mode } }
+
+    /// Returns once more than `count` requests came; fails after 30 s.
+    func waitForRequests(moreThan count: Int) async throws {
+        for _ in 0..<300 {
+            if received.count > count { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("no request past \(count) came within 30 s")
+    }
+
+    /// Starts listening; until then connections are refused (the receiver is down).
+    func start() async throws {
+        let router = Router()
+        router.post("/hook") { [self] request, _ -> Response in
+            let body = try await request.body.collect(upTo: 1 << 20)
+            let current = mode.withLock { $0 }
+            var acknowledged = false
+            var status = HTTPResponse.Status.ok
+            switch current {
+            case .slow(let delay):
+                try await Task.sleep(for: delay)
+            case .status(let code):
+                status = HTTPResponse.Status(code: code)
+                acknowledged = (200..<300).contains(code)
+            }
+            let headers = request.headers
+            log.withLock {
+                $0.append(
+                    Received(
+                        id: headers[HTTPField.Name("webhook-id")!] ?? "",
+                        timestamp: headers[HTTPField.Name("webhook-timestamp")!] ?? "",
+                        signature: headers[HTTPField.Name("webhook-signature")!] ?? "",
+                        body: Array(body.readableBytesView), acknowledged: acknowledged))
+            }
+            return Response(status: status)
+        }
+        let application = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
+        task.withLock { $0 = Task { try await application.runService() } }
+        for _ in 0..<100 {
+            if (try? connectToLoopback(port)) == true { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    func stop() async {
+        let running = task.withLock { $0 }
+        running?.cancel()
+        _ = try? await running?.value
+    }
+
+    /// Whether `received`'s signature is the Standard Webhooks one under `secret` (`whsec_…`).
+    static func verifies(_ received: Received, secret: String) -> Bool {
+        guard let key = Data(base64Encoded: String(secret.dropFirst(6))) else { return false }
+        var mac = HMAC<SHA256>(key: SymmetricKey(data: key))
+        mac.update(data: Array("\(received.id).\(received.timestamp).".utf8))
+        mac.update(data: received.body)
+        return received.signature == "v1," + Data(mac.finalize()).base64EncodedString()
+    }
+}
+
+/// Whether something listens on the loopback port.
+private func connectToLoopback(_ port: Int) throws -> Bool {
+    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(descriptor) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    return withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+        }
+    }
+}
