@@ -55,7 +55,8 @@ struct FollowingFeeds: DerivedReadModel {
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
-            .messageSent, .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested:
+            .messageSent, .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked,
+            .unblocked, .muted, .unmuted:
             break
         }
     }
@@ -124,7 +125,7 @@ extension ReadView {
             guard let id = try postID(at: position) else {
                 throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
             }
-            guard let post = try postInPlace(at: id, viewer: user) else { return false }
+            guard let post = try postInPlace(at: id, viewer: user, muting: true) else { return false }
             try each(post.lent())
             return true
         }

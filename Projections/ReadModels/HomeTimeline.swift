@@ -40,7 +40,7 @@ extension ReadView {
     {
         try transaction.forEachInPage(models.homeTimeline.home, prefix: [], order: .newestFirst, request: page) {
             _, value in
-            guard let post = try postInPlace(at: value, viewer: viewer) else { return false }
+            guard let post = try postInPlace(at: value, viewer: viewer, muting: true) else { return false }
             try each(post.lent())
             return true
         }

@@ -81,7 +81,7 @@ struct Notifications: ReadModel {
         case .commentDeleted(let event):
             try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded,
-            .passwordChanged, .passwordResetRequested:
+            .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
             break
         }
     }
@@ -149,14 +149,16 @@ extension ReadView {
         var key = ProjectionKey(user)
         key.append(position)
         return try transaction.withValue(for: key.bytes, in: models.notifications.notifications) { value in
-            try value.map { try notification(of: user, at: position, record: $0) }
+            try value.flatMap { try notification(of: user, at: position, record: $0) }
         }
     }
 
     private func notification(of user: UserID, at position: LogPosition, record value: UnsafeRawBufferPointer) throws
-        -> Notification
+        -> Notification?
     {
         let record = try NotificationRecord(decoding: Array(value))
+        // What a blocked or muted user did notifies no one who hid them.
+        guard try !hides(record.actor, from: user, muting: true) else { return nil }
         let actor = try requireSummary(record.actor)
         let post = try record.post.map { id in Notification.PostPart(id: id, image: try postRecord(id)?.image) }
         var comment: Comment?

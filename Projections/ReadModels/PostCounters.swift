@@ -45,7 +45,7 @@ struct PostCounters: DerivedReadModel {
             try transaction.delete(ProjectionKey(event.post).bytes, in: counters)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .followed, .unfollowed, .messageSent,
             .sessionStarted,
-            .sessionEnded, .passwordChanged, .passwordResetRequested:
+            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
             break
         }
     }

@@ -50,7 +50,7 @@ struct ProfileCounters: DerivedReadModel {
         case .userRegistered, .profileEdited, .postEdited, .commentDeleted, .liked, .unliked, .commentAdded,
             .messageSent,
             .sessionStarted,
-            .sessionEnded, .passwordChanged, .passwordResetRequested:
+            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
             break
         }
     }

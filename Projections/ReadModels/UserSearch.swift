@@ -55,7 +55,7 @@ struct UserSearch: DerivedReadModel {
 extension ReadView {
     /// Users whose name or major contains `query` (NFC, without regard to case); a query made only of Hangul initial
     /// consonants matches names by their syllables' initials (`ㄱㅁㅅ` finds `김민수`). Exact matches come first,
-    /// then prefixes, then the rest, each by name; never the caller.
+    /// then prefixes, then the rest, each by name; never the caller, nor anyone blocked either way by the caller.
     public func searchUsers(_ query: String, caller: UserID?, page: PageRequest) throws -> Page<UserSummary> {
         let folded = SearchText.fold(query)
         guard !folded.isEmpty else { return Page(items: [], nextCursor: nil) }
@@ -63,7 +63,7 @@ extension ReadView {
         var matches: [SearchMatch] = []
         try transaction.scan(models.userSearch.entries) { key, value in
             let id = String(decoding: key, as: UTF8.self)
-            guard id != caller?.rawValue else { return true }
+            guard id != caller?.rawValue, try !hides(UserID(unchecked: id), from: caller) else { return true }
             let entry = try SearchEntry(decoding: Array(value))
             if let rank = entry.rank(for: folded, byInitials: byInitials) {
                 matches.append(SearchMatch(rank: rank, name: entry.foldedName, id: id))

@@ -15,6 +15,8 @@ public struct ReadView: ~Copyable {
     public let position: LogPosition
     /// Profiles already read in this view: a feed page names the same few authors again and again.
     let seenProfiles = ProfileMemo()
+    /// Who is hidden from whom, read once per viewer (``Blocks``).
+    let relationMemo = RelationMemo()
 
     init(transaction: StoreTransaction, models: ReadModels, position: LogPosition) {
         self.transaction = transaction

@@ -3,8 +3,8 @@ import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
-/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, post edits, unfollows, and deletions
-/// of posts and comments.
+/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, post edits, unfollows, deletions of
+/// posts and comments, blocks and mutes.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -188,6 +188,10 @@ public struct DemoWorkload: Sendable {
                 return .like(user: user, post: post)
             }
             return .deleteComment(user: author, post: commented, comment: comment)
+        case 98 where user != other:
+            // Now and then someone has had enough of someone else.
+            return Bool.random(using: &generator)
+                ? .block(blocker: user, blocked: other) : .mute(muter: user, muted: other)
         default:
             return .editProfile(
                 user: user, name: Bool.random(using: &generator) ? DemoNames.name(using: &generator) : nil,

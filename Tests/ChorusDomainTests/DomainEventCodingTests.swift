@@ -40,6 +40,10 @@ struct DomainEventCodingTests {
         .passwordResetRequested(
             PasswordResetRequested(
                 user: user, reset: .make(), expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_456))),
+        .blocked(Blocked(blocker: user, blocked: other)),
+        .unblocked(Unblocked(blocker: user, blocked: other, blockedAt: LogPosition(30))),
+        .muted(Muted(muter: other, muted: user)),
+        .unmuted(Unmuted(muter: other, muted: user, mutedAt: LogPosition(31))),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

@@ -53,6 +53,7 @@ struct AuthorizationMatrixTests {
         try await withAPI(configure: { $0.adminToken = "the-admin-token" }) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
+            let cy = try await api.register("Cy")
             let post = try await api.post(bo, "a post")
             // The user who calls each route is Ana: an edit needs a post of hers.
             let anasPost = try await api.post(ana, "Ana's post")
@@ -75,6 +76,12 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/v1/media/\(media)", audience: .anyone),
                 Route(method: .get, path: "/v1/me", audience: .user),
                 Route(method: .get, path: "/v1/me/sessions", audience: .user),
+                Route(method: .get, path: "/v1/me/blocks", audience: .user),
+                Route(method: .get, path: "/v1/me/mutes", audience: .user),
+                Route(method: .put, path: "/v1/users/\(cy.id)/mute", audience: .user),
+                Route(method: .delete, path: "/v1/users/\(cy.id)/mute", audience: .user),
+                Route(method: .put, path: "/v1/users/\(cy.id)/block", audience: .user),
+                Route(method: .delete, path: "/v1/users/\(cy.id)/block", audience: .user),
                 Route(method: .delete, path: "/v1/me/sessions/\(secondSession)", audience: .user),
                 Route(
                     method: .post, path: "/v1/me/password", audience: .user,

@@ -121,6 +121,28 @@ struct ContractTests {
                 .patch, "/v1/posts/{id}",
                 try await api.call(.patch, "/v1/posts/\(postID)", token: bo.token, json: ["text": "back"]))
             expect(.delete, deleteComment, try await api.call(.delete, commentPath, token: bo.token))
+            // Blocks and mutes.
+            let cy = try await api.register("Cy")
+            for (method, path) in [
+                (HTTPRequest.Method.put, "/v1/users/{id}/block"), (.put, "/v1/users/{id}/mute"),
+                (.delete, "/v1/users/{id}/mute"),
+            ] {
+                expect(method, path, try await api.call(method, path.replacing("{id}", with: cy.id), token: ana.token))
+            }
+            expect(.get, "/v1/me/blocks", try await api.call(.get, "/v1/me/blocks", token: ana.token))
+            expect(.get, "/v1/me/mutes", try await api.call(.get, "/v1/me/mutes", token: ana.token))
+            expect(
+                .put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(ana.id)/follow", token: cy.token))
+            expect(.get, "/v1/users/{id}", try await api.call(.get, "/v1/users/\(ana.id)", token: cy.token))
+            expect(.get, "/v1/users/{id}", try await api.call(.get, "/v1/users/\(cy.id)", token: ana.token))
+            expect(
+                .post, "/v1/messages",
+                try await api.call(.post, "/v1/messages", token: cy.token, json: ["to": ana.id, "text": "hey"]))
+            expect(
+                .delete, "/v1/users/{id}/block",
+                try await api.call(.delete, "/v1/users/\(cy.id)/block", token: ana.token))
+            expect(
+                .put, "/v1/users/{id}/block", try await api.call(.put, "/v1/users/\(ana.id)/block", token: ana.token))
             // Passwords and sessions.
             let password = "/v1/me/password"
             expect(
@@ -183,6 +205,7 @@ struct ContractTests {
                 "/v1/users/{id}",
                 "/v1/users/{id}/posts",
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",
+                "/v1/users/{id}/block", "/v1/users/{id}/mute", "/v1/me/blocks", "/v1/me/mutes",
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
                 "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}", "/v1/feed/home", "/v1/feed/following",
                 "/v1/notifications", "/v1/messages",

@@ -48,10 +48,16 @@ struct SlowClientTests {
             _ = "GET /v1/me HTTP/1.1\r\nHost: x\r\nAuthori".withCString { send(slowHead, $0, strlen($0), 0) }
 
             // Others are answered while both wait (on new connections: the test client's own may be closed as idle
-            // on a busy machine).
+            // on a busy machine). A session of its own: the shared one pools connections by host and port, and a
+            // port this test's server got may have been another finished test's before.
             var me = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/me")!)
             me.setValue("Bearer \(ana.token)", forHTTPHeaderField: "Authorization")
-            #expect((try await URLSession.shared.data(for: me).1 as? HTTPURLResponse)?.statusCode == 200)
+            let session = URLSession(configuration: .ephemeral)
+            defer { session.invalidateAndCancel() }
+            let (answer, meResponse) = try await session.data(for: me)
+            let status = (meResponse as? HTTPURLResponse)?.statusCode
+            #expect(
+                status == 200, "\(status.map(String.init) ?? "no status"): \(String(decoding: answer, as: UTF8.self))")
 
             let bodyClosed = try await offPool { Self.closedByServer(slowBody, within: 8) }
             let headClosed = try await offPool { Self.closedByServer(slowHead, within: 8) }

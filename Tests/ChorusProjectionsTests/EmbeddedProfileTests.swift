@@ -78,8 +78,8 @@ struct EmbeddedProfileTests {
         }
         for user in users {
             try view.followingFeed(of: user, page: PageRequest(limit: 100)).items.forEach(add)
-            found += try view.followers(of: user, page: PageRequest(limit: 100))?.items ?? []
-            found += try view.following(of: user, page: PageRequest(limit: 100))?.items ?? []
+            found += try view.followers(of: user, viewer: nil, page: PageRequest(limit: 100))?.items ?? []
+            found += try view.following(of: user, viewer: nil, page: PageRequest(limit: 100))?.items ?? []
             if let profile = try view.profile(user, viewer: nil) { found.append(profile.summary) }
             for notification in try view.notifications(of: user, page: PageRequest(limit: 100)).items {
                 found.append(notification.actor)

@@ -127,7 +127,7 @@ struct ReadModelTests {
             #expect(seen == posted.reversed())
             #expect(PageCursor(cursor.description) == cursor)
             #expect(PageCursor("not a cursor") == nil)
-            let followers = try app.read { try $0.followers(of: ana, page: PageRequest()) }
+            let followers = try app.read { try $0.followers(of: ana, viewer: nil, page: PageRequest()) }
             #expect(followers?.items == [] && followers?.nextCursor == nil)
         }
     }

@@ -138,7 +138,7 @@ extension ReadView {
     public func posts(
         by user: UserID, viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
-        guard try profileRecord(user) != nil else { return nil }
+        guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
         return try postPage(models.posts.userPosts, owner: user, viewer: viewer, page: page, each)
     }
 
@@ -151,7 +151,7 @@ extension ReadView {
     public func likedPosts(
         by user: UserID, viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
-        guard try profileRecord(user) != nil else { return nil }
+        guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
         return try postPage(models.posts.userLikes, owner: user, viewer: viewer, page: page, each)
     }
 
@@ -161,18 +161,27 @@ extension ReadView {
         try transaction.value(for: ProjectionKey(post).bytes, in: models.posts.posts).map(PostRecord.init(decoding:))
     }
 
-    /// The post whose id is `id`, a buffer in the snapshot (a key or value of a table), with the post it reposts.
-    func postInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?) throws -> PostInPlace? {
-        guard let (post, repostOf) = try fieldsInPlace(at: id, viewer: viewer) else { return nil }
+    /// The post whose id is `id`, a buffer in the snapshot (a key or value of a table), with the post it reposts; nil
+    /// when its author is hidden from `viewer` (blocked either way, or with `muting`, muted), and the reposted post
+    /// left out when its author is.
+    func postInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?, muting: Bool = false) throws -> PostInPlace? {
+        guard let (post, repostOf) = try fieldsInPlace(at: id, viewer: viewer, muting: muting) else { return nil }
         return PostInPlace(
-            post: post, repostOf: try repostOf.flatMap { try fieldsInPlace(at: $0, viewer: viewer)?.fields })
+            post: post,
+            repostOf: try repostOf.flatMap { try fieldsInPlace(at: $0, viewer: viewer, muting: muting)?.fields })
     }
 
-    private func fieldsInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?) throws -> (
+    private func fieldsInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?, muting: Bool) throws -> (
         fields: PostInPlace.Fields, repostOf: UnsafeRawBufferPointer?
     )? {
         guard let stored = try transaction.valueInPlace(for: id, in: models.posts.posts) else { return nil }
         let record = try PostRecord.InPlace(stored)
+        // Most viewers hide no one: then no author need be made a string.
+        if let viewer, try !relations(of: viewer).isEmpty,
+            try hides(UserID(unchecked: String(copying: record.author)), from: viewer, muting: muting)
+        {
+            return nil
+        }
         let counts = try postCountsInPlace(of: id)
         var hasLiked = false
         // Most posts have no likes, and then no one need be looked up.

@@ -87,7 +87,7 @@ struct Posts: ReadModel {
             try transaction.delete(tab.bytes, in: userLikes)
         case .userRegistered, .profileEdited, .commentAdded, .commentDeleted, .followed, .unfollowed, .messageSent,
             .sessionStarted,
-            .sessionEnded, .passwordChanged, .passwordResetRequested:
+            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
             break
         }
     }

@@ -22,6 +22,10 @@ public struct Profile: Sendable, Hashable {
     public let isMe: Bool
     /// Only for the viewer's own profile.
     public let email: String?
+    /// Whether the viewer blocked this user.
+    public let isBlocked: Bool
+    /// Whether the viewer muted this user.
+    public let isMuted: Bool
 }
 
 /// A ``UserSummary`` read in place, lent inside a ``StoredPost`` (see ``StoredText``).
@@ -89,15 +93,25 @@ extension ReadView {
         return found
     }
 
-    /// `viewer` decides `isFollowed`, `isMe` and whether the e-mail is shown.
+    /// `viewer` decides `isFollowed`, `isMe`, `isBlocked`, `isMuted` and whether the e-mail is shown; nil for a
+    /// user who blocked the viewer, as for an unknown one.
     public func profile(_ user: UserID, viewer: UserID?) throws -> Profile? {
         guard let record = try profileRecord(user) else { return nil }
         let isMe = viewer == user
+        let block = try viewer.map { try self.block(between: $0, and: user) } ?? (blocked: false, blockedBy: false)
+        guard !block.blockedBy else { return nil }
         let counts = try profileCounts(of: user)
         return Profile(
             summary: UserSummary(id: user, name: record.name, major: record.major, profileImage: record.profileImage),
             bio: record.bio, followers: counts.followers, following: counts.following, posts: counts.posts,
-            isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe, email: isMe ? record.email : nil)
+            isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe, email: isMe ? record.email : nil,
+            isBlocked: block.blocked, isMuted: try viewer.map { try hasMuted($0, user) } ?? false)
+    }
+
+    /// Whether `user` blocked `viewer`: then `user`'s profile and tabs are not there for `viewer`.
+    func isBlocked(_ viewer: UserID?, by user: UserID) throws -> Bool {
+        guard let viewer, viewer != user else { return false }
+        return try block(between: viewer, and: user).blockedBy
     }
 
     /// Whether `follower` follows `followee`.
@@ -107,14 +121,15 @@ extension ReadView {
         return try transaction.withValue(for: edge.bytes, in: models.profiles.edges) { $0 != nil }
     }
 
-    /// The followers tab, newest first; nil for an unknown user.
-    public func followers(of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
-        try userTab(models.profiles.followers, of: user, page: page)
+    /// The followers tab, newest first, without the users blocked either way by `viewer`; nil for an unknown user, or
+    /// one who blocked the viewer.
+    public func followers(of user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<UserSummary>? {
+        try userTab(models.profiles.followers, of: user, viewer: viewer, page: page)
     }
 
-    /// The following tab, newest first; nil for an unknown user.
-    public func following(of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
-        try userTab(models.profiles.following, of: user, page: page)
+    /// The following tab, as ``followers(of:viewer:page:)``.
+    public func following(of user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<UserSummary>? {
+        try userTab(models.profiles.following, of: user, viewer: viewer, page: page)
     }
 
     // MARK: Joins, for the other models' queries
@@ -149,11 +164,14 @@ extension ReadView {
         }
     }
 
-    private func userTab(_ table: StoreTable, of user: UserID, page: PageRequest) throws -> Page<UserSummary>? {
-        guard try profileRecord(user) != nil else { return nil }
+    private func userTab(_ table: StoreTable, of user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<
+        UserSummary
+    >? {
+        guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
         let prefix = ProjectionKey(user).prefix()
         return try transaction.page(table, prefix: prefix, order: .newestFirst, request: page) { key, _ in
-            try requireSummary(ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count))
+            let listed = ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count)
+            return try hides(listed, from: viewer) ? nil : try requireSummary(listed)
         }
     }
 }

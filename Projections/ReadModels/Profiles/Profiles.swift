@@ -62,7 +62,8 @@ struct Profiles: ReadModel {
             try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
         case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .commentAdded, .commentDeleted, .messageSent,
-            .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested:
+            .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
+            .unmuted:
             break
         }
     }

@@ -34,6 +34,13 @@ public enum Command: Sendable, Hashable {
     case addComment(author: UserID, post: PostID, text: String)
     /// Deletes a comment on `post`: its author may, and so may the post's author. Deleting it again changes nothing.
     case deleteComment(user: UserID, post: PostID, comment: CommentID)
+    /// Blocks `blocked` (repeats change nothing): the follows between the two end, and neither can follow, like,
+    /// comment on, repost or message the other (``DomainError/Code/blocked``).
+    case block(blocker: UserID, blocked: UserID)
+    case unblock(blocker: UserID, blocked: UserID)
+    /// Hides `muted`'s posts and notifications from `muter` (repeats change nothing).
+    case mute(muter: UserID, muted: UserID)
+    case unmute(muter: UserID, muted: UserID)
     case follow(follower: UserID, followee: UserID)
     case unfollow(follower: UserID, followee: UserID)
     case sendMessage(from: UserID, to: UserID, text: String)

@@ -26,6 +26,8 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case notFound = "not_found"
         /// The thing was there and was deleted (a write on a deleted post).
         case gone
+        /// One of the two users blocked the other.
+        case blocked
     }
 
     public let code: Code

@@ -243,6 +243,11 @@ public final class CommandExecutor: Sendable {
                 throw DomainError(.unknownPost, "no post \(post)")
             }
         }
+        /// Refuses what one user does to another when either blocked the other.
+        func refuseIfBlocked(_ user: UserID, _ other: UserID) throws {
+            guard user != other, try state.eitherBlocked(user, other, in: transaction) else { return }
+            throw DomainError(.blocked, "one of the two users blocked the other")
+        }
         /// Records the new password, revokes the open resets and ends every session but `keep`.
         func changePassword(of user: UserID, to hash: String, keeping keep: SessionID?) throws -> CommandResult {
             let change = PasswordChanged(
@@ -296,7 +301,12 @@ public final class CommandExecutor: Sendable {
             return try record(.profileEdited(event))
         case .createPost(let event):
             try requireUser(event.author)
-            if let original = event.repostOf { try requirePost(original) }
+            if let original = event.repostOf {
+                try requirePost(original)
+                if let author = try state.author(of: original, in: transaction) {
+                    try refuseIfBlocked(event.author, author)
+                }
+            }
             return try record(.postCreated(event), created: event.post.rawValue)
         case .editPost(let event):
             try requireUser(event.author)
@@ -332,6 +342,7 @@ public final class CommandExecutor: Sendable {
         case .like(let user, let post):
             try requireUser(user)
             let author = try requireStandingPost(post).author
+            try refuseIfBlocked(user, author)
             guard try !state.like(user, post, in: transaction).exists else { return unchanged }
             return try record(.liked(Liked(user: user, post: post, postAuthor: author)))
         case .unlike(let user, let post):
@@ -343,6 +354,7 @@ public final class CommandExecutor: Sendable {
         case .addComment(var event):
             try requireUser(event.author)
             event.postAuthor = try requireStandingPost(event.post).author
+            try refuseIfBlocked(event.author, event.postAuthor!)
             return try record(.commentAdded(event), created: event.comment.rawValue)
         case .deleteComment(let user, let post, let comment):
             try requireUser(user)
@@ -359,9 +371,40 @@ public final class CommandExecutor: Sendable {
                     CommentDeleted(
                         comment: comment, post: post, author: found.author, postAuthor: postAuthor,
                         commentedAt: found.commentedAt)))
+        case .block(let blocker, let blocked):
+            try requireUser(blocker)
+            try requireUser(blocked)
+            guard try !state.block(blocker, blocked, in: transaction).exists else { return unchanged }
+            // Both follows between them end with it.
+            var events = [DomainEvent.blocked(Blocked(blocker: blocker, blocked: blocked))]
+            for (follower, followee) in [(blocker, blocked), (blocked, blocker)] {
+                let follow = try state.follow(follower, followee, in: transaction)
+                guard follow.exists else { continue }
+                events.append(
+                    .unfollowed(Unfollowed(follower: follower, followee: followee, followedAt: follow.since)))
+            }
+            return try recordEach(events)
+        case .unblock(let blocker, let blocked):
+            try requireUser(blocker)
+            try requireUser(blocked)
+            let block = try state.block(blocker, blocked, in: transaction)
+            guard block.exists, let since = block.since else { return unchanged }
+            return try record(.unblocked(Unblocked(blocker: blocker, blocked: blocked, blockedAt: since)))
+        case .mute(let muter, let muted):
+            try requireUser(muter)
+            try requireUser(muted)
+            guard try !state.mute(muter, muted, in: transaction).exists else { return unchanged }
+            return try record(.muted(Muted(muter: muter, muted: muted)))
+        case .unmute(let muter, let muted):
+            try requireUser(muter)
+            try requireUser(muted)
+            let mute = try state.mute(muter, muted, in: transaction)
+            guard mute.exists, let since = mute.since else { return unchanged }
+            return try record(.unmuted(Unmuted(muter: muter, muted: muted, mutedAt: since)))
         case .follow(let follower, let followee):
             try requireUser(follower)
             try requireUser(followee)
+            try refuseIfBlocked(follower, followee)
             guard try !state.follow(follower, followee, in: transaction).exists else { return unchanged }
             return try record(.followed(Followed(follower: follower, followee: followee)))
         case .unfollow(let follower, let followee):
@@ -373,6 +416,7 @@ public final class CommandExecutor: Sendable {
         case .sendMessage(let event):
             try requireUser(event.from)
             try requireUser(event.to)
+            try refuseIfBlocked(event.from, event.to)
             return try record(.messageSent(event), created: event.message.rawValue)
         }
     }

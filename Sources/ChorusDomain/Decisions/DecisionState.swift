@@ -18,6 +18,8 @@ import ChorusLog
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
 /// - `user-sessions`: user, session → empty, for each session in `sessions`
 /// - `resets`: user, reset → expiry (ms since 1970, i64 big-endian), until a password change revokes it
+/// - `blocks`: blocker, blocked → position of the block (u64 big-endian)
+/// - `mutes`: muter, muted → position of the mute (likewise)
 /// - `format`: `version` → the format of the tables above (u32 little-endian, ``DecisionStateUpgrade``)
 public struct DecisionState: Sendable {
     let emails = StateTable("emails")
@@ -31,6 +33,8 @@ public struct DecisionState: Sendable {
     let sessions = StateTable("sessions")
     let userSessions = StateTable("user-sessions")
     let resets = StateTable("resets")
+    let blocks = StateTable("blocks")
+    let mutes = StateTable("mutes")
     let format = StateTable("format")
 
     /// The state tables the event log must be opened with (``ChorusLog/LMDBEventLog/Configuration/stateTables``).
@@ -39,13 +43,16 @@ public struct DecisionState: Sendable {
     public init() {}
 
     private var allTables: [StateTable] {
-        [emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, userSessions, resets, format]
+        [
+            emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, userSessions, resets, blocks,
+            mutes, format,
+        ]
     }
 
     /// The tables whose every entry follows from the events alone (all but `idempotency`, which records requests, and
     /// `format`).
     var derivedTables: [StateTable] {
-        [emails, users, posts, reposts, comments, follows, likes, sessions, userSessions, resets]
+        [emails, users, posts, reposts, comments, follows, likes, sessions, userSessions, resets, blocks, mutes]
     }
 
     static func key(_ parts: String...) -> [UInt8] {
@@ -178,6 +185,21 @@ public struct DecisionState: Sendable {
     /// Whether `user` likes `post`, and since which position (nil if recorded without it).
     func like(_ user: UserID, _ post: PostID, in state: some StateReader) throws -> Edge {
         try state.withValue(for: Self.key(user.rawValue, post.rawValue), in: likes, Edge.init)
+    }
+
+    /// Whether `user` blocked `other`, and since which position.
+    func block(_ user: UserID, _ other: UserID, in state: some StateReader) throws -> Edge {
+        try state.withValue(for: Self.key(user.rawValue, other.rawValue), in: blocks, Edge.init)
+    }
+
+    /// Whether either of the two users blocked the other.
+    func eitherBlocked(_ one: UserID, _ other: UserID, in state: some StateReader) throws -> Bool {
+        try block(one, other, in: state).exists || block(other, one, in: state).exists
+    }
+
+    /// Whether `user` muted `other`, and since which position.
+    func mute(_ user: UserID, _ other: UserID, in state: some StateReader) throws -> Edge {
+        try state.withValue(for: Self.key(user.rawValue, other.rawValue), in: mutes, Edge.init)
     }
 
     /// A follow or a like as the state keeps it.
@@ -326,6 +348,22 @@ public struct DecisionState: Sendable {
                 + event.revokedResets.map {
                     Change(table: resets, key: Self.key(event.user.rawValue, $0.rawValue), value: nil)
                 }
+        case .blocked(let event):
+            [
+                Change(
+                    table: blocks, key: Self.key(event.blocker.rawValue, event.blocked.rawValue),
+                    value: Edge.value(since: position))
+            ]
+        case .unblocked(let event):
+            [Change(table: blocks, key: Self.key(event.blocker.rawValue, event.blocked.rawValue), value: nil)]
+        case .muted(let event):
+            [
+                Change(
+                    table: mutes, key: Self.key(event.muter.rawValue, event.muted.rawValue),
+                    value: Edge.value(since: position))
+            ]
+        case .unmuted(let event):
+            [Change(table: mutes, key: Self.key(event.muter.rawValue, event.muted.rawValue), value: nil)]
         case .passwordResetRequested(let event):
             [
                 Change(

@@ -21,6 +21,10 @@ struct PreparedCommand: Sendable {
         case unlike(UserID, PostID)
         case addComment(CommentAdded)
         case deleteComment(UserID, PostID, CommentID)
+        case block(UserID, UserID)
+        case unblock(UserID, UserID)
+        case mute(UserID, UserID)
+        case unmute(UserID, UserID)
         case follow(UserID, UserID)
         case unfollow(UserID, UserID)
         case sendMessage(MessageSent)
@@ -172,6 +176,19 @@ extension Command {
             canonical.write(post)
             canonical.write(comment)
             (actor, decision) = (user.rawValue, .deleteComment(user, post, comment))
+        case .block(let user, let other), .unblock(let user, let other), .mute(let user, let other),
+            .unmute(let user, let other):
+            guard user != other else { throw DomainError(.invalidField, "a user cannot block or mute themselves") }
+            let (tag, chosen): (UInt8, PreparedCommand.Decision) =
+                switch self {
+                case .block: (18, .block(user, other))
+                case .unblock: (19, .unblock(user, other))
+                case .mute: (20, .mute(user, other))
+                default: (21, .unmute(user, other))
+                }
+            canonical.write(tag)
+            canonical.write(other)
+            (actor, decision) = (user.rawValue, chosen)
         case .follow(let follower, let followee):
             guard follower != followee else { throw DomainError(.selfFollow, "a user cannot follow themselves") }
             canonical.write(UInt8(7))

@@ -29,6 +29,10 @@ extension DomainEvent {
         case .sessionEnded: "SessionEnded"
         case .passwordChanged: "PasswordChanged"
         case .passwordResetRequested: "PasswordResetRequested"
+        case .blocked: "Blocked"
+        case .unblocked: "Unblocked"
+        case .muted: "Muted"
+        case .unmuted: "Unmuted"
         }
     }
 
@@ -129,6 +133,20 @@ extension DomainEvent {
             writer.write(event.user)
             writer.write(event.reset)
             writer.write(event.expiresAt.millisecondsSince1970)
+        case .blocked(let event):
+            writer.write(event.blocker)
+            writer.write(event.blocked)
+        case .unblocked(let event):
+            writer.write(event.blocker)
+            writer.write(event.blocked)
+            writer.write(event.blockedAt.rawValue)
+        case .muted(let event):
+            writer.write(event.muter)
+            writer.write(event.muted)
+        case .unmuted(let event):
+            writer.write(event.muter)
+            writer.write(event.muted)
+            writer.write(event.mutedAt.rawValue)
         }
         return NewEvent(
             type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
@@ -239,6 +257,20 @@ extension DomainEvent {
                     PasswordResetRequested(
                         user: try reader.read(UserID.self), reset: try reader.read(ResetID.self),
                         expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
+            case "Blocked":
+                self = .blocked(Blocked(blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self)))
+            case "Unblocked":
+                self = .unblocked(
+                    Unblocked(
+                        blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self),
+                        blockedAt: LogPosition(try reader.readUInt64())))
+            case "Muted":
+                self = .muted(Muted(muter: try reader.read(UserID.self), muted: try reader.read(UserID.self)))
+            case "Unmuted":
+                self = .unmuted(
+                    Unmuted(
+                        muter: try reader.read(UserID.self), muted: try reader.read(UserID.self),
+                        mutedAt: LogPosition(try reader.readUInt64())))
             default:
                 throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
             }

@@ -19,6 +19,10 @@ public enum DomainEvent: Sendable, Hashable {
     case sessionEnded(SessionEnded)
     case passwordChanged(PasswordChanged)
     case passwordResetRequested(PasswordResetRequested)
+    case blocked(Blocked)
+    case unblocked(Unblocked)
+    case muted(Muted)
+    case unmuted(Unmuted)
 }
 
 public struct UserRegistered: Sendable, Hashable {
@@ -262,6 +266,51 @@ public struct PasswordResetRequested: Sendable, Hashable {
     }
 }
 
+/// `blocker` blocked `blocked`: neither can reach the other any more. The follows between them end by ``Unfollowed``
+/// events of the same command.
+public struct Blocked: Sendable, Hashable {
+    public var blocker: UserID
+    public var blocked: UserID
+    public init(blocker: UserID, blocked: UserID) {
+        self.blocker = blocker
+        self.blocked = blocked
+    }
+}
+
+/// `blockedAt`: the position of the block this lifts.
+public struct Unblocked: Sendable, Hashable {
+    public var blocker: UserID
+    public var blocked: UserID
+    public var blockedAt: LogPosition
+    public init(blocker: UserID, blocked: UserID, blockedAt: LogPosition) {
+        self.blocker = blocker
+        self.blocked = blocked
+        self.blockedAt = blockedAt
+    }
+}
+
+/// `muter` no longer sees `muted`'s posts in feeds, nor notifications of what `muted` does.
+public struct Muted: Sendable, Hashable {
+    public var muter: UserID
+    public var muted: UserID
+    public init(muter: UserID, muted: UserID) {
+        self.muter = muter
+        self.muted = muted
+    }
+}
+
+/// `mutedAt`: the position of the mute this lifts.
+public struct Unmuted: Sendable, Hashable {
+    public var muter: UserID
+    public var muted: UserID
+    public var mutedAt: LogPosition
+    public init(muter: UserID, muted: UserID, mutedAt: LogPosition) {
+        self.muter = muter
+        self.muted = muted
+        self.mutedAt = mutedAt
+    }
+}
+
 extension DomainEvent {
     /// The aggregate the event belongs to: `user-…`, `post-…`, or `conversation-…` (the two user ids, sorted).
     public var stream: StreamID {
@@ -283,6 +332,10 @@ extension DomainEvent {
             case .sessionEnded(let event): "user-\(event.user)"
             case .passwordChanged(let event): "user-\(event.user)"
             case .passwordResetRequested(let event): "user-\(event.user)"
+            case .blocked(let event): "user-\(event.blocker)"
+            case .unblocked(let event): "user-\(event.blocker)"
+            case .muted(let event): "user-\(event.muter)"
+            case .unmuted(let event): "user-\(event.muter)"
             }
         // Ids are 26 characters of base32: every name here is a valid stream id.
         return StreamID(stringLiteral: name)

@@ -19,7 +19,7 @@ struct ObjectRenderer: Sendable {
             id: profile.summary.id.rawValue, name: profile.summary.name, major: profile.summary.major,
             bio: profile.bio, profileImage: imageURL(profile.summary.profileImage), followers: profile.followers,
             following: profile.following, posts: profile.posts, isFollowed: profile.isFollowed, isMe: profile.isMe,
-            email: profile.email)
+            email: profile.email, isBlocked: profile.isBlocked, isMuted: profile.isMuted)
     }
 
     /// A post read in place, written without making strings of it (see ``ChorusProjections/StoredPost``), with the
@@ -209,6 +209,9 @@ struct ProfileJSON: JSONWritable {
     let isMe: Bool
     /// Only on the caller's own profile; absent otherwise.
     let email: String?
+    /// Whether the caller blocked, or muted, this user.
+    let isBlocked: Bool
+    let isMuted: Bool
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -223,6 +226,8 @@ struct ProfileJSON: JSONWritable {
             $0.field("isFollowed", isFollowed)
             $0.field("isMe", isMe)
             if let email { $0.field("email", email) }
+            $0.field("isBlocked", isBlocked)
+            $0.field("isMuted", isMuted)
         }
     }
 }

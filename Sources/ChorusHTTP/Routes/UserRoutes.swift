@@ -72,11 +72,25 @@ struct UserRoutes {
             }
         }
         group.get("users/:id/followers") { request, context in
-            try await userTab(request, context) { view, user, page in try view.followers(of: user, page: page) }
+            try await userTab(request, context) { view, user, viewer, page in
+                try view.followers(of: user, viewer: viewer, page: page)
+            }
         }
         group.get("users/:id/following") { request, context in
-            try await userTab(request, context) { view, user, page in try view.following(of: user, page: page) }
+            try await userTab(request, context) { view, user, viewer, page in
+                try view.following(of: user, viewer: viewer, page: page)
+            }
         }
+        group.put("users/:id/block") { request, context in try await relation(request, context, .block, on: true) }
+        group.delete("users/:id/block") { request, context in try await relation(request, context, .block, on: false) }
+        group.put("users/:id/mute") { request, context in try await relation(request, context, .mute, on: true) }
+        group.delete("users/:id/mute") { request, context in try await relation(request, context, .mute, on: false) }
+        endpoints.getPage(
+            group, "me/blocks", { view, caller, page in try view.blockedUsers(of: caller.user, page: page) },
+            render: renderer.user)
+        endpoints.getPage(
+            group, "me/mutes", { view, caller, page in try view.mutedUsers(of: caller.user, page: page) },
+            render: renderer.user)
         group.get("search/users") { request, context in
             let caller = try context.requireCaller()
             let page = try Endpoints.page(request)
@@ -105,6 +119,34 @@ struct UserRoutes {
         }
     }
 
+    enum Relation { case block, mute }
+
+    /// Blocks or mutes the user of the path, or lifts it; answers `{blocked}` or `{muted}` as it stands after.
+    private func relation(_ request: Request, _ context: ChorusRequestContext, _ relation: Relation, on: Bool)
+        async throws -> Response
+    {
+        let caller = try context.requireCaller()
+        let user = try Endpoints.pathID(context, "id", as: UserID.self)
+        let command: Command =
+            switch (relation, on) {
+            case (.block, true): .block(blocker: caller.user, blocked: user)
+            case (.block, false): .unblock(blocker: caller.user, blocked: user)
+            case (.mute, true): .mute(muter: caller.user, muted: user)
+            case (.mute, false): .unmute(muter: caller.user, muted: user)
+            }
+        do {
+            return try await endpoints.write(request, context: context, command: command) { view, _ in
+                switch relation {
+                case .block:
+                    RelationJSON(name: "blocked", value: try view.block(between: caller.user, and: user).blocked)
+                case .mute: RelationJSON(name: "muted", value: try view.hasMuted(caller.user, user))
+                }
+            }
+        } catch let error as DomainError where error.code == .unknownUser {
+            throw APIError.notFound("no user \(user)")
+        }
+    }
+
     private func postTab(
         _ request: Request, _ context: ChorusRequestContext,
         _ tab:
@@ -124,14 +166,14 @@ struct UserRoutes {
 
     private func userTab(
         _ request: Request, _ context: ChorusRequestContext,
-        _ tab: (borrowing ReadView, UserID, PageRequest) throws -> Page<UserSummary>?
+        _ tab: (borrowing ReadView, UserID, UserID, PageRequest) throws -> Page<UserSummary>?
     ) async throws -> Response {
-        _ = try context.requireCaller()
+        let caller = try context.requireCaller()
         let user = try Endpoints.pathID(context, "id", as: UserID.self)
         let page = try Endpoints.page(request)
         let renderer = endpoints.renderer
         return try await endpoints.read(request) { view in
-            renderer.page(try Self.require(tab(view, user, page), "user"), renderer.user)
+            renderer.page(try Self.require(tab(view, user, caller.user, page), "user"), renderer.user)
         }
     }
 
@@ -139,5 +181,15 @@ struct UserRoutes {
     static func require<T>(_ value: T?, _ what: String) throws -> T {
         guard let value else { throw APIError.notFound("no such \(what)") }
         return value
+    }
+}
+
+/// `{"blocked": bool}` or `{"muted": bool}`.
+struct RelationJSON: JSONWritable {
+    let name: StaticString
+    let value: Bool
+
+    func write(to json: inout JSONWriter) {
+        json.object { $0.field(name, value) }
     }
 }

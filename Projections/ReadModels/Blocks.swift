@@ -1,0 +1,155 @@
+import ChorusDomain
+import ChorusLog
+import ChorusStorage
+
+/// Who blocked and muted whom, and the lists of both; what every query consults to hide a blocked or muted user from
+/// the viewer (``ReadView/relations(of:)``).
+struct Blocks: ReadModel {
+    /// user, other → flags: 1 the user blocked the other, 2 the other blocked the user (kept from both sides, so one
+    /// read of the viewer's prefix finds everyone hidden from them)
+    static let blocks: StoreTableDefinition = "blocks"
+    /// blocker, position → blocked (the blocks list, newest first)
+    static let blockList: StoreTableDefinition = "block-list"
+    /// muter, muted → position of the mute
+    static let mutes: StoreTableDefinition = "mutes"
+    /// muter, position → muted
+    static let muteList: StoreTableDefinition = "mute-list"
+
+    static let tables = [blocks, blockList, mutes, muteList]
+
+    let blocks: StoreTable
+    let blockList: StoreTable
+    let mutes: StoreTable
+    let muteList: StoreTable
+
+    init(store: KeyValueStore) {
+        blocks = store.table(Self.blocks)
+        blockList = store.table(Self.blockList)
+        mutes = store.table(Self.mutes)
+        muteList = store.table(Self.muteList)
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .blocked(let event):
+            try flag(event.blocker, event.blocked, set: 1, in: transaction)
+            try flag(event.blocked, event.blocker, set: 2, in: transaction)
+            try transaction.put(
+                Array(event.blocked.rawValue.utf8), for: Self.listKey(event.blocker, envelope.position), in: blockList)
+        case .unblocked(let event):
+            try flag(event.blocker, event.blocked, clear: 1, in: transaction)
+            try flag(event.blocked, event.blocker, clear: 2, in: transaction)
+            try transaction.delete(Self.listKey(event.blocker, event.blockedAt), in: blockList)
+        case .muted(let event):
+            var key = ProjectionKey(event.muter)
+            key.append(event.muted)
+            try transaction.put(PositionValue.encode(envelope.position), for: key.bytes, in: mutes)
+            try transaction.put(
+                Array(event.muted.rawValue.utf8), for: Self.listKey(event.muter, envelope.position), in: muteList)
+        case .unmuted(let event):
+            var key = ProjectionKey(event.muter)
+            key.append(event.muted)
+            try transaction.delete(key.bytes, in: mutes)
+            try transaction.delete(Self.listKey(event.muter, event.mutedAt), in: muteList)
+        default:
+            break
+        }
+    }
+
+    private static func listKey(_ owner: UserID, _ position: LogPosition) -> [UInt8] {
+        var key = ProjectionKey(owner)
+        key.append(position)
+        return key.bytes
+    }
+
+    private func flag(
+        _ user: UserID, _ other: UserID, set: UInt8 = 0, clear: UInt8 = 0, in transaction: StoreTransaction
+    )
+        throws
+    {
+        var key = ProjectionKey(user)
+        key.append(other)
+        let current = try transaction.withValue(for: key.bytes, in: blocks) { $0?.first } ?? 0
+        let next = (current | set) & ~clear
+        if next == 0 {
+            try transaction.delete(key.bytes, in: blocks)
+        } else {
+            try transaction.put([next], for: key.bytes, in: blocks)
+        }
+    }
+}
+
+/// The users hidden from one viewer: read once per view, as a viewer has few (most have none).
+struct Relations {
+    /// Blocked by the viewer, or who blocked the viewer: hidden everywhere.
+    var blocked: [UserID: UInt8] = [:]
+    /// Muted by the viewer: hidden from the viewer's feeds and notifications.
+    var muted: Set<UserID> = []
+
+    var isEmpty: Bool { blocked.isEmpty && muted.isEmpty }
+
+    func hides(_ user: UserID, muting: Bool) -> Bool {
+        blocked[user] != nil || (muting && muted.contains(user))
+    }
+}
+
+/// The relations read in one view, by viewer.
+final class RelationMemo {
+    var byViewer: [UserID: Relations] = [:]
+}
+
+extension ReadView {
+    /// Who is hidden from `viewer`.
+    func relations(of viewer: UserID) throws -> Relations {
+        if let known = relationMemo.byViewer[viewer] { return known }
+        var found = Relations()
+        let prefix = ProjectionKey(viewer).prefix()
+        try transaction.scan(models.blocks.blocks, prefix: prefix) { key, value in
+            found.blocked[
+                UserID(unchecked: ProjectionKey.string(key, from: prefix.count, count: key.count - prefix.count))] =
+                value.first ?? 0
+            return true
+        }
+        try transaction.scan(models.blocks.mutes, prefix: prefix) { key, _ in
+            found.muted.insert(
+                UserID(unchecked: ProjectionKey.string(key, from: prefix.count, count: key.count - prefix.count)))
+            return true
+        }
+        relationMemo.byViewer[viewer] = found
+        return found
+    }
+
+    /// Whether `user` is hidden from `viewer`: blocked either way, or (`muting`) muted by the viewer.
+    func hides(_ user: UserID, from viewer: UserID?, muting: Bool = false) throws -> Bool {
+        guard let viewer, viewer != user else { return false }
+        return try relations(of: viewer).hides(user, muting: muting)
+    }
+
+    /// Whether `viewer` blocked `user`, and whether `user` blocked `viewer`.
+    public func block(between viewer: UserID, and user: UserID) throws -> (blocked: Bool, blockedBy: Bool) {
+        let flags = try relations(of: viewer).blocked[user] ?? 0
+        return (flags & 1 != 0, flags & 2 != 0)
+    }
+
+    /// Whether `viewer` muted `user`.
+    public func hasMuted(_ viewer: UserID, _ user: UserID) throws -> Bool {
+        try relations(of: viewer).muted.contains(user)
+    }
+
+    /// The users `user` blocked, most recently first.
+    public func blockedUsers(of user: UserID, page: PageRequest) throws -> Page<UserSummary> {
+        try relationList(models.blocks.blockList, of: user, page: page)
+    }
+
+    /// The users `user` muted, most recently first.
+    public func mutedUsers(of user: UserID, page: PageRequest) throws -> Page<UserSummary> {
+        try relationList(models.blocks.muteList, of: user, page: page)
+    }
+
+    private func relationList(_ table: StoreTable, of user: UserID, page: PageRequest) throws -> Page<UserSummary> {
+        try transaction.page(table, prefix: ProjectionKey(user).prefix(), order: .newestFirst, request: page) {
+            _, value in
+            try requireSummary(UserID(unchecked: String(decoding: value, as: UTF8.self)))
+        }
+    }
+}
