@@ -15,12 +15,14 @@ final class ReadModels: Sendable {
     let recentMessages: RecentMessages
     let userSearch: UserSearch
     let blocks: Blocks
+    let moderation: Moderation
 
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
     static let types: [any ReadModel.Type] = [
         Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
         HomeTimeline.self, FollowingFeeds.self, Conversations.self, RecentMessages.self, UserSearch.self, Blocks.self,
+        Moderation.self,
     ]
 
     /// The checkpoint's table: the position applied through, and the layout's version.
@@ -47,9 +49,10 @@ final class ReadModels: Sendable {
         recentMessages = RecentMessages(store: store)
         userSearch = UserSearch(store: store)
         blocks = Blocks(store: store)
+        moderation = Moderation(store: store)
         inApplyOrder = [
             notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, followingFeeds,
-            conversations, recentMessages, userSearch, blocks,
+            conversations, recentMessages, userSearch, blocks, moderation,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
     }

@@ -96,6 +96,8 @@ struct Relations {
 /// The relations read in one view, by viewer.
 final class RelationMemo {
     var byViewer: [UserID: Relations] = [:]
+    /// Suspended users (``Moderation``), once read.
+    var suspended: Set<UserID>?
 }
 
 extension ReadView {
@@ -119,10 +121,20 @@ extension ReadView {
         return found
     }
 
-    /// Whether `user` is hidden from `viewer`: blocked either way, or (`muting`) muted by the viewer.
+    /// Whether `user` is hidden from `viewer`: suspended (from everyone but themselves), blocked either way, or
+    /// (`muting`) muted by the viewer.
     func hides(_ user: UserID, from viewer: UserID?, muting: Bool = false) throws -> Bool {
-        guard let viewer, viewer != user else { return false }
+        guard viewer != user else { return false }
+        if try suspendedUsers().contains(user) { return true }
+        guard let viewer else { return false }
         return try relations(of: viewer).hides(user, muting: muting)
+    }
+
+    /// Whether anyone at all is hidden from `viewer`: most of the time no one, and then nothing need be checked.
+    func hidesAnyone(from viewer: UserID?) throws -> Bool {
+        if try !suspendedUsers().isEmpty { return true }
+        guard let viewer else { return false }
+        return try !relations(of: viewer).isEmpty
     }
 
     /// Whether `viewer` blocked `user`, and whether `user` blocked `viewer`.

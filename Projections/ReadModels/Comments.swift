@@ -90,6 +90,8 @@ extension ReadView {
             models.comments.comments, prefix: ProjectionKey(post).prefix(), order: order, request: page
         ) { _, value in
             let record = try CommentRecord(decoding: Array(value))
+            // A suspended author's comments are hidden as if deleted.
+            guard try !hides(record.author, from: nil) else { return nil }
             return Comment(
                 id: record.id, postID: post, author: try requireSummary(record.author), text: record.text,
                 createdAt: record.createdAt)

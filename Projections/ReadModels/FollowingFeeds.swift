@@ -56,7 +56,7 @@ struct FollowingFeeds: DerivedReadModel {
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
             .messageSent, .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked,
-            .unblocked, .muted, .unmuted:
+            .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
             break
         }
     }

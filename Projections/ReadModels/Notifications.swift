@@ -81,7 +81,8 @@ struct Notifications: ReadModel {
         case .commentDeleted(let event):
             try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded,
-            .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
+            .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted, .reportFiled,
+            .reportResolved, .userSuspended, .userUnsuspended:
             break
         }
     }

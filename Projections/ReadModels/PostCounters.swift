@@ -45,7 +45,8 @@ struct PostCounters: DerivedReadModel {
             try transaction.delete(ProjectionKey(event.post).bytes, in: counters)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .followed, .unfollowed, .messageSent,
             .sessionStarted,
-            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
+            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
+            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
             break
         }
     }

@@ -50,7 +50,8 @@ struct ProfileCounters: DerivedReadModel {
         case .userRegistered, .profileEdited, .postEdited, .commentDeleted, .liked, .unliked, .commentAdded,
             .messageSent,
             .sessionStarted,
-            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
+            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
+            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
             break
         }
     }

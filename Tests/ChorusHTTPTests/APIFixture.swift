@@ -78,6 +78,9 @@ struct APIFixture: Sendable {
         let result = try await backend.execute(
             .registerUser(email: email, password: "secret-password", name: name), idempotencyKey: nil)
         guard let session = result.session else { throw FixtureError("the registration of \(name) started no session") }
+        // As the API's own answer would, wait until the read models show the new user: a read right after may
+        // otherwise find no profile yet on a busy machine.
+        try await backend.readModels.waitUntilApplied(result.position, timeout: .seconds(5))
         return User(id: session.user.rawValue, token: backend.tokens.token(for: session.session), email: email)
     }
 

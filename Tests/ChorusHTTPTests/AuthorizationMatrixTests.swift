@@ -64,6 +64,10 @@ struct AuthorizationMatrixTests {
             let comment = try await api.call(
                 .post, "/v1/posts/\(post)/comments", token: ana.token, json: ["text": "Ana's second thought"])
             let commentID = try #require(comment.object["id"] as? String)
+            // A report for the admin to resolve.
+            let filed = try await api.call(
+                .post, "/v1/reports", token: bo.token, json: ["postId": post, "reason": "other"])
+            let reportID = try #require(filed.object["id"] as? String)
             // A second session of Ana's, for her to end.
             let second = try await api.call(
                 .post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"])
@@ -113,6 +117,12 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/v1/conversations/\(bo.id)/messages", audience: .user),
                 Route(method: .get, path: "/v1/admin/projections", audience: .admin),
                 Route(method: .get, path: "/v1/admin/webhooks", audience: .admin),
+                Route(method: .get, path: "/v1/admin/reports", audience: .admin),
+                Route(method: .post, path: "/v1/reports", audience: .user, json: ["userId": cy.id, "reason": "spam"]),
+                Route(
+                    method: .post, path: "/v1/admin/reports/\(reportID)/resolve", audience: .admin,
+                    json: ["action": "dismiss"]),
+                Route(method: .post, path: "/v1/admin/users/\(cy.id)/unsuspend", audience: .admin),
                 Route(method: .post, path: "/v1/admin/projections/rebuild", audience: .admin),
             ]
             for route in routes {

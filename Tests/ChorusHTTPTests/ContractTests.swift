@@ -143,6 +143,25 @@ struct ContractTests {
                 try await api.call(.delete, "/v1/users/\(cy.id)/block", token: ana.token))
             expect(
                 .put, "/v1/users/{id}/block", try await api.call(.put, "/v1/users/\(ana.id)/block", token: ana.token))
+            // Reports and their resolutions.
+            let filed = try await api.call(
+                .post, "/v1/reports", token: ana.token, json: ["userId": cy.id, "reason": "spam"])
+            expect(.post, "/v1/reports", filed)
+            expect(
+                .post, "/v1/reports", try await api.call(.post, "/v1/reports", token: ana.token, json: ["reason": "x"]))
+            expect(.get, "/v1/admin/reports", try await api.call(.get, "/v1/admin/reports", token: "admin"))
+            let resolve = "/v1/admin/reports/\(filed.object["id"] as? String ?? "")/resolve"
+            expect(
+                .post, "/v1/admin/reports/{id}/resolve",
+                try await api.call(.post, resolve, token: "admin", json: ["action": "suspend_user"]))
+            expect(
+                .get, "/v1/admin/reports", try await api.call(.get, "/v1/admin/reports?state=resolved", token: "admin"))
+            expect(
+                .post, "/v1/auth/login",
+                try await api.call(.post, "/v1/auth/login", json: ["email": cy.email, "password": "secret-password"]))
+            expect(
+                .post, "/v1/admin/users/{id}/unsuspend",
+                try await api.call(.post, "/v1/admin/users/\(cy.id)/unsuspend", token: "admin"))
             // Passwords and sessions.
             let password = "/v1/me/password"
             expect(
@@ -211,6 +230,7 @@ struct ContractTests {
                 "/v1/notifications", "/v1/messages",
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/live", "/health", "/metrics",
                 "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild", "/v1/admin/webhooks",
+                "/v1/reports", "/v1/admin/reports", "/v1/admin/reports/{id}/resolve", "/v1/admin/users/{id}/unsuspend",
             ]
             #expect(Set(served).subtracting(paths).isEmpty)
             #expect(paths.subtracting(served).isEmpty, "documented but not served: \(paths.subtracting(served))")

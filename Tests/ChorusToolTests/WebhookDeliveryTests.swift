@@ -32,7 +32,7 @@ struct WebhookDeliveryTests {
             let ana = try await register("Ana")
             let bo = try await register("Bo")
             var expected: [String: Int] = [:]
-            /// Writes that each make one webhook: a follow of Ana (a notification), a message to her, a reset.
+            /// Writes that each make one webhook: a follow of Ana (a notification), a message to her, a reset, a report.
             func writeRound(_ round: Int) async throws {
                 let follow = try await server.call("PUT", "/v1/users/\(ana.id)/follow", token: bo.token)
                 #expect(follow.status == 200)
@@ -42,6 +42,10 @@ struct WebhookDeliveryTests {
                 #expect(message.status == 201)
                 let reset = try await server.call("POST", "/v1/auth/password-reset", json: ["email": bo.email])
                 #expect(reset.status == 202)
+                let report = try await server.call(
+                    "POST", "/v1/reports", token: ana.token, json: ["userId": bo.id, "reason": "spam"])
+                #expect(report.status == 201)
+                expected["report.filed", default: 0] += 1
                 expected["notification.created", default: 0] += 1
                 expected["message.created", default: 0] += 1
                 expected["password_reset.requested", default: 0] += 1
@@ -122,14 +126,16 @@ struct WebhookDeliveryTests {
             for request in received where request.acknowledged {
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any])
                 let payload = try #require(object["data"] as? [String: Any])
-                let recipient = (payload["recipient"] ?? payload["userId"]) as? String ?? ""
+                let recipient =
+                    object["type"] as? String == "report.filed"
+                    ? "moderation" : (payload["recipient"] ?? payload["userId"]) as? String ?? ""
                 recipients[recipient, default: []].append(UInt64(request.id.split(separator: "_")[1]) ?? 0)
                 #expect(object["type"] as? String != nil && object["timestamp"] is String)
             }
             for (recipient, positions) in recipients {
                 #expect(positions == positions.sorted(), "in log order for \(recipient)")
             }
-            #expect(Set(recipients.keys) == [ana.id, bo.id])
+            #expect(Set(recipients.keys) == [ana.id, bo.id, "moderation"])
             // The reset webhook carries a token that sets a new password.
             let reset = try #require(
                 received.first { $0.acknowledged && $0.id.hasSuffix("password_reset.requested") })

@@ -87,7 +87,8 @@ struct Posts: ReadModel {
             try transaction.delete(tab.bytes, in: userLikes)
         case .userRegistered, .profileEdited, .commentAdded, .commentDeleted, .followed, .unfollowed, .messageSent,
             .sessionStarted,
-            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted:
+            .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
+            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
             break
         }
     }

@@ -99,7 +99,8 @@ extension ReadView {
         guard let record = try profileRecord(user) else { return nil }
         let isMe = viewer == user
         let block = try viewer.map { try self.block(between: $0, and: user) } ?? (blocked: false, blockedBy: false)
-        guard !block.blockedBy else { return nil }
+        // A suspended user is hidden as if deleted, from everyone but themselves.
+        guard try !block.blockedBy && (isMe || !isSuspended(user)) else { return nil }
         let counts = try profileCounts(of: user)
         return Profile(
             summary: UserSummary(id: user, name: record.name, major: record.major, profileImage: record.profileImage),
@@ -108,9 +109,11 @@ extension ReadView {
             isBlocked: block.blocked, isMuted: try viewer.map { try hasMuted($0, user) } ?? false)
     }
 
-    /// Whether `user` blocked `viewer`: then `user`'s profile and tabs are not there for `viewer`.
+    /// Whether `user` blocked `viewer`, or is suspended: then `user`'s profile and tabs are not there for `viewer`.
     func isBlocked(_ viewer: UserID?, by user: UserID) throws -> Bool {
-        guard let viewer, viewer != user else { return false }
+        guard viewer != user else { return false }
+        if try isSuspended(user) { return true }
+        guard let viewer else { return false }
         return try block(between: viewer, and: user).blockedBy
     }
 

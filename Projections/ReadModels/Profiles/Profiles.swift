@@ -63,7 +63,7 @@ struct Profiles: ReadModel {
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
         case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .commentAdded, .commentDeleted, .messageSent,
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
-            .unmuted:
+            .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
             break
         }
     }

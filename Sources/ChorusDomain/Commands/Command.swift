@@ -41,6 +41,13 @@ public enum Command: Sendable, Hashable {
     /// Hides `muted`'s posts and notifications from `muter` (repeats change nothing).
     case mute(muter: UserID, muted: UserID)
     case unmute(muter: UserID, muted: UserID)
+    /// Reports a post, a comment or a user to the admins; `details` at most 1,000 characters.
+    case fileReport(reporter: UserID, subject: ReportSubject, reason: ReportReason, details: String? = nil)
+    /// An admin resolves a report: dismissed, its content deleted, or its content's author suspended. A report
+    /// resolved already changes nothing.
+    case resolveReport(report: ReportID, action: ReportAction)
+    /// An admin lifts a suspension.
+    case unsuspend(user: UserID)
     case follow(follower: UserID, followee: UserID)
     case unfollow(follower: UserID, followee: UserID)
     case sendMessage(from: UserID, to: UserID, text: String)
@@ -69,4 +76,11 @@ public struct CommandResult: Sendable, Hashable {
 /// Whether a media id names stored media; the media store answers (media bytes are not events).
 public protocol MediaCatalog: Sendable {
     func contains(_ media: MediaID) -> Bool
+}
+
+/// What a report names: a post, a comment (its post is found), or a user.
+public enum ReportSubject: Sendable, Hashable {
+    case post(PostID)
+    case comment(CommentID)
+    case user(UserID)
 }

@@ -28,6 +28,8 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case gone
         /// One of the two users blocked the other.
         case blocked
+        /// The account is suspended: it cannot sign in.
+        case suspended
     }
 
     public let code: Code

@@ -276,6 +276,9 @@ public final class CommandExecutor: Sendable {
             preconditionFailure("execute turns a login into startSession once the password is checked")
         case .startSession(let session):
             try requireUser(session.user)
+            guard try !state.isSuspended(session.user, in: transaction) else {
+                throw DomainError(.suspended, "this account is suspended")
+            }
             return try record(.sessionStarted(session), session: session)
         case .logOut(let user, let session):
             guard try state.session(session, in: transaction)?.user == user else { return unchanged }
@@ -401,6 +404,77 @@ public final class CommandExecutor: Sendable {
             let mute = try state.mute(muter, muted, in: transaction)
             guard mute.exists, let since = mute.since else { return unchanged }
             return try record(.unmuted(Unmuted(muter: muter, muted: muted, mutedAt: since)))
+        case .fileReport(var report, let subject):
+            try requireUser(report.reporter)
+            switch subject {
+            case .post(let post):
+                guard let author = try state.author(of: post, in: transaction) else {
+                    throw DomainError(.unknownPost, "no post \(post)")
+                }
+                (report.target, report.targetAuthor) = (.post(post), author)
+            case .comment(let comment):
+                guard let found = try state.comment(comment, in: transaction), !found.deleted,
+                    try state.author(of: found.post, in: transaction) != nil
+                else { throw DomainError(.invalidField, "commentId: no comment \(comment)") }
+                (report.target, report.targetAuthor) = (.comment(found.post, comment), found.author)
+            case .user(let user):
+                try requireUser(user)
+                (report.target, report.targetAuthor) = (.user(user), user)
+            }
+            return try record(.reportFiled(report), created: report.report.rawValue)
+        case .resolveReport(let id, let action):
+            guard let report = try state.openReport(id, in: transaction) else {
+                guard try state.isResolved(id, in: transaction) else {
+                    throw DomainError(.notFound, "no report \(id)")
+                }
+                return unchanged
+            }
+            var events = [
+                DomainEvent.reportResolved(ReportResolved(report: id, action: action, filedAt: report.filedAt))
+            ]
+            switch (action, report.target) {
+            case (.dismiss, _):
+                break
+            case (.removeContent, .post(let post)):
+                if let found = try state.post(post, in: transaction), !found.deleted {
+                    events.append(
+                        .postDeleted(
+                            PostDeleted(
+                                post: post, author: found.author, postedAt: found.postedAt, repostOf: found.repostOf)))
+                    for repost in try state.plainReposts(of: post, in: transaction) {
+                        guard let plain = try state.post(repost, in: transaction), !plain.deleted else { continue }
+                        events.append(
+                            .postDeleted(
+                                PostDeleted(
+                                    post: repost, author: plain.author, postedAt: plain.postedAt, repostOf: post)))
+                    }
+                }
+            case (.removeContent, .comment(let post, let comment)):
+                if let found = try state.comment(comment, in: transaction), !found.deleted,
+                    let postAuthor = try state.author(of: post, in: transaction)
+                {
+                    events.append(
+                        .commentDeleted(
+                            CommentDeleted(
+                                comment: comment, post: post, author: found.author, postAuthor: postAuthor,
+                                commentedAt: found.commentedAt)))
+                }
+            case (.removeContent, .user):
+                throw DomainError(.invalidField, "action: a reported user is dismissed or suspended, not removed")
+            case (.suspendUser, _):
+                let user = report.targetAuthor
+                if try !state.isSuspended(user, in: transaction) {
+                    events.append(.userSuspended(UserSuspended(user: user)))
+                    for session in try state.sessions(of: user, in: transaction) {
+                        events.append(.sessionEnded(SessionEnded(session: session, user: user)))
+                    }
+                }
+            }
+            return try recordEach(events)
+        case .unsuspend(let user):
+            try requireUser(user)
+            guard try state.isSuspended(user, in: transaction) else { return unchanged }
+            return try record(.userUnsuspended(UserUnsuspended(user: user)))
         case .follow(let follower, let followee):
             try requireUser(follower)
             try requireUser(followee)

@@ -20,6 +20,9 @@ import ChorusLog
 /// - `resets`: user, reset → expiry (ms since 1970, i64 big-endian), until a password change revokes it
 /// - `blocks`: blocker, blocked → position of the block (u64 big-endian)
 /// - `mutes`: muter, muted → position of the mute (likewise)
+/// - `reports`: report id → ``OpenReport``, until it is resolved
+/// - `resolved-reports`: report id → empty
+/// - `suspended`: user → empty, while suspended
 /// - `format`: `version` → the format of the tables above (u32 little-endian, ``DecisionStateUpgrade``)
 public struct DecisionState: Sendable {
     let emails = StateTable("emails")
@@ -35,6 +38,9 @@ public struct DecisionState: Sendable {
     let resets = StateTable("resets")
     let blocks = StateTable("blocks")
     let mutes = StateTable("mutes")
+    let reports = StateTable("reports")
+    let resolvedReports = StateTable("resolved-reports")
+    let suspended = StateTable("suspended")
     let format = StateTable("format")
 
     /// The state tables the event log must be opened with (``ChorusLog/LMDBEventLog/Configuration/stateTables``).
@@ -44,15 +50,19 @@ public struct DecisionState: Sendable {
 
     private var allTables: [StateTable] {
         [
-            emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, userSessions, resets, blocks,
-            mutes, format,
+            emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, userSessions, resets,
+            blocks,
+            mutes, reports, resolvedReports, suspended, format,
         ]
     }
 
     /// The tables whose every entry follows from the events alone (all but `idempotency`, which records requests, and
     /// `format`).
     var derivedTables: [StateTable] {
-        [emails, users, posts, reposts, comments, follows, likes, sessions, userSessions, resets, blocks, mutes]
+        [
+            emails, users, posts, reposts, comments, follows, likes, sessions, userSessions, resets, blocks, mutes,
+            reports, resolvedReports, suspended,
+        ]
     }
 
     static func key(_ parts: String...) -> [UInt8] {
@@ -200,6 +210,64 @@ public struct DecisionState: Sendable {
     /// Whether `user` muted `other`, and since which position.
     func mute(_ user: UserID, _ other: UserID, in state: some StateReader) throws -> Edge {
         try state.withValue(for: Self.key(user.rawValue, other.rawValue), in: mutes, Edge.init)
+    }
+
+    /// A report not resolved yet: where it was filed, what it is about, and whom that is by.
+    struct OpenReport: Equatable {
+        let filedAt: LogPosition
+        let target: ReportTarget
+        let targetAuthor: UserID
+
+        init(filedAt: LogPosition, target: ReportTarget, targetAuthor: UserID) {
+            self.filedAt = filedAt
+            self.target = target
+            self.targetAuthor = targetAuthor
+        }
+
+        init(decoding bytes: UnsafeRawBufferPointer) throws {
+            var reader = PayloadReader(Array(bytes))
+            filedAt = LogPosition(try reader.readUInt64())
+            target =
+                switch try reader.readByte() {
+                case 1: .post(try reader.read(PostID.self))
+                case 2: .comment(try reader.read(PostID.self), try reader.read(CommentID.self))
+                default: .user(try reader.read(UserID.self))
+                }
+            targetAuthor = try reader.read(UserID.self)
+            try reader.finish()
+        }
+
+        func encoded() -> [UInt8] {
+            var writer = PayloadWriter()
+            writer.write(filedAt.rawValue)
+            switch target {
+            case .post(let post):
+                writer.write(UInt8(1))
+                writer.write(post)
+            case .comment(let post, let comment):
+                writer.write(UInt8(2))
+                writer.write(post)
+                writer.write(comment)
+            case .user(let user):
+                writer.write(UInt8(3))
+                writer.write(user)
+            }
+            writer.write(targetAuthor)
+            return writer.bytes
+        }
+    }
+
+    /// The report while it is open; nil once resolved, or if there is no such report.
+    func openReport(_ report: ReportID, in state: some StateReader) throws -> OpenReport? {
+        try state.withValue(for: Self.key(report.rawValue), in: reports) { try $0.map(OpenReport.init(decoding:)) }
+    }
+
+    func isResolved(_ report: ReportID, in state: some StateReader) throws -> Bool {
+        try state.withValue(for: Self.key(report.rawValue), in: resolvedReports) { $0 != nil }
+    }
+
+    func isSuspended(_ user: UserID, in state: some StateReader) throws -> Bool {
+        try state.withValue(for: Self.key(user.rawValue), in: suspended) { $0 != nil }
     }
 
     /// A follow or a like as the state keeps it.
@@ -364,6 +432,22 @@ public struct DecisionState: Sendable {
             ]
         case .unmuted(let event):
             [Change(table: mutes, key: Self.key(event.muter.rawValue, event.muted.rawValue), value: nil)]
+        case .reportFiled(let event):
+            [
+                Change(
+                    table: reports, key: Self.key(event.report.rawValue),
+                    value: OpenReport(filedAt: position, target: event.target, targetAuthor: event.targetAuthor)
+                        .encoded())
+            ]
+        case .reportResolved(let event):
+            [
+                Change(table: reports, key: Self.key(event.report.rawValue), value: nil),
+                Change(table: resolvedReports, key: Self.key(event.report.rawValue), value: []),
+            ]
+        case .userSuspended(let event):
+            [Change(table: suspended, key: Self.key(event.user.rawValue), value: [])]
+        case .userUnsuspended(let event):
+            [Change(table: suspended, key: Self.key(event.user.rawValue), value: nil)]
         case .passwordResetRequested(let event):
             [
                 Change(

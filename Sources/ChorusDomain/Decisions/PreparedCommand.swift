@@ -25,6 +25,10 @@ struct PreparedCommand: Sendable {
         case unblock(UserID, UserID)
         case mute(UserID, UserID)
         case unmute(UserID, UserID)
+        /// The event with its target and author filled in by the decision.
+        case fileReport(ReportFiled, ReportSubject)
+        case resolveReport(ReportID, ReportAction)
+        case unsuspend(UserID)
         case follow(UserID, UserID)
         case unfollow(UserID, UserID)
         case sendMessage(MessageSent)
@@ -189,6 +193,29 @@ extension Command {
             canonical.write(tag)
             canonical.write(other)
             (actor, decision) = (user.rawValue, chosen)
+        case .fileReport(let reporter, let subject, let reason, let details):
+            let details = try Validate.optionalText(details, field: "details", limit: FieldLimits.comment)
+            canonical.write(UInt8(22))
+            switch subject {
+            case .post(let post): canonical.write("post \(post)")
+            case .comment(let comment): canonical.write("comment \(comment)")
+            case .user(let user): canonical.write("user \(user)")
+            }
+            canonical.write(reason.rawValue)
+            canonical.write(details)
+            let report = ReportFiled(
+                report: .make(), reporter: reporter, target: .user(reporter), targetAuthor: reporter, reason: reason,
+                details: details)
+            (actor, decision) = (reporter.rawValue, .fileReport(report, subject))
+        case .resolveReport(let report, let action):
+            canonical.write(UInt8(23))
+            canonical.write(report)
+            canonical.write(action.rawValue)
+            (actor, decision) = (Self.adminActor, .resolveReport(report, action))
+        case .unsuspend(let user):
+            canonical.write(UInt8(24))
+            canonical.write(user)
+            (actor, decision) = (Self.adminActor, .unsuspend(user))
         case .follow(let follower, let followee):
             guard follower != followee else { throw DomainError(.selfFollow, "a user cannot follow themselves") }
             canonical.write(UInt8(7))
@@ -214,4 +241,9 @@ extension Command {
 
 private func fnv1a(_ bytes: [UInt8]) -> UInt64 {
     bytes.reduce(0xcbf2_9ce4_8422_2325) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+}
+
+extension Command {
+    /// The actor of what admins do: no user id is ever this.
+    static let adminActor = "admin"
 }

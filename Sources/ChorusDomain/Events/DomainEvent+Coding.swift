@@ -33,6 +33,10 @@ extension DomainEvent {
         case .unblocked: "Unblocked"
         case .muted: "Muted"
         case .unmuted: "Unmuted"
+        case .reportFiled: "ReportFiled"
+        case .reportResolved: "ReportResolved"
+        case .userSuspended: "UserSuspended"
+        case .userUnsuspended: "UserUnsuspended"
         }
     }
 
@@ -147,6 +151,32 @@ extension DomainEvent {
             writer.write(event.muter)
             writer.write(event.muted)
             writer.write(event.mutedAt.rawValue)
+        case .reportFiled(let event):
+            writer.write(event.report)
+            writer.write(event.reporter)
+            switch event.target {
+            case .post(let post):
+                writer.write(UInt8(1))
+                writer.write(post)
+            case .comment(let post, let comment):
+                writer.write(UInt8(2))
+                writer.write(post)
+                writer.write(comment)
+            case .user(let user):
+                writer.write(UInt8(3))
+                writer.write(user)
+            }
+            writer.write(event.targetAuthor)
+            writer.write(event.reason.rawValue)
+            writer.write(event.details)
+        case .reportResolved(let event):
+            writer.write(event.report)
+            writer.write(event.action.rawValue)
+            writer.write(event.filedAt.rawValue)
+        case .userSuspended(let event):
+            writer.write(event.user)
+        case .userUnsuspended(let event):
+            writer.write(event.user)
         }
         return NewEvent(
             type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
@@ -271,6 +301,35 @@ extension DomainEvent {
                     Unmuted(
                         muter: try reader.read(UserID.self), muted: try reader.read(UserID.self),
                         mutedAt: LogPosition(try reader.readUInt64())))
+            case "ReportFiled":
+                let report = try reader.read(ReportID.self)
+                let reporter = try reader.read(UserID.self)
+                let target: ReportTarget =
+                    switch try reader.readByte() {
+                    case 1: .post(try reader.read(PostID.self))
+                    case 2: .comment(try reader.read(PostID.self), try reader.read(CommentID.self))
+                    case 3: .user(try reader.read(UserID.self))
+                    case let flag: throw PayloadError.badFlag(flag)
+                    }
+                let author = try reader.read(UserID.self)
+                guard let reason = ReportReason(rawValue: try reader.readString()) else {
+                    throw PayloadError.badFlag(0)
+                }
+                self = .reportFiled(
+                    ReportFiled(
+                        report: report, reporter: reporter, target: target, targetAuthor: author, reason: reason,
+                        details: try reader.readString()))
+            case "ReportResolved":
+                let report = try reader.read(ReportID.self)
+                guard let action = ReportAction(rawValue: try reader.readString()) else {
+                    throw PayloadError.badFlag(0)
+                }
+                self = .reportResolved(
+                    ReportResolved(report: report, action: action, filedAt: LogPosition(try reader.readUInt64())))
+            case "UserSuspended":
+                self = .userSuspended(UserSuspended(user: try reader.read(UserID.self)))
+            case "UserUnsuspended":
+                self = .userUnsuspended(UserUnsuspended(user: try reader.read(UserID.self)))
             default:
                 throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
             }

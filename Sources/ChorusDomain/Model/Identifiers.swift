@@ -60,6 +60,11 @@ public struct ResetID: ChorusIdentifier {
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
 }
 
+public struct ReportID: ChorusIdentifier {
+    public let rawValue: String
+    public init(unchecked rawValue: String) { self.rawValue = rawValue }
+}
+
 public struct MediaID: ChorusIdentifier {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }

@@ -38,7 +38,7 @@ struct APIError: HTTPResponseError, Sendable {
         let status: HTTPResponse.Status =
             switch error.code {
             case .invalidCredentials: .unauthorized
-            case .forbidden, .blocked: .forbidden
+            case .forbidden, .blocked, .suspended: .forbidden
             case .notFound: .notFound
             case .gone: .gone
             case .emailTaken, .idempotencyConflict: .conflict

@@ -163,6 +163,7 @@ struct OperationsRoutes {
         admin.get("projections") { _, _ in
             Endpoints.json(.ok, JSONWriter.encode(Self.status(of: backend)), position: backend.projections.position)
         }
+        ReportRoutes(endpoints: endpoints).addAdmin(to: admin)
         admin.get("webhooks") { [webhooks] _, _ in
             let status =
                 try webhooks?.status()

@@ -107,6 +107,7 @@ public enum ChorusServer {
         AuthRoutes(endpoints: endpoints, limits: nil).addProtected(to: signedIn)
         UserRoutes(endpoints: endpoints).add(to: signedIn)
         AccountRoutes(endpoints: endpoints).add(to: signedIn)
+        ReportRoutes(endpoints: endpoints).add(to: signedIn)
         PostRoutes(endpoints: endpoints).add(to: signedIn)
         FeedRoutes(endpoints: endpoints).add(to: signedIn)
         MessageRoutes(endpoints: endpoints).add(to: signedIn)

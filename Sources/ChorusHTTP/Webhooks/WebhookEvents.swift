@@ -9,6 +9,7 @@ import ChorusProjections
 /// - `notification.created`, `{recipient, notification}`: a like, a comment or a follow notified someone
 /// - `message.created`, `{recipient, message}`: a message to the recipient
 /// - `password_reset.requested`, `{userId, email, token, expiresAt}`
+/// - `report.filed`, `{report}` (as `GET /v1/admin/reports` shows it), in order among reports
 struct WebhookEvents: Sendable {
     let renderer: ObjectRenderer
     let tokens: SessionTokens
@@ -18,6 +19,11 @@ struct WebhookEvents: Sendable {
         let position = recorded.position
         func webhook(_ type: String, to recipient: UserID, _ data: (inout JSONWriter) -> Void) -> WebhookOutbox.Webhook
         {
+            webhook(type, toRecipient: recipient.rawValue, data)
+        }
+        func webhook(_ type: String, toRecipient recipient: String, _ data: (inout JSONWriter) -> Void)
+            -> WebhookOutbox.Webhook
+        {
             var json = JSONWriter()
             json.object { body in
                 body.field("type", type)
@@ -25,7 +31,7 @@ struct WebhookEvents: Sendable {
                 body.field("data") { data(&$0) }
             }
             return WebhookOutbox.Webhook(
-                id: "msg_\(position.rawValue)_\(type)", type: type, recipient: recipient.rawValue, body: json.bytes)
+                id: "msg_\(position.rawValue)_\(type)", type: type, recipient: recipient, body: json.bytes)
         }
         func notification(to recipient: UserID?) throws -> [WebhookOutbox.Webhook] {
             guard let recipient,
@@ -74,6 +80,14 @@ struct WebhookEvents: Sendable {
                         $0.field("token", token)
                         $0.field("expiresAt", event.expiresAt)
                     }
+                }
+            ]
+        case .reportFiled(let event):
+            guard let report = try view.report(event.report) else { return [] }
+            // The admins' queue is one recipient: reports go out in the order they were filed.
+            return [
+                webhook("report.filed", toRecipient: "moderation") { data in
+                    data.object { $0.field("report", ReportJSON(report)) }
                 }
             ]
         default:
