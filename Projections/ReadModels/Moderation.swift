@@ -68,18 +68,7 @@ struct ReportRecord: Hashable {
         var writer = PayloadWriter()
         writer.write(id)
         writer.write(reporter)
-        switch target {
-        case .post(let post):
-            writer.write(UInt8(1))
-            writer.write(post)
-        case .comment(let post, let comment):
-            writer.write(UInt8(2))
-            writer.write(post)
-            writer.write(comment)
-        case .user(let user):
-            writer.write(UInt8(3))
-            writer.write(user)
-        }
+        writer.write(target)
         writer.write(reason.rawValue)
         writer.write(details)
         writer.write(createdAt.millisecondsSince1970)
@@ -104,12 +93,7 @@ struct ReportRecord: Hashable {
         var reader = PayloadReader(bytes)
         id = try reader.read(ReportID.self)
         reporter = try reader.read(UserID.self)
-        target =
-            switch try reader.readByte() {
-            case 1: .post(try reader.read(PostID.self))
-            case 2: .comment(try reader.read(PostID.self), try reader.read(CommentID.self))
-            default: .user(try reader.read(UserID.self))
-            }
+        target = try reader.readReportTarget()
         reason = ReportReason(rawValue: try reader.readString()) ?? .other
         details = try reader.readString()
         createdAt = EventTime(millisecondsSince1970: try reader.readInt64())

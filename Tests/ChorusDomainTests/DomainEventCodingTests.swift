@@ -44,6 +44,16 @@ struct DomainEventCodingTests {
         .unblocked(Unblocked(blocker: user, blocked: other, blockedAt: LogPosition(30))),
         .muted(Muted(muter: other, muted: user)),
         .unmuted(Unmuted(muter: other, muted: user, mutedAt: LogPosition(31))),
+        .reportFiled(
+            ReportFiled(
+                report: .make(), reporter: user, target: .comment(post, .make()), targetAuthor: other, reason: .abuse,
+                details: "mean")),
+        .reportFiled(
+            ReportFiled(
+                report: .make(), reporter: user, target: .user(other), targetAuthor: other, reason: .spam, details: "")),
+        .reportResolved(ReportResolved(report: .make(), action: .suspendUser, filedAt: LogPosition(40))),
+        .userSuspended(UserSuspended(user: other)),
+        .userUnsuspended(UserUnsuspended(user: other)),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

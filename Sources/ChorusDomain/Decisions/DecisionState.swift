@@ -227,12 +227,7 @@ public struct DecisionState: Sendable {
         init(decoding bytes: UnsafeRawBufferPointer) throws {
             var reader = PayloadReader(Array(bytes))
             filedAt = LogPosition(try reader.readUInt64())
-            target =
-                switch try reader.readByte() {
-                case 1: .post(try reader.read(PostID.self))
-                case 2: .comment(try reader.read(PostID.self), try reader.read(CommentID.self))
-                default: .user(try reader.read(UserID.self))
-                }
+            target = try reader.readReportTarget()
             targetAuthor = try reader.read(UserID.self)
             try reader.finish()
         }
@@ -240,18 +235,7 @@ public struct DecisionState: Sendable {
         func encoded() -> [UInt8] {
             var writer = PayloadWriter()
             writer.write(filedAt.rawValue)
-            switch target {
-            case .post(let post):
-                writer.write(UInt8(1))
-                writer.write(post)
-            case .comment(let post, let comment):
-                writer.write(UInt8(2))
-                writer.write(post)
-                writer.write(comment)
-            case .user(let user):
-                writer.write(UInt8(3))
-                writer.write(user)
-            }
+            writer.write(target)
             writer.write(targetAuthor)
             return writer.bytes
         }

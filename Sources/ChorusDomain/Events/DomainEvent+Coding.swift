@@ -154,18 +154,7 @@ extension DomainEvent {
         case .reportFiled(let event):
             writer.write(event.report)
             writer.write(event.reporter)
-            switch event.target {
-            case .post(let post):
-                writer.write(UInt8(1))
-                writer.write(post)
-            case .comment(let post, let comment):
-                writer.write(UInt8(2))
-                writer.write(post)
-                writer.write(comment)
-            case .user(let user):
-                writer.write(UInt8(3))
-                writer.write(user)
-            }
+            writer.write(event.target)
             writer.write(event.targetAuthor)
             writer.write(event.reason.rawValue)
             writer.write(event.details)
@@ -304,13 +293,7 @@ extension DomainEvent {
             case "ReportFiled":
                 let report = try reader.read(ReportID.self)
                 let reporter = try reader.read(UserID.self)
-                let target: ReportTarget =
-                    switch try reader.readByte() {
-                    case 1: .post(try reader.read(PostID.self))
-                    case 2: .comment(try reader.read(PostID.self), try reader.read(CommentID.self))
-                    case 3: .user(try reader.read(UserID.self))
-                    case let flag: throw PayloadError.badFlag(flag)
-                    }
+                let target = try reader.readReportTarget()
                 let author = try reader.read(UserID.self)
                 guard let reason = ReportReason(rawValue: try reader.readString()) else {
                     throw PayloadError.badFlag(0)
@@ -353,4 +336,34 @@ public struct DomainEventDecodingError: Error, CustomStringConvertible {
     }
 
     public var description: String { "event \(type) at position \(position): \(reason)" }
+}
+
+extension PayloadWriter {
+    /// A report's target: a kind byte (1 post, 2 comment, 3 user), then its ids.
+    public mutating func write(_ target: ReportTarget) {
+        switch target {
+        case .post(let post):
+            write(UInt8(1))
+            write(post)
+        case .comment(let post, let comment):
+            write(UInt8(2))
+            write(post)
+            write(comment)
+        case .user(let user):
+            write(UInt8(3))
+            write(user)
+        }
+    }
+}
+
+extension PayloadReader {
+    /// A report's target as ``PayloadWriter/write(_:)-(ReportTarget)`` wrote it.
+    public mutating func readReportTarget() throws -> ReportTarget {
+        switch try readByte() {
+        case 1: .post(try read(PostID.self))
+        case 2: .comment(try read(PostID.self), try read(CommentID.self))
+        case 3: .user(try read(UserID.self))
+        case let flag: throw PayloadError.badFlag(flag)
+        }
+    }
 }
