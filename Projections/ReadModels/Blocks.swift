@@ -85,11 +85,18 @@ struct Relations {
     var blocked: [UserID: UInt8] = [:]
     /// Muted by the viewer: hidden from the viewer's feeds and notifications.
     var muted: Set<UserID> = []
+    /// The same ids as bytes, for checking ids read in place without making strings of them.
+    var blockedIDs: [[UInt8]] = []
+    var mutedIDs: [[UInt8]] = []
 
     var isEmpty: Bool { blocked.isEmpty && muted.isEmpty }
 
     func hides(_ user: UserID, muting: Bool) -> Bool {
         blocked[user] != nil || (muting && muted.contains(user))
+    }
+
+    func hides(bytes user: UnsafeRawBufferPointer, muting: Bool) -> Bool {
+        blockedIDs.contains { user.elementsEqual($0) } || (muting && mutedIDs.contains { user.elementsEqual($0) })
     }
 }
 
@@ -98,6 +105,7 @@ final class RelationMemo {
     var byViewer: [UserID: Relations] = [:]
     /// Suspended users (``Moderation``), once read.
     var suspended: Set<UserID>?
+    var suspendedIDs: [[UInt8]] = []
 }
 
 extension ReadView {
@@ -107,14 +115,15 @@ extension ReadView {
         var found = Relations()
         let prefix = ProjectionKey(viewer).prefix()
         try transaction.scan(models.blocks.blocks, prefix: prefix) { key, value in
-            found.blocked[
-                UserID(unchecked: ProjectionKey.string(key, from: prefix.count, count: key.count - prefix.count))] =
-                value.first ?? 0
+            let id = Array(key[prefix.count...])
+            found.blocked[UserID(unchecked: String(decoding: id, as: UTF8.self))] = value.first ?? 0
+            found.blockedIDs.append(id)
             return true
         }
         try transaction.scan(models.blocks.mutes, prefix: prefix) { key, _ in
-            found.muted.insert(
-                UserID(unchecked: ProjectionKey.string(key, from: prefix.count, count: key.count - prefix.count)))
+            let id = Array(key[prefix.count...])
+            found.muted.insert(UserID(unchecked: String(decoding: id, as: UTF8.self)))
+            found.mutedIDs.append(id)
             return true
         }
         relationMemo.byViewer[viewer] = found
@@ -128,6 +137,15 @@ extension ReadView {
         if try suspendedUsers().contains(user) { return true }
         guard let viewer else { return false }
         return try relations(of: viewer).hides(user, muting: muting)
+    }
+
+    /// ``hides(_:from:muting:)`` for an id read in place (a post's author), without making a string of it.
+    func hides(bytes user: UnsafeRawBufferPointer, from viewer: UserID?, muting: Bool) throws -> Bool {
+        if let viewer, user.elementsEqual(viewer.rawValue.utf8) { return false }
+        _ = try suspendedUsers()
+        if relationMemo.suspendedIDs.contains(where: { user.elementsEqual($0) }) { return true }
+        guard let viewer else { return false }
+        return try relations(of: viewer).hides(bytes: user, muting: muting)
     }
 
     /// Whether anyone at all is hidden from `viewer`: most of the time no one, and then nothing need be checked.

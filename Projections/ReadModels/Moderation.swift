@@ -152,6 +152,7 @@ extension ReadView {
         var found: Set<UserID> = []
         try transaction.scan(models.moderation.suspended) { key, _ in
             found.insert(UserID(unchecked: String(decoding: key, as: UTF8.self)))
+            relationMemo.suspendedIDs.append(Array(key))
             return true
         }
         relationMemo.suspended = found

@@ -177,9 +177,7 @@ extension ReadView {
         guard let stored = try transaction.valueInPlace(for: id, in: models.posts.posts) else { return nil }
         let record = try PostRecord.InPlace(stored)
         // Most viewers hide no one: then no author need be made a string.
-        if try hidesAnyone(from: viewer),
-            try hides(UserID(unchecked: String(copying: record.author)), from: viewer, muting: muting)
-        {
+        if try hidesAnyone(from: viewer), try hides(bytes: record.author, from: viewer, muting: muting) {
             return nil
         }
         let counts = try postCountsInPlace(of: id)
