@@ -79,33 +79,32 @@ struct Blocks: ReadModel {
     }
 }
 
-/// The users hidden from one viewer: read once per view, as a viewer has few (most have none).
+/// The users hidden from one viewer: read once per view, as a viewer has few (most have none). Ids are kept as
+/// bytes, so that an id read in place (a post's author) is compared without making a string of it.
 struct Relations {
-    /// Blocked by the viewer, or who blocked the viewer: hidden everywhere.
-    var blocked: [UserID: UInt8] = [:]
+    /// Blocked by the viewer (flag 1), or who blocked the viewer (flag 2): hidden everywhere.
+    var blocked: [(id: [UInt8], flags: UInt8)] = []
     /// Muted by the viewer: hidden from the viewer's feeds and notifications.
-    var muted: Set<UserID> = []
-    /// The same ids as bytes, for checking ids read in place without making strings of them.
-    var blockedIDs: [[UInt8]] = []
-    var mutedIDs: [[UInt8]] = []
+    var muted: [[UInt8]] = []
 
     var isEmpty: Bool { blocked.isEmpty && muted.isEmpty }
 
-    func hides(_ user: UserID, muting: Bool) -> Bool {
-        blocked[user] != nil || (muting && muted.contains(user))
+    func blockFlags(of user: some Sequence<UInt8>) -> UInt8 {
+        blocked.first { $0.id.elementsEqual(user) }?.flags ?? 0
     }
 
-    func hides(bytes user: UnsafeRawBufferPointer, muting: Bool) -> Bool {
-        blockedIDs.contains { user.elementsEqual($0) } || (muting && mutedIDs.contains { user.elementsEqual($0) })
+    func hasMuted(_ user: some Sequence<UInt8>) -> Bool { muted.contains { $0.elementsEqual(user) } }
+
+    func hides(_ user: some Sequence<UInt8>, muting: Bool) -> Bool {
+        blockFlags(of: user) != 0 || (muting && hasMuted(user))
     }
 }
 
 /// The relations read in one view, by viewer.
 final class RelationMemo {
     var byViewer: [UserID: Relations] = [:]
-    /// Suspended users (``Moderation``), once read.
-    var suspended: Set<UserID>?
-    var suspendedIDs: [[UInt8]] = []
+    /// The ids of suspended users (``Moderation``), once read.
+    var suspended: [[UInt8]]?
 }
 
 extension ReadView {
@@ -115,15 +114,11 @@ extension ReadView {
         var found = Relations()
         let prefix = ProjectionKey(viewer).prefix()
         try transaction.scan(models.blocks.blocks, prefix: prefix) { key, value in
-            let id = Array(key[prefix.count...])
-            found.blocked[UserID(unchecked: String(decoding: id, as: UTF8.self))] = value.first ?? 0
-            found.blockedIDs.append(id)
+            found.blocked.append((Array(key[prefix.count...]), value.first ?? 0))
             return true
         }
         try transaction.scan(models.blocks.mutes, prefix: prefix) { key, _ in
-            let id = Array(key[prefix.count...])
-            found.muted.insert(UserID(unchecked: String(decoding: id, as: UTF8.self)))
-            found.mutedIDs.append(id)
+            found.muted.append(Array(key[prefix.count...]))
             return true
         }
         relationMemo.byViewer[viewer] = found
@@ -133,37 +128,33 @@ extension ReadView {
     /// Whether `user` is hidden from `viewer`: suspended (from everyone but themselves), blocked either way, or
     /// (`muting`) muted by the viewer.
     func hides(_ user: UserID, from viewer: UserID?, muting: Bool = false) throws -> Bool {
-        guard viewer != user else { return false }
-        if try suspendedUsers().contains(user) { return true }
+        try hides(bytes: user.rawValue.utf8, from: viewer, muting: muting)
+    }
+
+    /// ``hides(_:from:muting:)`` for an id's bytes, such as one read in place (a post's author).
+    func hides(bytes user: some Sequence<UInt8>, from viewer: UserID?, muting: Bool) throws -> Bool {
+        if let viewer, user.elementsEqual(viewer.rawValue.utf8) { return false }
+        if try suspendedIDs().contains(where: { $0.elementsEqual(user) }) { return true }
         guard let viewer else { return false }
         return try relations(of: viewer).hides(user, muting: muting)
     }
 
-    /// ``hides(_:from:muting:)`` for an id read in place (a post's author), without making a string of it.
-    func hides(bytes user: UnsafeRawBufferPointer, from viewer: UserID?, muting: Bool) throws -> Bool {
-        if let viewer, user.elementsEqual(viewer.rawValue.utf8) { return false }
-        _ = try suspendedUsers()
-        if relationMemo.suspendedIDs.contains(where: { user.elementsEqual($0) }) { return true }
-        guard let viewer else { return false }
-        return try relations(of: viewer).hides(bytes: user, muting: muting)
-    }
-
     /// Whether anyone at all is hidden from `viewer`: most of the time no one, and then nothing need be checked.
     func hidesAnyone(from viewer: UserID?) throws -> Bool {
-        if try !suspendedUsers().isEmpty { return true }
+        if try !suspendedIDs().isEmpty { return true }
         guard let viewer else { return false }
         return try !relations(of: viewer).isEmpty
     }
 
     /// Whether `viewer` blocked `user`, and whether `user` blocked `viewer`.
     public func block(between viewer: UserID, and user: UserID) throws -> (blocked: Bool, blockedBy: Bool) {
-        let flags = try relations(of: viewer).blocked[user] ?? 0
+        let flags = try relations(of: viewer).blockFlags(of: user.rawValue.utf8)
         return (flags & 1 != 0, flags & 2 != 0)
     }
 
     /// Whether `viewer` muted `user`.
     public func hasMuted(_ viewer: UserID, _ user: UserID) throws -> Bool {
-        try relations(of: viewer).muted.contains(user)
+        try relations(of: viewer).hasMuted(user.rawValue.utf8)
     }
 
     /// The users `user` blocked, most recently first.

@@ -146,13 +146,12 @@ extension ReadView {
         return nil
     }
 
-    /// Every suspended user, read once per view (there are few).
-    func suspendedUsers() throws -> Set<UserID> {
+    /// The ids of every suspended user, read once per view (there are few).
+    func suspendedIDs() throws -> [[UInt8]] {
         if let known = relationMemo.suspended { return known }
-        var found: Set<UserID> = []
+        var found: [[UInt8]] = []
         try transaction.scan(models.moderation.suspended) { key, _ in
-            found.insert(UserID(unchecked: String(decoding: key, as: UTF8.self)))
-            relationMemo.suspendedIDs.append(Array(key))
+            found.append(Array(key))
             return true
         }
         relationMemo.suspended = found
@@ -160,5 +159,7 @@ extension ReadView {
     }
 
     /// Whether `user` is suspended.
-    public func isSuspended(_ user: UserID) throws -> Bool { try suspendedUsers().contains(user) }
+    public func isSuspended(_ user: UserID) throws -> Bool {
+        try suspendedIDs().contains { $0.elementsEqual(user.rawValue.utf8) }
+    }
 }

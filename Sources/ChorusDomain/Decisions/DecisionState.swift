@@ -73,44 +73,6 @@ public struct DecisionState: Sendable {
         try state.withValue(for: Self.key(user.rawValue), in: users) { $0 != nil }
     }
 
-    /// A post as the state keeps it.
-    struct PostState: Equatable {
-        let author: UserID
-        /// It has an image or reposts a post: an edit may empty its text.
-        let textMayBeEmpty: Bool
-        let deleted: Bool
-        /// The position of its ``PostCreated``.
-        let postedAt: LogPosition
-        let repostOf: PostID?
-
-        init(author: UserID, textMayBeEmpty: Bool, deleted: Bool, postedAt: LogPosition, repostOf: PostID?) {
-            self.author = author
-            self.textMayBeEmpty = textMayBeEmpty
-            self.deleted = deleted
-            self.postedAt = postedAt
-            self.repostOf = repostOf
-        }
-
-        init(decoding bytes: UnsafeRawBufferPointer) throws {
-            var reader = PayloadReader(Array(bytes))
-            author = try reader.read(UserID.self)
-            let flags = try reader.readByte()
-            (textMayBeEmpty, deleted) = (flags & 1 != 0, flags & 2 != 0)
-            postedAt = LogPosition(try reader.readUInt64())
-            repostOf = try reader.readOptional(PostID.self)
-            try reader.finish()
-        }
-
-        func encoded() -> [UInt8] {
-            var writer = PayloadWriter()
-            writer.write(author)
-            writer.write(UInt8((textMayBeEmpty ? 1 : 0) | (deleted ? 2 : 0)))
-            writer.write(postedAt.rawValue)
-            writer.write(repostOf)
-            return writer.bytes
-        }
-    }
-
     /// The post as the state keeps it, deleted or not; nil if there never was one.
     func post(_ post: PostID, in state: some StateReader) throws -> PostState? {
         try state.withValue(for: Self.key(post.rawValue), in: posts) { try $0.map(PostState.init(decoding:)) }
@@ -133,43 +95,24 @@ public struct DecisionState: Sendable {
         return found
     }
 
+    /// What deleting `post` (which stands, as `found`) appends: its PostDeleted, then one for each plain repost of it,
+    /// which shows nothing of its own and goes with it.
+    func deletions(of post: PostID, _ found: PostState, in state: some StateReader) throws -> [DomainEvent] {
+        var deletions = [
+            DomainEvent.postDeleted(
+                PostDeleted(post: post, author: found.author, postedAt: found.postedAt, repostOf: found.repostOf))
+        ]
+        for repost in try plainReposts(of: post, in: state) {
+            guard let plain = try self.post(repost, in: state), !plain.deleted else { continue }
+            deletions.append(
+                .postDeleted(PostDeleted(post: repost, author: plain.author, postedAt: plain.postedAt, repostOf: post)))
+        }
+        return deletions
+    }
+
     /// A repost with nothing of its own: it shows as its original, and goes with it.
     static func isPlainRepost(_ event: PostCreated) -> Bool {
         event.repostOf != nil && event.text.isEmpty && event.caption.isEmpty && event.image == nil
-    }
-
-    /// A comment as the state keeps it.
-    struct CommentState: Equatable {
-        let post: PostID
-        let author: UserID
-        /// The position of its ``CommentAdded``.
-        let commentedAt: LogPosition
-        let deleted: Bool
-
-        init(post: PostID, author: UserID, commentedAt: LogPosition, deleted: Bool) {
-            self.post = post
-            self.author = author
-            self.commentedAt = commentedAt
-            self.deleted = deleted
-        }
-
-        init(decoding bytes: UnsafeRawBufferPointer) throws {
-            var reader = PayloadReader(Array(bytes))
-            post = try reader.read(PostID.self)
-            author = try reader.read(UserID.self)
-            commentedAt = LogPosition(try reader.readUInt64())
-            deleted = try reader.readByte() == 1
-            try reader.finish()
-        }
-
-        func encoded() -> [UInt8] {
-            var writer = PayloadWriter()
-            writer.write(post)
-            writer.write(author)
-            writer.write(commentedAt.rawValue)
-            writer.write(UInt8(deleted ? 1 : 0))
-            return writer.bytes
-        }
     }
 
     /// The comment as the state keeps it, deleted or not; nil if there never was one.
@@ -212,35 +155,6 @@ public struct DecisionState: Sendable {
         try state.withValue(for: Self.key(user.rawValue, other.rawValue), in: mutes, Edge.init)
     }
 
-    /// A report not resolved yet: where it was filed, what it is about, and whom that is by.
-    struct OpenReport: Equatable {
-        let filedAt: LogPosition
-        let target: ReportTarget
-        let targetAuthor: UserID
-
-        init(filedAt: LogPosition, target: ReportTarget, targetAuthor: UserID) {
-            self.filedAt = filedAt
-            self.target = target
-            self.targetAuthor = targetAuthor
-        }
-
-        init(decoding bytes: UnsafeRawBufferPointer) throws {
-            var reader = PayloadReader(Array(bytes))
-            filedAt = LogPosition(try reader.readUInt64())
-            target = try reader.readReportTarget()
-            targetAuthor = try reader.read(UserID.self)
-            try reader.finish()
-        }
-
-        func encoded() -> [UInt8] {
-            var writer = PayloadWriter()
-            writer.write(filedAt.rawValue)
-            writer.write(target)
-            writer.write(targetAuthor)
-            return writer.bytes
-        }
-    }
-
     /// The report while it is open; nil once resolved, or if there is no such report.
     func openReport(_ report: ReportID, in state: some StateReader) throws -> OpenReport? {
         try state.withValue(for: Self.key(report.rawValue), in: reports) { try $0.map(OpenReport.init(decoding:)) }
@@ -252,23 +166,6 @@ public struct DecisionState: Sendable {
 
     func isSuspended(_ user: UserID, in state: some StateReader) throws -> Bool {
         try state.withValue(for: Self.key(user.rawValue), in: suspended) { $0 != nil }
-    }
-
-    /// A follow or a like as the state keeps it.
-    struct Edge {
-        let exists: Bool
-        let since: LogPosition?
-
-        init(_ stored: UnsafeRawBufferPointer?) {
-            exists = stored != nil
-            since = stored.flatMap {
-                $0.count == 8 ? LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) : nil
-            }
-        }
-
-        static func value(since position: LogPosition) -> [UInt8] {
-            withUnsafeBytes(of: position.rawValue.bigEndian, Array.init)
-        }
     }
 
     /// The session's user and expiry, unless it ended.

@@ -64,7 +64,7 @@ final class WebhookOutbox: Sendable {
         statsTable = store.table("stats")
         try store.write { transaction in
             if try transaction.position(Self.checkpointKey, in: checkpointTable) == nil {
-                try transaction.put(ProjectionValue.position(head), for: Self.checkpointKey, in: checkpointTable)
+                try transaction.put(StoredCount.bytes(head), for: Self.checkpointKey, in: checkpointTable)
             }
         }
     }
@@ -83,10 +83,10 @@ final class WebhookOutbox: Sendable {
         try store.write { transaction in
             for entry in webhooks {
                 let sequence = entry.position.rawValue << 8 | UInt64(min(entry.index, 255))
-                let key = Array(entry.webhook.recipient.utf8) + [0] + ProjectionValue.position(LogPosition(sequence))
+                let key = Array(entry.webhook.recipient.utf8) + [0] + StoredCount.bytes(LogPosition(sequence))
                 try transaction.put(Pending(webhook: entry.webhook).encoded(), for: key, in: pendingTable)
             }
-            try transaction.put(ProjectionValue.position(position), for: Self.checkpointKey, in: checkpointTable)
+            try transaction.put(StoredCount.bytes(position), for: Self.checkpointKey, in: checkpointTable)
         }
     }
 
@@ -168,7 +168,7 @@ final class WebhookOutbox: Sendable {
 
     private static func count(_ key: [UInt8], in table: StoreTable, _ transaction: StoreTransaction) throws {
         let count = try transaction.position(key, in: table)?.rawValue ?? 0
-        try transaction.put(ProjectionValue.position(LogPosition(count + 1)), for: key, in: table)
+        try transaction.put(StoredCount.bytes(LogPosition(count + 1)), for: key, in: table)
     }
 }
 
@@ -199,9 +199,9 @@ extension WebhookOutbox.Pending {
     }
 }
 
-/// Positions and counts stored as 8 big-endian bytes.
-private enum ProjectionValue {
-    static func position(_ position: LogPosition) -> [UInt8] {
+/// Positions and counts, stored as 8 big-endian bytes.
+private enum StoredCount {
+    static func bytes(_ position: LogPosition) -> [UInt8] {
         withUnsafeBytes(of: position.rawValue.bigEndian, Array.init)
     }
 }
