@@ -67,6 +67,7 @@ let package = Package(
             name: "ChorusDomain",
             dependencies: [
                 "ChorusLog",
+                "ChorusStorage",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -159,7 +160,10 @@ let package = Package(
         // Helpers every test target shares.
         .target(
             name: "ChorusTestSupport",
-            dependencies: ["ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusProjections"],
+            dependencies: [
+                "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusProjections",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/ChorusTestSupport"
         ),
         .testTarget(

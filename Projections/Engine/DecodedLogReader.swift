@@ -20,6 +20,7 @@ final class DecodedEvent: Sendable {
 /// the work off it. At most `depth` slices wait, so memory stays flat whatever the length of the log.
 final class DecodedLogReader: Sendable {
     private let log: any EventLog
+    private let keys: any PersonalDataKeys
     private let sliceSize: Int
     /// Free places for slices; the reader waits on it when `depth` slices wait to be taken.
     private let free: DispatchSemaphore
@@ -35,9 +36,10 @@ final class DecodedLogReader: Sendable {
     /// Runs `body` with a reader of the first `limit` events of `log`, reading ahead on a thread of its own until
     /// `body` returns.
     static func readingAhead<R>(
-        _ log: any EventLog, limit: Int, sliceSize: Int = 2_048, depth: Int = 4, _ body: (DecodedLogReader) throws -> R
+        _ log: any EventLog, keys: any PersonalDataKeys, limit: Int, sliceSize: Int = 2_048, depth: Int = 4,
+        _ body: (DecodedLogReader) throws -> R
     ) rethrows -> R {
-        let reader = DecodedLogReader(log: log, sliceSize: sliceSize, depth: depth)
+        let reader = DecodedLogReader(log: log, keys: keys, sliceSize: sliceSize, depth: depth)
         DispatchQueue(label: "chorus.projections.read-ahead").async {
             reader.read(limit: limit)
             reader.finished.signal()
@@ -46,8 +48,9 @@ final class DecodedLogReader: Sendable {
         return try body(reader)
     }
 
-    private init(log: any EventLog, sliceSize: Int, depth: Int) {
+    private init(log: any EventLog, keys: any PersonalDataKeys, sliceSize: Int, depth: Int) {
         self.log = log
+        self.keys = keys
         self.sliceSize = sliceSize
         free = DispatchSemaphore(value: depth)
     }
@@ -83,7 +86,7 @@ final class DecodedLogReader: Sendable {
                 guard remaining > 0 else { return [] }
                 return try log.read(from: from.next, limit: min(sliceSize, remaining)).map { record in
                     DecodedEvent(
-                        event: try DomainEvent(decoding: record),
+                        event: try DomainEvent(decoding: record, keys: keys),
                         envelope: EventEnvelope(position: record.position, recordedAt: record.recordedAt))
                 }
             }

@@ -16,7 +16,7 @@ import Synchronization
 /// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
-    public static let layoutVersion: UInt64 = 5
+    public static let layoutVersion: UInt64 = 6
 
     /// Every table of the read models' store.
     package static var tables: [StoreTableDefinition] { ReadModels.tables }
@@ -34,6 +34,8 @@ public final class ProjectionEngine: Sendable {
     private static let mapBytesPerEvent = 1_024
 
     public let log: any EventLog
+    /// The data keys that open the events' personal fields.
+    public let keys: any PersonalDataKeys
     package let store: KeyValueStore
     private let models: ReadModels
     private let applied: PositionNotifier
@@ -50,10 +52,11 @@ public final class ProjectionEngine: Sendable {
     /// Opens (creating if needed) the read models in `directory` over `log`.
     /// - Parameter durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
     public init(
-        log: any EventLog, directory: String, batchSize: Int = 1024, durable: Bool = true,
+        log: any EventLog, keys: any PersonalDataKeys, directory: String, batchSize: Int = 1024, durable: Bool = true,
         logger: Logger = Logger(label: "chorus.projections")
     ) throws {
         self.log = log
+        self.keys = keys
         self.batchSize = batchSize
         self.durable = durable
         self.logger = logger
@@ -178,7 +181,7 @@ public final class ProjectionEngine: Sendable {
     public func snapshot<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> Snapshot<Answer> {
         try store.read { transaction in
             let position = try Self.checkpoint(in: transaction, models.checkpoint)
-            let view = ReadView(transaction: transaction, models: models, position: position)
+            let view = ReadView(transaction: transaction, models: models, keys: keys, position: position)
             return Snapshot(answer: try body(view), position: position)
         }
     }
@@ -215,10 +218,10 @@ public final class ProjectionEngine: Sendable {
     /// Builds the read models of `log` from position 1 through `last` (time travel) or the head, into `directory`,
     /// which must not hold read models yet; returns the position built to.
     public static func rebuild(
-        log: any EventLog, into directory: String, through last: LogPosition? = nil,
+        log: any EventLog, keys: any PersonalDataKeys, into directory: String, through last: LogPosition? = nil,
         logger: Logger = Logger(label: "chorus.projections"), progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
-        let engine = try ProjectionEngine(log: log, directory: directory, durable: false, logger: logger)
+        let engine = try ProjectionEngine(log: log, keys: keys, directory: directory, durable: false, logger: logger)
         defer { engine.close() }
         guard engine.position == .start else {
             throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")
@@ -275,7 +278,7 @@ public final class ProjectionEngine: Sendable {
         var newest: LogPosition?
         var deletions: [(DomainEvent, EventEnvelope)] = []
         let loaded = followers.flatMap { type(of: $0).tablesLoadedInKeyOrder }.map { store.table($0) }
-        try DecodedLogReader.readingAhead(log, limit: limit) { reader in
+        try DecodedLogReader.readingAhead(log, keys: keys, limit: limit) { reader in
             try transaction.loadingInKeyOrder(loaded, spillingInto: store.directory) { transaction in
                 while true {
                     let slice = try reader.next()
@@ -317,7 +320,7 @@ public final class ProjectionEngine: Sendable {
     private func replay(_ recorded: [RecordedEvent], _ transaction: StoreTransaction) throws -> LogPosition? {
         // Decoded one at a time: a batch's decoded events would be several times the size of its records.
         for record in recorded {
-            let event = try DomainEvent(decoding: record)
+            let event = try DomainEvent(decoding: record, keys: keys)
             let envelope = EventEnvelope(position: record.position, recordedAt: record.recordedAt)
             for model in models.inApplyOrder { try model.apply(event, at: envelope, in: transaction) }
         }
@@ -353,7 +356,7 @@ extension DomainEvent {
     /// A post or comment deleted: a build applies these after replaying everything else (``ProjectionEngine``).
     fileprivate var isDeletion: Bool {
         switch self {
-        case .postDeleted, .commentDeleted: true
+        case .postDeleted, .commentDeleted, .accountDeleted: true
         default: false
         }
     }

@@ -1,3 +1,4 @@
+import ChorusDomain
 import ChorusLog
 import Foundation
 import Logging
@@ -17,12 +18,13 @@ public struct ProjectionGenerations: Sendable {
     /// swaps it in atomically, then removes the previous generation. Returns the position built to.
     @discardableResult
     public func rebuildAndSwap(
-        log: any EventLog, through last: LogPosition? = nil, logger: Logger = Logger(label: "chorus.projections"),
+        log: any EventLog, keys: any PersonalDataKeys, through last: LogPosition? = nil,
+        logger: Logger = Logger(label: "chorus.projections"),
         progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let (name, path) = try newGeneration()
         let position = try ProjectionEngine.rebuild(
-            log: log, into: path, through: last, logger: logger, progress: progress)
+            log: log, keys: keys, into: path, through: last, logger: logger, progress: progress)
         try makeCurrent(name)
         return position
     }

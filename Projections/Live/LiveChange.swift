@@ -41,7 +41,7 @@ extension ReadView {
             }
             changes.append(.notification(made))
         }
-        switch try DomainEvent(decoding: recorded) {
+        switch try DomainEvent(decoding: recorded, keys: keys) {
         case .postCreated(let event):
             if topics.contains(.feed), try event.author == viewer || follows(viewer, event.author),
                 try postRecord(event.post) != nil

@@ -16,12 +16,28 @@ struct Conversations: ReadModel {
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        if case .accountDeleted(let event) = event { return try eraseMessages(of: event.user, in: transaction) }
         guard case .messageSent(let event) = event else { return }
         var key = Self.pairPrefix(event.from, event.to)
         key.append(envelope.position)
         let record = MessageRecord(
             id: event.message, from: event.from, to: event.to, text: event.text, createdAt: envelope.recordedAt)
         try transaction.put(record.encoded(), for: key.bytes, in: messages)
+    }
+
+    /// Takes the text out of every message `user` sent: their partners keep the conversation, with the message and
+    /// its time, but nothing of what it said. Reads the whole table: an account is deleted rarely.
+    private func eraseMessages(of user: UserID, in transaction: StoreTransaction) throws {
+        var erased: [([UInt8], MessageRecord)] = []
+        try transaction.scan(messages) { key, value in
+            var record = try MessageRecord(decoding: Array(value))
+            if record.from == user, record.text != nil {
+                record.text = nil
+                erased.append((Array(key), record))
+            }
+            return true
+        }
+        for (key, record) in erased { try transaction.put(record.encoded(), for: key, in: messages) }
     }
 
     /// Both users' conversation shares one key prefix: the two ids in order.
@@ -36,7 +52,8 @@ struct MessageRecord: Hashable {
     var id: MessageID
     var from: UserID
     var to: UserID
-    var text: String
+    /// Nil once its sender's account was deleted.
+    var text: String?
     var createdAt: EventTime
 
     func encoded() -> [UInt8] {
@@ -49,7 +66,7 @@ struct MessageRecord: Hashable {
         return writer.bytes
     }
 
-    init(id: MessageID, from: UserID, to: UserID, text: String, createdAt: EventTime) {
+    init(id: MessageID, from: UserID, to: UserID, text: String?, createdAt: EventTime) {
         self.id = id
         self.from = from
         self.to = to
@@ -62,7 +79,7 @@ struct MessageRecord: Hashable {
         id = try reader.read(MessageID.self)
         from = try reader.read(UserID.self)
         to = try reader.read(UserID.self)
-        text = try reader.readString()
+        text = try reader.readOptionalString()
         createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
         try reader.finish()
     }
@@ -73,7 +90,8 @@ public struct Message: Sendable, Hashable {
     public let id: MessageID
     public let from: UserSummary
     public let to: UserSummary
-    public let text: String
+    /// Nil once its sender's account was deleted.
+    public let text: String?
     public let createdAt: EventTime
 }
 

@@ -56,7 +56,8 @@ struct FollowingFeeds: DerivedReadModel {
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
             .messageSent, .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked,
-            .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
+            .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
+            .accountDeleted, .erasureCompleted:
             break
         }
     }

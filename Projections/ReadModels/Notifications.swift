@@ -82,7 +82,7 @@ struct Notifications: ReadModel {
             try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded,
             .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted, .reportFiled,
-            .reportResolved, .userSuspended, .userUnsuspended:
+            .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
         }
     }

@@ -46,7 +46,7 @@ struct PostCounters: DerivedReadModel {
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .followed, .unfollowed, .messageSent,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
-            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
+            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
         }
     }

@@ -51,7 +51,7 @@ struct ProfileCounters: DerivedReadModel {
             .messageSent,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
-            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
+            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
         }
     }

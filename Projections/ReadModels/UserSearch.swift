@@ -35,6 +35,8 @@ struct UserSearch: DerivedReadModel {
             let entry = try SearchEntry(decoding: stored)
             let edited = SearchEntry(name: event.name ?? entry.name, major: event.major ?? entry.major)
             try transaction.put(edited.encoded(), for: key, in: entries)
+        case .accountDeleted(let event):
+            try transaction.delete(ProjectionKey(event.user).bytes, in: entries)
         default:
             break
         }
@@ -44,6 +46,7 @@ struct UserSearch: DerivedReadModel {
         // Users in key order, so that each entry is appended.
         try transaction.scan(profiles) { user, value in
             let profile = try ProfileRecord(decoding: Array(value))
+            guard !profile.deleted else { return true }
             try transaction.put(
                 SearchEntry(name: profile.name, major: profile.major).encoded(), for: Array(user), in: entries,
                 append: true)

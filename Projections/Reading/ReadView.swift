@@ -11,6 +11,8 @@ import ChorusStorage
 public struct ReadView: ~Copyable {
     let transaction: StoreTransaction
     let models: ReadModels
+    /// The data keys that open the events' personal fields (for what is read from the log, as live changes are).
+    let keys: any PersonalDataKeys
     /// The log position the whole view reflects.
     public let position: LogPosition
     /// Profiles already read in this view: a feed page names the same few authors again and again.
@@ -18,9 +20,10 @@ public struct ReadView: ~Copyable {
     /// Who is hidden from whom, read once per viewer (``Blocks``).
     let relationMemo = RelationMemo()
 
-    init(transaction: StoreTransaction, models: ReadModels, position: LogPosition) {
+    init(transaction: StoreTransaction, models: ReadModels, keys: any PersonalDataKeys, position: LogPosition) {
         self.transaction = transaction
         self.models = models
+        self.keys = keys
         self.position = position
     }
 }

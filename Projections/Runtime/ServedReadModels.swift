@@ -1,3 +1,4 @@
+import ChorusDomain
 import ChorusLog
 import ChorusStorage
 import Foundation
@@ -21,6 +22,7 @@ public final class ServedReadModels: Sendable {
     }
 
     private let log: any EventLog
+    private let keys: any PersonalDataKeys
     private let generations: ProjectionGenerations
     private let unsynced: UnsyncedReadModels
     private let logger: Logger
@@ -37,28 +39,31 @@ public final class ServedReadModels: Sendable {
     /// Opens the current read models of the data directory at `dataDirectory` over `log`. They commit without syncing
     /// (see ``UnsyncedReadModels``); those a crash of the machine may have torn, and those of an older layout, are
     /// rebuilt from the log first.
-    public init(log: any EventLog, dataDirectory: String, logger: Logger) throws {
+    public init(log: any EventLog, keys: any PersonalDataKeys, dataDirectory: String, logger: Logger) throws {
         self.log = log
+        self.keys = keys
         self.logger = logger
         generations = ProjectionGenerations(dataDirectory: dataDirectory)
         try generations.prepareCurrent()
         unsynced = UnsyncedReadModels(generations)
-        try unsynced.prepare(log: log, logger: logger)
-        served = Mutex(try Self.open(log: log, generations: generations, logger: logger))
+        try unsynced.prepare(log: log, keys: keys, logger: logger)
+        served = Mutex(try Self.open(log: log, keys: keys, generations: generations, logger: logger))
     }
 
-    private static func open(log: any EventLog, generations: ProjectionGenerations, logger: Logger) throws
-        -> ProjectionEngine
-    {
+    private static func open(
+        log: any EventLog, keys: any PersonalDataKeys, generations: ProjectionGenerations, logger: Logger
+    ) throws -> ProjectionEngine {
         do {
-            return try ProjectionEngine(log: log, directory: generations.current, durable: false, logger: logger)
+            return try ProjectionEngine(
+                log: log, keys: keys, directory: generations.current, durable: false, logger: logger)
         } catch ProjectionError.layoutChanged(let found, let current) {
             logger.notice(
                 "the read models have an older layout; rebuilding them from the log",
                 metadata: ["found": "\(found)", "current": "\(current)"])
-            let position = try generations.rebuildAndSwap(log: log, logger: logger)
+            let position = try generations.rebuildAndSwap(log: log, keys: keys, logger: logger)
             logger.notice("read models rebuilt", metadata: ["position": "\(position)"])
-            return try ProjectionEngine(log: log, directory: generations.current, durable: false, logger: logger)
+            return try ProjectionEngine(
+                log: log, keys: keys, directory: generations.current, durable: false, logger: logger)
         }
     }
 
@@ -174,11 +179,29 @@ public final class ServedReadModels: Sendable {
     func rebuildAndSwap() async throws -> LogPosition {
         let (name, path) = try generations.newGeneration()
         logger.notice("rebuilding the read models online", metadata: ["generation": "\(name)"])
-        let log = self.log
-        let logger = self.logger
+        return try await swapIn(name, at: path)
+    }
+
+    /// Copies the served read models into a new generation with LMDB's compacting copy (free pages left out, and of
+    /// each page only what it holds), catches the copy up and swaps it in as a rebuild is; the old generation's files
+    /// are removed. What deleted data the served store's freed pages still held is in no file afterwards.
+    public func compactAndSwap() async throws -> LogPosition {
+        let (name, path) = try generations.newGeneration()
+        let served = current
+        try await BlockingWork.run {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            try served.store.copyCompacted(to: path)
+        }
+        return try await swapIn(name, at: path)
+    }
+
+    /// Opens the read models at `path` (generation `name`), brings them to the log's head, swaps them in for the
+    /// served ones, and retires those.
+    private func swapIn(_ name: String, at path: String) async throws -> LogPosition {
+        let (log, keys, logger) = (self.log, self.keys, self.logger)
         let fresh = try await BlockingWork.run { [self] in
             let engine = try ProjectionEngine(
-                log: log, directory: path, batchSize: 16_384, durable: false, logger: logger)
+                log: log, keys: keys, directory: path, batchSize: 16_384, durable: false, logger: logger)
             // The bulk, then what arrived meanwhile, until little is left for the swap itself.
             repeat {
                 try engine.catchUp { replayed, total in rebuildCounts.withLock { $0 = (replayed, total) } }
@@ -201,7 +224,7 @@ public final class ServedReadModels: Sendable {
         // Waits for reads still open on the old engine; waits on it end and start over on the new one.
         try old.store.sync()
         old.close()
-        logger.notice("swapped in the rebuilt read models", metadata: ["position": "\(fresh.position)"])
+        logger.notice("swapped in the new read models", metadata: ["position": "\(fresh.position)"])
         return fresh.position
     }
 

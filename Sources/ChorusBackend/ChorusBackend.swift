@@ -16,6 +16,10 @@ public final class ChorusBackend: Sendable {
     /// The read models being served; an online rebuild replaces them.
     public let readModels: ServedReadModels
     public let media: MediaStore
+    /// Each user's data key (``DataKeyStore``).
+    public let keys: DataKeyStore
+    /// How long after an account deletion every file is rid of the account's personal data, at most.
+    public let erasureDelay: Duration
     public let tokens: SessionTokens
     package let metrics = ChorusMetrics()
     /// Writes are refused while the read models are further behind the log than this many events (see ``execute``).
@@ -24,6 +28,8 @@ public final class ChorusBackend: Sendable {
     let activity: SessionActivity
     /// The embedded log behind ``log``, whose writer and files the backend runs and closes.
     private let embeddedLog: LMDBEventLog
+
+    var embeddedLogIsReadOnly: Bool { embeddedLog.isReadOnly }
     private let logger: Logger
 
     /// The engine answering now (see ``readModels``).
@@ -36,19 +42,22 @@ public final class ChorusBackend: Sendable {
     /// what they lag under load (a few hundred events at most under `chorus bench soak`).
     public init(
         data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil, maximumWriteLag: UInt64 = 10_000,
-        passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
+        erasureDelay: Duration = .seconds(600), passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
     ) throws {
         self.data = data
         self.maximumWriteLag = maximumWriteLag
+        self.erasureDelay = erasureDelay
         let metrics = self.metrics
         let log = try data.openLog(
             readOnly: readOnly, maximumSize: maximumLogSize, commitObserver: { metrics.recordCommit($0) })
         do {
-            let media = try MediaStore(directory: data.media)
+            let keys = try data.openKeys()
+            self.keys = keys
+            let media = try MediaStore(directory: data.media, keys: keys)
             self.media = media
-            commands = CommandExecutor(log: log, media: media, passwordHasher: passwordHasher)
+            commands = CommandExecutor(log: log, keys: keys, media: media, passwordHasher: passwordHasher)
             tokens = SessionTokens(secret: try data.sessionSecretBytes())
-            readModels = try ServedReadModels(log: log, dataDirectory: data.root, logger: logger)
+            readModels = try ServedReadModels(log: log, keys: keys, dataDirectory: data.root, logger: logger)
             responses = try StoredResponses(directory: data.responses)
             activity = SessionActivity(path: data.sessionActivity)
         } catch {
@@ -62,7 +71,10 @@ public final class ChorusBackend: Sendable {
 
     /// What keeps the backend running, for a service group: the log's writer, and the read models following the log.
     /// In reverse order on shutdown: the read models stop, then the writer commits what it holds.
-    public var services: [any Service] { [logWriterService, projectionService, stateUpgradeService] }
+    public var services: [any Service] { [logWriterService, projectionService, stateUpgradeService, erasureService] }
+
+    /// Completes account erasures within ``erasureDelay`` (``ErasureService``).
+    var erasureService: any Service { ErasureService(backend: self, logger: logger) }
 
     /// Recomputes a decision state an older Chorus wrote, at start rather than in the first write's request.
     var stateUpgradeService: any Service {
@@ -124,6 +136,7 @@ public final class ChorusBackend: Sendable {
         let commands = self.commands
         try? activity.save(keeping: { (try? commands.user(ofSession: $0)) != nil })
         responses.close()
+        keys.close()
         embeddedLog.close()
     }
 }
@@ -160,7 +173,7 @@ struct DecisionStateUpgradeService: Service {
     func run() async {
         if !log.isReadOnly {
             do {
-                let format = try DecisionStateUpgrade(log: log).storedFormat()
+                let format = try DecisionStateUpgrade(log: log, keys: commands.keys).storedFormat()
                 if format < DecisionStateUpgrade.currentFormat {
                     logger.notice(
                         "recomputing the decision state from the log in this Chorus's format; writes wait for it",

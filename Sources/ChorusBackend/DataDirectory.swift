@@ -9,6 +9,7 @@ import Foundation
 /// - `log/`: the event log, with the decision state in its environment
 /// - `projections` → `projections.<id>/`: the current generation of read models
 /// - `media/`: uploaded images, content-addressed
+/// - `keys/`: each user's data key, which their personal fields in the log and their media are encrypted under
 /// - `responses/`: first responses to requests sent with an `Idempotency-Key`
 /// - `session.key`: the secret bearer tokens and password-reset tokens are signed with
 /// - `session-activity`: when each session was last seen (saved at shutdown)
@@ -22,6 +23,7 @@ public struct DataDirectory: Sendable {
     public var projections: String { ProjectionGenerations(dataDirectory: root).current }
     public var media: String { root + "/media" }
     public var responses: String { root + "/responses" }
+    public var keys: String { root + "/keys" }
     public var sessionSecret: String { root + "/session.key" }
     public var sessionActivity: String { root + "/session-activity" }
     public var webhooks: String { root + "/webhooks" }
@@ -40,6 +42,11 @@ public struct DataDirectory: Sendable {
         }
         configuration.commitObserver = commitObserver
         return try LMDBEventLog(directory: log, configuration: configuration)
+    }
+
+    /// The users' data keys. A bulk write (`durable: false`) syncs them with ``DataKeyStore/sync()``.
+    public func openKeys(durable: Bool = true) throws -> DataKeyStore {
+        try DataKeyStore(directory: keys, durable: durable)
     }
 
     /// The session secret, made on first use: readable by the owner only, written whole or not at all.

@@ -22,11 +22,11 @@ package final class StoredResponses: Sendable {
         }
     }
 
-    private let store: KeyValueStore
+    private let store: CompactableStore
     private let table: StoreTable
 
     init(directory: String) throws {
-        store = try KeyValueStore(directory: directory, tables: ["responses"])
+        store = try CompactableStore(directory: directory, tables: ["responses"])
         table = store.table("responses")
     }
 
@@ -65,6 +65,24 @@ package final class StoredResponses: Sendable {
             guard try transaction.withValue(for: key, in: table, { $0 == nil }) else { return }
             try transaction.put(value, for: key, in: table)
         }
+    }
+
+    /// Forgets every response kept for `caller` (a deleted account's), and compacts the store so that no freed page
+    /// keeps them; returns how many there were.
+    @discardableResult
+    func forget(caller: String) throws -> Int {
+        let prefix = Array(caller.utf8) + [0]
+        let removed = try store.write { transaction -> Int in
+            var keys: [[UInt8]] = []
+            try transaction.scan(table, prefix: prefix) { key, _ in
+                keys.append(Array(key))
+                return true
+            }
+            for key in keys { _ = try transaction.delete(key, in: table) }
+            return keys.count
+        }
+        try store.compact()
+        return removed
     }
 
     func close() { store.close() }

@@ -15,28 +15,31 @@ struct DecisionStateUpgradeTests {
                 try await chorus.execute(.addComment(author: bo, post: post, text: "old comment")).createdID!)!
             _ = try await chorus.execute(.createPost(author: bo, repostOf: post))
             _ = try await chorus.execute(.follow(follower: bo, followee: ana))
-            #expect(try DecisionStateUpgrade(log: chorus.log).storedFormat() == DecisionStateUpgrade.currentFormat)
+            #expect(
+                try DecisionStateUpgrade(log: chorus.log, keys: TestDataKeys.shared).storedFormat()
+                    == DecisionStateUpgrade.currentFormat)
 
             // Format 1, as the first Chorus left it: no format, posts by author alone, follows without their
             // position, no comments or reposts kept.
             try await chorus.log.append(.durable, eventCount: 0) { batch in
                 try Self.rewriteAsFormatOne(batch.state)
             }
-            let upgrade = DecisionStateUpgrade(log: chorus.log)
+            let upgrade = DecisionStateUpgrade(log: chorus.log, keys: TestDataKeys.shared)
             #expect(try upgrade.storedFormat() == 1)
-            var audit = DecisionStateAudit(log: chorus.log)
+            var audit = DecisionStateAudit(log: chorus.log, keys: TestDataKeys.shared)
             #expect(try audit.run().olderFormat == 1, "verify does not compare an old format")
 
             // A new executor on the same log: its first command recomputes the state first.
             let later = CommandExecutor(
-                log: chorus.log, media: TestMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+                log: chorus.log, keys: TestDataKeys.shared, media: TestMediaCatalog(),
+                passwordHasher: PasswordHasher(cost: 4))
             let deleted = try await later.execute(.deleteComment(user: bo, post: post, comment: comment))
             #expect(deleted.appended)
             #expect(try upgrade.storedFormat() == DecisionStateUpgrade.currentFormat)
             let deletion = try await later.execute(.deletePost(author: ana, post: post))
             #expect(try later.events().suffix(2).map(\.typeName) == ["PostDeleted", "PostDeleted"], "with its repost")
             #expect(deletion.appended)
-            var again = DecisionStateAudit(log: chorus.log)
+            var again = DecisionStateAudit(log: chorus.log, keys: TestDataKeys.shared)
             let report = try again.run()
             #expect(report.olderFormat == nil && report.mismatch == nil && report.entries > 0)
         }
@@ -46,8 +49,10 @@ struct DecisionStateUpgradeTests {
     func newLogIsCurrent() async throws {
         try await withExecutor { chorus, _ in
             _ = try await chorus.register("Ana")
-            #expect(try DecisionStateUpgrade(log: chorus.log).storedFormat() == DecisionStateUpgrade.currentFormat)
-            #expect(try await DecisionStateUpgrade(log: chorus.log).run() == false)
+            #expect(
+                try DecisionStateUpgrade(log: chorus.log, keys: TestDataKeys.shared).storedFormat()
+                    == DecisionStateUpgrade.currentFormat)
+            #expect(try await DecisionStateUpgrade(log: chorus.log, keys: TestDataKeys.shared).run() == false)
         }
     }
 

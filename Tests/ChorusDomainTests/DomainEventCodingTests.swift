@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusTestSupport
 import Testing
 
 @Suite("Domain event coding")
@@ -66,12 +67,14 @@ struct DomainEventCodingTests {
 
     @Test("every event type round-trips through its stored form", arguments: samples)
     func roundTrip(_ event: DomainEvent) throws {
-        #expect(try DomainEvent(decoding: recorded(event.encoded())) == event)
+        #expect(
+            try DomainEvent(decoding: recorded(try event.encoded(keys: TestDataKeys.shared)), keys: TestDataKeys.shared)
+                == event)
     }
 
     @Test("unknown types, unknown versions and damaged payloads are refused with the position")
     func refusals() throws {
-        let good = Self.samples[0].encoded()
+        let good = try Self.samples[0].encoded(keys: TestDataKeys.shared)
         var unknownType = good
         unknownType.type = "Teleported"
         var unknownVersion = good
@@ -82,7 +85,7 @@ struct DomainEventCodingTests {
         trailing.payload.append(0)
         for damaged in [unknownType, unknownVersion, truncated, trailing] {
             let error = #expect(throws: DomainEventDecodingError.self) {
-                try DomainEvent(decoding: recorded(damaged, position: 42))
+                try DomainEvent(decoding: recorded(damaged, position: 42), keys: TestDataKeys.shared)
             }
             #expect(error?.position == 42)
         }
@@ -114,7 +117,7 @@ struct DomainEventCodingTests {
             NewEvent(type: "Unfollowed", schemaVersion: 1, payload: unfollowedV1.bytes),
         ]
         #expect(
-            try stored.map { try DomainEvent(decoding: recorded($0)) } == [
+            try stored.map { try DomainEvent(decoding: recorded($0), keys: TestDataKeys.shared) } == [
                 .liked(Liked(user: Self.other, post: Self.post, postAuthor: nil)),
                 .unliked(Unliked(user: Self.other, post: Self.post, postAuthor: nil, likedAt: nil)),
                 .commentAdded(
@@ -122,14 +125,19 @@ struct DomainEventCodingTests {
                 .unfollowed(Unfollowed(follower: Self.other, followee: Self.user, followedAt: nil)),
             ])
         // New events are written with the current version, and a version-2 payload is not read as version 1.
-        let current = DomainEvent.liked(Liked(user: Self.other, post: Self.post, postAuthor: Self.user)).encoded()
+        let current = try DomainEvent.liked(Liked(user: Self.other, post: Self.post, postAuthor: Self.user)).encoded(
+            keys: TestDataKeys.shared)
         #expect(current.schemaVersion == 2)
         var misread = current
         misread.schemaVersion = 1
-        #expect(throws: DomainEventDecodingError.self) { try DomainEvent(decoding: recorded(misread)) }
+        #expect(throws: DomainEventDecodingError.self) {
+            try DomainEvent(decoding: recorded(misread), keys: TestDataKeys.shared)
+        }
         var future = current
         future.schemaVersion = 3
-        #expect(throws: DomainEventDecodingError.self) { try DomainEvent(decoding: recorded(future)) }
+        #expect(throws: DomainEventDecodingError.self) {
+            try DomainEvent(decoding: recorded(future), keys: TestDataKeys.shared)
+        }
     }
 
     @Test("events go to their aggregate's stream; a conversation's stream is the same from either side")

@@ -11,7 +11,8 @@ func withExecutor<R>(_ body: (CommandExecutor, TestMediaCatalog) async throws ->
         return try await withLog(path, configuration: configuration) { log in
             let media = TestMediaCatalog()
             return try await body(
-                CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
+                CommandExecutor(
+                    log: log, keys: TestDataKeys.shared, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
         }
     }
 }
@@ -26,6 +27,6 @@ extension CommandExecutor {
 
     /// Every event in the log, decoded.
     func events() throws -> [DomainEvent] {
-        try log.read(from: 1, limit: 100_000).map(DomainEvent.init(decoding:))
+        try log.read(from: 1, limit: 100_000).map { try DomainEvent(decoding: $0, keys: TestDataKeys.shared) }
     }
 }

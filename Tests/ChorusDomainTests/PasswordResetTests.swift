@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusTestSupport
 import Testing
 
 @testable import ChorusDomain
@@ -15,7 +16,8 @@ struct PasswordResetTests {
                 expiresAt: EventTime(millisecondsSince1970: EventTime.now.millisecondsSince1970 - 3_600_000))
             try await chorus.log.append(.durable, eventCount: 1) { batch in
                 let event = DomainEvent.passwordResetRequested(stale)
-                let outcome = try batch.append(AppendRequest(stream: event.stream, events: [event.encoded()]))
+                let outcome = try batch.append(
+                    AppendRequest(stream: event.stream, events: [try event.encoded(keys: TestDataKeys.shared)]))
                 try DecisionState().apply(event, at: outcome.lastPosition, in: batch.state)
             }
             let head = chorus.log.head
@@ -49,7 +51,7 @@ struct PasswordResetTests {
                 try await chorus.execute(.resetPassword(user: ana, reset: fresh.reset, newPassword: "new password"))
             }
             #expect(chorus.log.head == afterChange && head < afterChange)
-            var audit = DecisionStateAudit(log: chorus.log)
+            var audit = DecisionStateAudit(log: chorus.log, keys: TestDataKeys.shared)
             let report = try audit.run()
             #expect(report.mismatch == nil && report.olderFormat == nil)
         }

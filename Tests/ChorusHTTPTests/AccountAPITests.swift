@@ -2,6 +2,7 @@ import ChorusBackend
 import ChorusDomain
 import ChorusHTTP
 import ChorusLog
+import ChorusTestSupport
 import Foundation
 import HTTPTypes
 import Testing
@@ -90,7 +91,10 @@ struct AccountAPITests {
                 .post, "/v1/auth/password-reset", json: ["email": ana.email.uppercased()])
             #expect(known.status == .accepted && known.bytes == unknown.bytes && known.headers == unknown.headers)
             let recorded = try #require(try api.backend.log.read(from: api.head, limit: 1).first)
-            guard case .passwordResetRequested(let requested) = try DomainEvent(decoding: recorded) else {
+            guard
+                case .passwordResetRequested(let requested) = try DomainEvent(
+                    decoding: recorded, keys: TestDataKeys.shared)
+            else {
                 Issue.record("not a reset: \(recorded.type)")
                 return
             }

@@ -231,6 +231,7 @@ struct ContractTests {
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/live", "/health", "/metrics",
                 "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild", "/v1/admin/webhooks",
                 "/v1/reports", "/v1/admin/reports", "/v1/admin/reports/{id}/resolve", "/v1/admin/users/{id}/unsuspend",
+                "/v1/admin/erasures",
             ]
             #expect(Set(served).subtracting(paths).isEmpty)
             #expect(paths.subtracting(served).isEmpty, "documented but not served: \(paths.subtracting(served))")

@@ -87,7 +87,7 @@ struct OnlineRebuildTests {
             try await api.backend.readModels.waitUntilApplied(api.head, timeout: .seconds(10))
             let offline = api.backend.data.root + "/offline-check"
             _ = try ProjectionEngine.rebuild(
-                log: api.backend.log, into: offline, through: api.backend.projections.position)
+                log: api.backend.log, keys: api.backend.keys, into: offline, through: api.backend.projections.position)
             #expect(
                 try dumpReadModels(atDirectory: offline) == dumpReadModels(api.backend.projections.store),
                 "byte for byte")

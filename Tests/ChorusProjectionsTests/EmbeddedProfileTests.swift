@@ -2,6 +2,7 @@ import ChorusDemo
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import ChorusTestSupport
 import Testing
 
 /// The classic bug of apps built on denormalised documents: a changed profile image shows up late, or mixed with the
@@ -46,7 +47,7 @@ struct EmbeddedProfileTests {
             var expected: [UserID: UserSummaryFold] = [:]
             var checked = 0
             for event in try app.log.read(from: 1, limit: 10_000) {
-                UserSummaryFold.apply(try DomainEvent(decoding: event), to: &expected)
+                UserSummaryFold.apply(try DomainEvent(decoding: event, keys: TestDataKeys.shared), to: &expected)
                 try app.engine.catchUp(through: event.position)
                 let snapshot = try app.engine.snapshot { view in try embeddedUsers(in: view, users: users) }
                 #expect(snapshot.position == event.position)

@@ -13,7 +13,8 @@ struct LogSeamTests {
     func anotherLog() async throws {
         try await withTemporaryDirectory { directory in
             let log = InMemoryEventLog()
-            let chorus = CommandExecutor(log: log, media: TestMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+            let chorus = CommandExecutor(
+                log: log, keys: TestDataKeys.shared, media: TestMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
             func register(_ name: String) async throws -> UserID {
                 let result = try await chorus.execute(
                     .registerUser(email: "\(name.lowercased())@example.com", password: "secret1", name: name))
@@ -37,7 +38,8 @@ struct LogSeamTests {
             #expect(log.head == commented.position, "the retry appended nothing")
 
             // Built from the log, then following it live.
-            let engine = try ProjectionEngine(log: log, directory: directory + "/projections")
+            let engine = try ProjectionEngine(
+                log: log, keys: TestDataKeys.shared, directory: directory + "/projections")
             defer { engine.close() }
             try engine.catchUp()
             let following = Task { try await engine.run() }
@@ -66,7 +68,7 @@ struct LogSeamTests {
 
             // A rebuild from this log equals the read models built and followed live, byte for byte.
             let rebuilt = directory + "/rebuilt"
-            _ = try ProjectionEngine.rebuild(log: log, into: rebuilt)
+            _ = try ProjectionEngine.rebuild(log: log, keys: TestDataKeys.shared, into: rebuilt)
             #expect(try dumpReadModels(engine.store) == dumpReadModels(atDirectory: rebuilt))
         }
     }

@@ -89,9 +89,10 @@ struct NotificationAndMessageTests {
             let page = try app.read { try $0.notifications(of: ana, page: PageRequest()) }
             #expect(page.items.map(\.kind) == [.follow, .comment, .like])
             #expect(page.items.allSatisfy { $0.actor.id == bo })
-            #expect(try app.read { try $0.followers(of: ana, viewer: nil, page: PageRequest())?.items.map(\.id) } == [bo])
+            #expect(
+                try app.read { try $0.followers(of: ana, viewer: nil, page: PageRequest())?.items.map(\.id) } == [bo])
             let rebuilt = app.directory + "/rebuilt"
-            _ = try ProjectionEngine.rebuild(log: app.log, into: rebuilt)
+            _ = try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: rebuilt)
             #expect(try dumpReadModels(app.engine.store) == dumpReadModels(atDirectory: rebuilt))
         }
     }

@@ -25,7 +25,7 @@ struct ProjectionEngineTests {
             try await live.value
 
             let rebuilt = app.directory + "/rebuilt"
-            let position = try ProjectionEngine.rebuild(log: app.log, into: rebuilt)
+            let position = try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: rebuilt)
             #expect(position == app.log.head)
             let liveTables = try dumpReadModels(app.engine.store)
             let rebuiltTables = try dumpReadModels(atDirectory: rebuilt)
@@ -42,7 +42,9 @@ struct ProjectionEngineTests {
             _ = try await DemoWorkload(seed: 5, events: 400).run(on: app.chorus)
             let middle = LogPosition(app.log.head.rawValue / 2)
             let past = app.directory + "/past"
-            #expect(try ProjectionEngine.rebuild(log: app.log, into: past, through: middle) == middle)
+            #expect(
+                try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: past, through: middle)
+                    == middle)
             // The first batch into an empty store is a build; one event, so that the rest are followed one by one.
             #expect(try app.engine.catchUp(through: LogPosition(1)) == 1)
             #expect(try app.engine.catchUp(through: middle) == Int(middle.rawValue) - 1)
@@ -52,12 +54,13 @@ struct ProjectionEngineTests {
 
             // Reopened read models resume from their checkpoint: nothing is applied twice.
             app.engine.close()
-            let reopened = try ProjectionEngine(log: app.log, directory: app.directory + "/projections")
+            let reopened = try ProjectionEngine(
+                log: app.log, keys: TestDataKeys.shared, directory: app.directory + "/projections")
             defer { reopened.close() }
             #expect(reopened.position == middle)
             try reopened.catchUp()
             let full = app.directory + "/full"
-            _ = try ProjectionEngine.rebuild(log: app.log, into: full)
+            _ = try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: full)
             #expect(try dumpReadModels(reopened.store) == dumpReadModels(atDirectory: full))
         }
     }
@@ -98,7 +101,8 @@ struct ProjectionEngineTests {
             try app.engine.catchUp()
 
             let rebuilt = app.directory + "/rebuilt"
-            #expect(try ProjectionEngine.rebuild(log: app.log, into: rebuilt) == app.log.head)
+            #expect(
+                try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: rebuilt) == app.log.head)
             let followed = try dumpReadModels(app.engine.store)
             let derived = try dumpReadModels(atDirectory: rebuilt)
             for name in ProjectionEngine.tables.map(\.name) {
@@ -158,7 +162,7 @@ struct ProjectionEngineTests {
             #expect(try feed(of: bo) == newestFirst(anas + cys + bos))
 
             let rebuilt = app.directory + "/rebuilt"
-            _ = try ProjectionEngine.rebuild(log: app.log, into: rebuilt)
+            _ = try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: rebuilt)
             #expect(try dumpReadModels(app.engine.store) == dumpReadModels(atDirectory: rebuilt))
             // Ana's own 300, Cy's own 150, and Bo's 490.
             #expect(try ProjectionEngine.feedEntryCount(in: app.engine.store) == 300 + 150 + 490)
@@ -177,7 +181,7 @@ struct ProjectionEngineTests {
             _ = try store.write { try $0.delete(Array("layout".utf8), in: store.table("checkpoint")) }
             store.close()
             #expect {
-                try ProjectionEngine(log: app.log, directory: directory)
+                try ProjectionEngine(log: app.log, keys: TestDataKeys.shared, directory: directory)
             } throws: { error in
                 guard case ProjectionError.layoutChanged(found: 1, current: ProjectionEngine.layoutVersion) = error
                 else {
@@ -219,7 +223,8 @@ struct ProjectionEngineTests {
             let emptyLog = try LMDBEventLog(directory: app.directory + "/other-log", configuration: configuration)
             defer { emptyLog.close() }
             #expect(throws: ProjectionError.self) {
-                try ProjectionEngine(log: emptyLog, directory: app.directory + "/projections")
+                try ProjectionEngine(
+                    log: emptyLog, keys: TestDataKeys.shared, directory: app.directory + "/projections")
             }
         }
     }

@@ -38,8 +38,10 @@ func withProjections<R>(batchSize: Int = 1024, _ body: (ProjectionHarness) async
         configuration.stateTables = DecisionState.tableNames
         return try await withLog(directory + "/log", configuration: configuration) { log in
             let media = TestMediaCatalog()
-            let chorus = CommandExecutor(log: log, media: media, passwordHasher: PasswordHasher(cost: 4))
-            let engine = try ProjectionEngine(log: log, directory: directory + "/projections", batchSize: batchSize)
+            let chorus = CommandExecutor(
+                log: log, keys: TestDataKeys.shared, media: media, passwordHasher: PasswordHasher(cost: 4))
+            let engine = try ProjectionEngine(
+                log: log, keys: TestDataKeys.shared, directory: directory + "/projections", batchSize: batchSize)
             defer { engine.close() }
             return try await body(
                 ProjectionHarness(directory: directory, log: log, chorus: chorus, media: media, engine: engine))

@@ -86,7 +86,9 @@ struct CrashUnderLoadTests {
             #expect(verify.status == 0, "\(verify.standardOutput)")
             let log = try DataDirectory(data).openLog(readOnly: true)
             defer { log.close() }
-            _ = try ProjectionEngine.rebuild(log: log, into: root + "/rebuilt")
+            let keys = try DataDirectory(data).openKeys()
+            defer { keys.close() }
+            _ = try ProjectionEngine.rebuild(log: log, keys: keys, into: root + "/rebuilt")
             #expect(
                 try dumpReadModels(atDirectory: data + "/projections") == dumpReadModels(atDirectory: root + "/rebuilt")
             )

@@ -21,6 +21,9 @@ struct LogExportImportCommandTests {
             let partial = root + "/partial.jsonl"
             try (lines.prefix(cut).joined(separator: "\n") + "\n").write(
                 toFile: partial, atomically: true, encoding: .utf8)
+            // The sealed personal fields open with the keys of the data directory they were written in.
+            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
             let stopped = try runChorus(["log", "import", "--data", root + "/b", partial, "--json"])
             #expect(stopped.status == 0, "\(stopped.standardError)")
             #expect(try lastJSONLine(stopped.standardOutput)["imported"] as? Int == cut)
@@ -54,6 +57,12 @@ struct LogExportImportCommandTests {
             func importing(_ lines: [String], into name: String) throws -> ChorusRun {
                 let file = root + "/\(name).jsonl"
                 try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+                // The sealed personal fields open with the keys of the data directory they were written in.
+                if !FileManager.default.fileExists(atPath: root + "/" + name) {
+                    try FileManager.default.createDirectory(
+                        atPath: root + "/" + name, withIntermediateDirectories: false)
+                    try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/\(name)/keys")
+                }
                 return try runChorus(["log", "import", "--data", root + "/" + name, file])
             }
             func head(of name: String) throws -> Int {
@@ -83,13 +92,14 @@ struct LogExportImportCommandTests {
             #expect(gap.standardError.contains("position 32 where 31 is next"), "\(gap.standardError)")
             #expect(try head(of: "gap") == 30)
 
-            // Another log's export into this one.
+            // Another log's export into this one (whose keys do not open it either).
             try #require(
                 try runChorus(["demo", "--data", root + "/other", "--events", "300", "--seed", "3"]).status == 0)
             let foreign = try importing(lines, into: "other")
             #expect(foreign.status == 1)
             #expect(
-                foreign.standardError.contains("already holds a different event at position 1"),
+                foreign.standardError.contains("already holds a different event at position 1")
+                    || foreign.standardError.contains("at position 1: there is no data key"),
                 "\(foreign.standardError)")
         }
     }

@@ -26,6 +26,7 @@ struct LogVerifyCommandTests {
             let flipped = root + "/flipped"
             try FileManager.default.createDirectory(atPath: flipped, withIntermediateDirectories: false)
             try FileManager.default.copyItem(atPath: original + "/log", toPath: flipped + "/log")
+            try FileManager.default.copyItem(atPath: original + "/keys", toPath: flipped + "/keys")
             let target = LogPosition(1_200)
             let payload = try readEvent(at: target, in: original).payload
             try #require(payload.count >= 8)
@@ -46,6 +47,7 @@ struct LogVerifyCommandTests {
             let lying = root + "/lying"
             try FileManager.default.createDirectory(atPath: lying, withIntermediateDirectories: false)
             try FileManager.default.copyItem(atPath: original + "/log", toPath: lying + "/log")
+            try FileManager.default.copyItem(atPath: original + "/keys", toPath: lying + "/keys")
             let log = try DataDirectory(lying).openLog()
             try await log.withWriter {
                 try await log.append(.durable, eventCount: 0) { batch in

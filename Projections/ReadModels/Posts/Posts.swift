@@ -88,7 +88,7 @@ struct Posts: ReadModel {
         case .userRegistered, .profileEdited, .commentAdded, .commentDeleted, .followed, .unfollowed, .messageSent,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
-            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
+            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
         }
     }

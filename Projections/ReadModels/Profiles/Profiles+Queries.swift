@@ -8,6 +8,8 @@ public struct UserSummary: Sendable, Hashable {
     public let name: String
     public let major: String
     public let profileImage: MediaID?
+    /// A deleted account, which shows nothing but its id.
+    public var deleted = false
 }
 
 /// A user's profile screen: the summary, the bio, the counts, and how the viewer stands to them.
@@ -35,6 +37,7 @@ public struct StoredUserSummary: ~Copyable {
     public let major: StoredText
     /// A media id.
     public let profileImage: StoredText?
+    public let deleted: Bool
 }
 
 extension UserSummary {
@@ -47,14 +50,15 @@ extension UserSummary {
             }
         self.init(
             id: UserID(unchecked: stored.id.string), name: stored.name.string, major: stored.major.string,
-            profileImage: image)
+            profileImage: image, deleted: stored.deleted)
     }
 
     init(copying summary: SummaryInPlace) {
         self.init(
             id: UserID(unchecked: String(copying: summary.id)), name: String(copying: summary.name),
             major: String(copying: summary.major),
-            profileImage: summary.profileImage.map { MediaID(unchecked: String(copying: $0)) })
+            profileImage: summary.profileImage.map { MediaID(unchecked: String(copying: $0)) }, deleted: summary.deleted
+        )
     }
 }
 
@@ -65,11 +69,12 @@ struct SummaryInPlace {
     let name: UnsafeRawBufferPointer
     let major: UnsafeRawBufferPointer
     let profileImage: UnsafeRawBufferPointer?
+    let deleted: Bool
 
     func lent() -> StoredUserSummary {
         StoredUserSummary(
             id: StoredText(id), name: StoredText(name), major: StoredText(major),
-            profileImage: profileImage.map(StoredText.init))
+            profileImage: profileImage.map(StoredText.init), deleted: deleted)
     }
 }
 
@@ -96,7 +101,7 @@ extension ReadView {
     /// `viewer` decides `isFollowed`, `isMe`, `isBlocked`, `isMuted` and whether the e-mail is shown; nil for a
     /// user who blocked the viewer, as for an unknown one.
     public func profile(_ user: UserID, viewer: UserID?) throws -> Profile? {
-        guard let record = try profileRecord(user) else { return nil }
+        guard let record = try profileRecord(user), !record.deleted else { return nil }
         let isMe = viewer == user
         let block = try viewer.map { try self.block(between: $0, and: user) } ?? (blocked: false, blockedBy: false)
         // A suspended user is hidden as if deleted, from everyone but themselves.
@@ -107,6 +112,11 @@ extension ReadView {
             bio: record.bio, followers: counts.followers, following: counts.following, posts: counts.posts,
             isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe, email: isMe ? record.email : nil,
             isBlocked: block.blocked, isMuted: try viewer.map { try hasMuted($0, user) } ?? false)
+    }
+
+    /// Whether `user` deleted their account (``profile(_:viewer:)`` is then nil).
+    public func isDeletedAccount(_ user: UserID) throws -> Bool {
+        try profileRecord(user)?.deleted ?? false
     }
 
     /// Whether `user` blocked `viewer`, or is suspended: then `user`'s profile and tabs are not there for `viewer`.
@@ -170,7 +180,9 @@ extension ReadView {
     private func userTab(_ table: StoreTable, of user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<
         UserSummary
     >? {
-        guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
+        guard let record = try profileRecord(user), !record.deleted, try !isBlocked(viewer, by: user) else {
+            return nil
+        }
         let prefix = ProjectionKey(user).prefix()
         return try transaction.page(table, prefix: prefix, order: .newestFirst, request: page) { key, _ in
             let listed = ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count)

@@ -61,9 +61,13 @@ struct Profiles: ReadModel {
             try transaction.delete(edge.bytes, in: edges)
             try transaction.delete(tabKey(event.followee, since, event.follower), in: followers)
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
+        case .accountDeleted(let event):
+            // What stays of a deleted account: its id, shown as a deleted user where others still meet it (their
+            // conversations). Its follows went before, in events of their own.
+            try transaction.put(ProfileRecord.deleted.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
         case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .commentAdded, .commentDeleted, .messageSent,
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
-            .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended:
+            .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted:
             break
         }
     }
@@ -86,13 +90,17 @@ struct Profiles: ReadModel {
     }
 }
 
-/// A profile as stored: everything but its counters and who looks at it.
+/// A profile as stored: everything but its counters and who looks at it. A deleted account's has nothing but
+/// `deleted`.
 struct ProfileRecord: Hashable {
     var name: String
     var major: String
     var bio: String
     var profileImage: MediaID?
     var email: String
+    var deleted = false
+
+    static let deleted = ProfileRecord(name: "", major: "", bio: "", profileImage: nil, email: "", deleted: true)
 
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
@@ -101,10 +109,12 @@ struct ProfileRecord: Hashable {
         writer.write(bio)
         writer.write(profileImage)
         writer.write(email)
+        writer.write(UInt8(deleted ? 1 : 0))
         return writer.bytes
     }
 
-    init(name: String, major: String, bio: String, profileImage: MediaID?, email: String) {
+    init(name: String, major: String, bio: String, profileImage: MediaID?, email: String, deleted: Bool = false) {
+        self.deleted = deleted
         self.name = name
         self.major = major
         self.bio = bio
@@ -125,6 +135,7 @@ struct ProfileRecord: Hashable {
         bio = String(copying: record.bio)
         profileImage = record.profileImage.map { MediaID(unchecked: String(copying: $0)) }
         email = String(copying: record.email)
+        deleted = record.deleted
     }
 
     /// An encoded record read in place (see ``StoredUserSummary``, which every post embeds); the one reading of the
@@ -135,6 +146,7 @@ struct ProfileRecord: Hashable {
         let bio: UnsafeRawBufferPointer
         let profileImage: UnsafeRawBufferPointer?
         let email: UnsafeRawBufferPointer
+        let deleted: Bool
 
         init(_ bytes: UnsafeRawBufferPointer) throws {
             var cursor = PayloadCursor(bytes)
@@ -143,12 +155,13 @@ struct ProfileRecord: Hashable {
             bio = try cursor.readUTF8()
             profileImage = try cursor.readOptionalUTF8()
             email = try cursor.readUTF8()
+            deleted = try cursor.readByte() == 1
             try cursor.finish()
         }
 
         /// The summary of `user`, whose id is a buffer as long-lived as this record's.
         func summary(of user: UnsafeRawBufferPointer) -> SummaryInPlace {
-            SummaryInPlace(id: user, name: name, major: major, profileImage: profileImage)
+            SummaryInPlace(id: user, name: name, major: major, profileImage: profileImage, deleted: deleted)
         }
     }
 }

@@ -51,6 +51,12 @@ public enum Command: Sendable, Hashable {
     case follow(follower: UserID, followee: UserID)
     case unfollow(follower: UserID, followee: UserID)
     case sendMessage(from: UserID, to: UserID, text: String)
+    /// Deletes the account (``DomainError/Code/wrongPassword`` unless `password` is right), with everything it wrote
+    /// and every relation it had (see ``AccountDeleted``); its data key is destroyed once that is appended.
+    case deleteAccount(user: UserID, password: String)
+    /// The server records that nothing readable of a deleted account's personal data is left in its files. Repeats
+    /// change nothing.
+    case completeErasure(user: UserID)
 }
 
 /// What a command did.

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The field limits of the HTTP contract (openapi.yaml), in characters (grapheme clusters) after NFC normalisation and
@@ -74,8 +75,12 @@ public enum Validate {
         return email
     }
 
-    /// The key under which an e-mail is unique: its lowercase form.
-    public static func emailKey(_ email: String) -> String { email.lowercased() }
+    /// The key under which an e-mail is unique: a SHA-256 of its lowercase form, in hex. The decision state and the
+    /// log's actors keep this, never the e-mail, which is personal data and lives only sealed in the events.
+    public static func emailKey(_ email: String) -> String {
+        SHA256.hash(data: Array(("chorus e-mail\u{0}" + email.lowercased()).utf8))
+            .map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+    }
 
     static func password(_ password: String) throws(DomainError) {
         guard FieldLimits.password.contains(password.utf8.count) else {
@@ -83,5 +88,11 @@ public enum Validate {
                 .weakPassword,
                 "a password must be \(FieldLimits.password.lowerBound) to \(FieldLimits.password.upperBound) bytes")
         }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

@@ -4,7 +4,7 @@ extension CommandExecutor {
     /// Decides inside the writer's transaction. Every check comes before the append and the state change, so a
     /// refusal writes nothing.
     static func decide(
-        _ command: PreparedCommand, state: DecisionState, in batch: any DecisionBatch
+        _ command: PreparedCommand, state: DecisionState, keys: any PersonalDataKeys, in batch: any DecisionBatch
     ) throws -> CommandResult {
         let transaction = batch.state
         let unchanged = CommandResult(position: batch.head, appended: false, createdID: nil)
@@ -18,7 +18,9 @@ extension CommandExecutor {
             -> CommandResult
         {
             let outcome = try batch.append(
-                AppendRequest(stream: events[0].stream, events: events.map { $0.encoded() }, actor: command.actor))
+                AppendRequest(
+                    stream: events[0].stream, events: try events.map { try $0.encoded(keys: keys) },
+                    actor: command.actor))
             for (offset, event) in events.enumerated() {
                 try state.apply(
                     event, at: LogPosition(outcome.firstPosition.rawValue + UInt64(offset)), in: transaction)
@@ -33,7 +35,8 @@ extension CommandExecutor {
             var last = batch.head
             for event in events {
                 let request = AppendRequest(
-                    stream: event.stream, events: [event.encoded()], correlationID: correlation, actor: command.actor)
+                    stream: event.stream, events: [try event.encoded(keys: keys)], correlationID: correlation,
+                    actor: command.actor)
                 correlation = request.correlationID
                 last = try batch.append(request).lastPosition
                 try state.apply(event, at: last, in: transaction)
@@ -274,6 +277,17 @@ extension CommandExecutor {
             let follow = try state.follow(follower, followee, in: transaction)
             guard follow.exists else { return unchanged }
             return try record(.unfollowed(Unfollowed(follower: follower, followee: followee, followedAt: follow.since)))
+        case .deleteAccount(let user, let checkedHash):
+            // Checked outside the writer; a password change that came in between makes the check stale.
+            guard try state.passwordHash(of: user, in: transaction) == checkedHash else {
+                throw DomainError(.wrongPassword, "the password changed meanwhile")
+            }
+            return try recordEach(try state.erasure(of: user, in: transaction))
+        case .completeErasure(let user):
+            guard let erasure = try state.erasure(of: user, in: transaction), erasure.completedAt == nil else {
+                return unchanged
+            }
+            return try record(.erasureCompleted(ErasureCompleted(user: user)))
         case .sendMessage(let event):
             try requireUser(event.from)
             try requireUser(event.to)

@@ -5,6 +5,8 @@ import Synchronization
 /// decision state kept in that same transaction, and appends the resulting event.
 public final class CommandExecutor: Sendable {
     public let log: any EventLog
+    /// The users' data keys, which the events' personal fields are sealed under.
+    public let keys: any PersonalDataKeys
     private let state: DecisionState
     private let media: any MediaCatalog
     private let hasher: PasswordHasher
@@ -18,16 +20,17 @@ public final class CommandExecutor: Sendable {
     /// `log` must have been opened with ``DecisionState/tableNames`` as its state tables. Sign-ups and logins past
     /// `passwordWork`'s bounds throw ``PasswordWorkBusy``.
     public init(
-        log: any EventLog, media: any MediaCatalog, passwordHasher: PasswordHasher = PasswordHasher(),
-        passwordWork: PasswordWork = PasswordWork()
+        log: any EventLog, keys: any PersonalDataKeys, media: any MediaCatalog,
+        passwordHasher: PasswordHasher = PasswordHasher(), passwordWork: PasswordWork = PasswordWork()
     ) {
         self.log = log
+        self.keys = keys
         self.state = DecisionState()
         self.media = media
         self.hasher = passwordHasher
         self.passwordWork = passwordWork
         self.decoyHash = passwordHasher.hash("decoy password that no one has")
-        self.upgrade = StateUpgradeOnce(log: log)
+        self.upgrade = StateUpgradeOnce(log: log, keys: keys)
     }
 
     /// Recomputes the decision state if an older Chorus wrote it (a fold of the whole log, once); the first command
@@ -59,6 +62,8 @@ public final class CommandExecutor: Sendable {
             {
                 return first
             }
+            // Made and stored durably before the writer seals the new user's fields under it.
+            if case .register(let event, _) = registration.decision { _ = try keys.makeKey(for: event.user) }
             prepared = registration
         case .logIn:
             prepared = try command.prepare(media: media, hasher: hasher)
@@ -76,6 +81,11 @@ public final class CommandExecutor: Sendable {
             if case .changePassword(let user, let keep, let newHash, _) = prepared.decision {
                 prepared.decision = .changePassword(user: user, keep: keep, newHash: newHash, checkedHash: checked)
             }
+        case .deleteAccount(let user, let password):
+            prepared = try command.prepare(media: media, hasher: hasher)
+            if let idempotencyKey, let first = try firstResult(prepared, key: idempotencyKey) { return first }
+            let checked = try await passwordWork.run { try self.checkPassword(password, of: user) }
+            prepared.decision = .deleteAccount(user, checkedHash: checked)
         case .resetPassword:
             let (media, hasher) = (self.media, self.hasher)
             prepared = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
@@ -84,8 +94,8 @@ public final class CommandExecutor: Sendable {
             prepared = try command.prepare(media: media, hasher: hasher)
         }
         try await upgrade.run()
-        let state = self.state
-        return try await log.append(durability, eventCount: 1) { [prepared] batch in
+        let (state, keys) = (self.state, self.keys)
+        let result = try await log.append(durability, eventCount: 1) { [prepared] batch in
             if let idempotencyKey,
                 let first = try state.idempotentResult(actor: prepared.actor, key: idempotencyKey, in: batch.state)
             {
@@ -101,7 +111,7 @@ public final class CommandExecutor: Sendable {
                 return first.result
             }
             let wasEmpty = batch.head == .start
-            let result = try Self.decide(prepared, state: state, in: batch)
+            let result = try Self.decide(prepared, state: state, keys: keys, in: batch)
             if wasEmpty { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
             if let idempotencyKey {
                 try state.recordIdempotentResult(
@@ -110,6 +120,24 @@ public final class CommandExecutor: Sendable {
             }
             return result
         }
+        if case .deleteAccount(let user, _) = prepared.decision, result.appended {
+            // If this fails, the erasure that follows the deletion destroys it.
+            try? destroyKey(of: user)
+        }
+        return result
+    }
+
+    /// Destroys `user`'s data key, once their account is deleted: the sealed fields of their events can no longer be
+    /// read. Repeats change nothing.
+    public func destroyKey(of user: UserID) throws {
+        try keys.destroy(user)
+    }
+
+    /// Every account deletion, with the positions of its ``AccountDeleted`` and, once complete, its
+    /// ``ErasureCompleted``, in user id order.
+    public func erasures() throws -> [DecisionState.Erasure] {
+        let state = self.state
+        return try log.readState { try state.erasures(in: $0) }
     }
 
     /// The user of a session that has neither ended nor expired at `now`; nil otherwise.
@@ -202,14 +230,19 @@ final class StateUpgradeOnce: Sendable {
     private let done = Atomic<Bool>(false)
     private let running = Mutex<Task<Void, any Error>?>(nil)
 
-    init(log: any EventLog) { self.log = log }
+    private let keys: any PersonalDataKeys
+
+    init(log: any EventLog, keys: any PersonalDataKeys) {
+        self.log = log
+        self.keys = keys
+    }
 
     func run() async throws {
         guard !done.load(ordering: .acquiring) else { return }
         let task = running.withLock { running in
             if let running { return running }
-            let log = self.log
-            let started = Task { _ = try await DecisionStateUpgrade(log: log).run() }
+            let (log, keys) = (self.log, self.keys)
+            let started = Task { _ = try await DecisionStateUpgrade(log: log, keys: keys).run() }
             running = started
             return started
         }

@@ -7,8 +7,9 @@ import ChorusLog
 ///
 /// Tables (keys UTF-8, parts joined by NUL, which ids and idempotency keys never contain; values in
 /// ``PayloadWriter``'s form unless said otherwise):
-/// - `emails`: lowercase e-mail → user id (UTF-8)
-/// - `users`: user id → bcrypt hash (UTF-8)
+/// - `emails`: e-mail key (``Validate/emailKey(_:)``, never the e-mail) → user id (UTF-8); a deleted user's stays until
+///   the e-mail registers again
+/// - `users`: user id → bcrypt hash (UTF-8), until the account is deleted
 /// - `posts`: post id → ``PostState``: author, flags, position of the post, the post it reposts
 /// - `reposts`: original, plain repost → empty (a repost with no text, caption or image, which goes with its original)
 /// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
@@ -23,6 +24,7 @@ import ChorusLog
 /// - `reports`: report id → ``OpenReport``, until it is resolved
 /// - `resolved-reports`: report id → empty
 /// - `suspended`: user → empty, while suspended
+/// - `erasures`, `completed-erasures`: see ``erasure(of:in:)-(UserID,_)``
 /// - `format`: `version` → the format of the tables above (u32 little-endian, ``DecisionStateUpgrade``)
 public struct DecisionState: Sendable {
     let emails = StateTable("emails")
@@ -41,6 +43,8 @@ public struct DecisionState: Sendable {
     let reports = StateTable("reports")
     let resolvedReports = StateTable("resolved-reports")
     let suspended = StateTable("suspended")
+    let erasures = StateTable("erasures")
+    let completedErasures = StateTable("completed-erasures")
     let format = StateTable("format")
 
     /// The state tables the event log must be opened with (``ChorusLog/LMDBEventLog/Configuration/stateTables``).
@@ -51,8 +55,7 @@ public struct DecisionState: Sendable {
     private var allTables: [StateTable] {
         [
             emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, userSessions, resets,
-            blocks,
-            mutes, reports, resolvedReports, suspended, format,
+            blocks, mutes, reports, resolvedReports, suspended, erasures, completedErasures, format,
         ]
     }
 
@@ -61,7 +64,7 @@ public struct DecisionState: Sendable {
     var derivedTables: [StateTable] {
         [
             emails, users, posts, reposts, comments, follows, likes, sessions, userSessions, resets, blocks, mutes,
-            reports, resolvedReports, suspended,
+            reports, resolvedReports, suspended, erasures, completedErasures,
         ]
     }
 
@@ -120,10 +123,14 @@ public struct DecisionState: Sendable {
         try state.withValue(for: Self.key(comment.rawValue), in: comments) { try $0.map(CommentState.init(decoding:)) }
     }
 
+    /// The user registered with the e-mail of `emailKey`, unless they deleted their account.
     func user(withEmailKey emailKey: String, in state: some StateReader) throws -> UserID? {
-        try state.value(for: Self.key(emailKey), in: emails).map {
-            UserID(unchecked: String(decoding: $0, as: UTF8.self))
-        }
+        guard
+            let user = try state.value(for: Self.key(emailKey), in: emails).map({
+                UserID(unchecked: String(decoding: $0, as: UTF8.self))
+            }), try exists(user, in: state)
+        else { return nil }
+        return user
     }
 
     func passwordHash(of user: UserID, in state: some StateReader) throws -> String? {
@@ -334,6 +341,16 @@ public struct DecisionState: Sendable {
                 Change(
                     table: resets, key: Self.key(event.user.rawValue, event.reset.rawValue),
                     value: withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian, Array.init))
+            ]
+        case .accountDeleted(let event):
+            [
+                Change(table: users, key: Self.key(event.user.rawValue), value: nil),
+                Change(table: erasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position)),
+            ]
+        case .erasureCompleted(let event):
+            [
+                Change(
+                    table: completedErasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position))
             ]
         case .profileEdited, .postEdited, .messageSent:
             []

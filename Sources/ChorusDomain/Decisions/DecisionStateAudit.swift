@@ -39,8 +39,11 @@ public struct DecisionStateAudit {
     private let state = DecisionState()
     private var fold = DecisionStateFold()
 
-    public init(log: any EventLog) {
+    private let keys: any PersonalDataKeys
+
+    public init(log: any EventLog, keys: any PersonalDataKeys) {
         self.log = log
+        self.keys = keys
     }
 
     /// Folds the whole log, then compares; a server may keep appending meanwhile. `progress` gets the position folded
@@ -48,7 +51,7 @@ public struct DecisionStateAudit {
     public mutating func run(progress: (LogPosition, LogPosition) -> Void = { _, _ in }) throws -> Report {
         let state = self.state
         for _ in 0..<Self.attempts {
-            try fold.fold(log, through: log.head, progress: progress)
+            try fold.fold(log, keys: keys, through: log.head, progress: progress)
             let fold = self.fold
             let report = try log.readState { stored -> Report? in
                 guard try stored.position == fold.folded else { return nil }

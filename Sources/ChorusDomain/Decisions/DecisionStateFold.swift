@@ -11,12 +11,13 @@ struct DecisionStateFold {
 
     /// Folds in the events after ``folded`` through `head`; `progress` gets the position folded and the head.
     mutating func fold(
-        _ log: any EventLog, through head: LogPosition, progress: (LogPosition, LogPosition) -> Void
+        _ log: any EventLog, keys: any PersonalDataKeys, through head: LogPosition,
+        progress: (LogPosition, LogPosition) -> Void
     ) throws {
         guard head > folded else { return }
         var seen = 0
         try log.scan(from: folded.next, through: head) { event in
-            for change in state.changes(for: try DomainEvent(decoding: event), at: event.position) {
+            for change in state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position) {
                 if let value = change.value {
                     expected[change.table.name, default: [:]][change.key] = (value, event.position)
                 } else {

@@ -6,17 +6,21 @@ import ChorusLog
 /// ``RecordedEventImporter`` see to it); a new log just has its format stamped.
 ///
 /// Formats: 1, the first (no `format` table; posts kept their author alone or with one flag byte, follows and likes
-/// without their position, no comments or reposts); 2, since posts and comments can be deleted.
+/// without their position, no comments or reposts); 2, since posts and comments can be deleted; 3, since e-mails are
+/// kept as their key (``Validate/emailKey(_:)``) and accounts can be deleted.
 public struct DecisionStateUpgrade: Sendable {
     /// The format this Chorus writes.
-    public static let currentFormat: UInt32 = 2
+    public static let currentFormat: UInt32 = 3
     private static let versionKey = Array("version".utf8)
 
     private let log: any EventLog
     private let state = DecisionState()
 
-    public init(log: any EventLog) {
+    private let keys: any PersonalDataKeys
+
+    public init(log: any EventLog, keys: any PersonalDataKeys) {
         self.log = log
+        self.keys = keys
     }
 
     /// The format of the state stored beside the log.
@@ -36,7 +40,7 @@ public struct DecisionStateUpgrade: Sendable {
         let state = self.state
         // The log may still grow (an import under way): fold what it holds, then write if nothing came after it.
         while true {
-            try fold.fold(log, through: log.head, progress: progress)
+            try fold.fold(log, keys: keys, through: log.head, progress: progress)
             let folded = fold
             let written = try await log.append(.durable, eventCount: 0) { batch -> Bool in
                 guard batch.head == folded.folded else { return false }

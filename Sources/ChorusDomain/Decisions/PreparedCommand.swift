@@ -32,6 +32,9 @@ struct PreparedCommand: Sendable {
         case follow(UserID, UserID)
         case unfollow(UserID, UserID)
         case sendMessage(MessageSent)
+        /// The stored hash the password was checked against (filled in by the executor).
+        case deleteAccount(UserID, checkedHash: String)
+        case completeErasure(UserID)
     }
 
     /// Who asks: a user id, or for a registration or login the e-mail it claims.
@@ -234,6 +237,13 @@ extension Command {
             canonical.write(text)
             let message = MessageSent(message: .make(), from: from, to: to, text: text)
             (actor, decision) = (from.rawValue, .sendMessage(message))
+        case .deleteAccount(let user, _):
+            canonical.write(UInt8(25))
+            (actor, decision) = (user.rawValue, .deleteAccount(user, checkedHash: ""))
+        case .completeErasure(let user):
+            canonical.write(UInt8(26))
+            canonical.write(user)
+            (actor, decision) = (Self.adminActor, .completeErasure(user))
         }
         return PreparedCommand(actor: actor, decision: decision, fingerprint: fnv1a(canonical.bytes))
     }

@@ -9,11 +9,14 @@ import ChorusLog
 public struct RecordedEventImporter: Sendable {
     private let log: any EventLog
     private let state = DecisionState()
+    private let keys: any PersonalDataKeys
     private let upgrade: StateUpgradeOnce
 
-    public init(log: any EventLog) {
+    /// `keys` must hold the data keys of the users whose events come in.
+    public init(log: any EventLog, keys: any PersonalDataKeys) {
         self.log = log
-        upgrade = StateUpgradeOnce(log: log)
+        self.keys = keys
+        upgrade = StateUpgradeOnce(log: log, keys: keys)
     }
 
     /// Appends `events`: in position order from the log's next position, each command's events together. Not
@@ -24,7 +27,7 @@ public struct RecordedEventImporter: Sendable {
         var undecodable: Error?
         for event in events {
             do {
-                decoded.append((event, try DomainEvent(decoding: event)))
+                decoded.append((event, try DomainEvent(decoding: event, keys: keys)))
             } catch {
                 undecodable = error
                 // What decodes goes in, up to the command of the first event that does not.

@@ -8,6 +8,9 @@ import ChorusLog
 /// - `Liked`, `CommentAdded` 2: the post's author appended (version 1 without it: `postAuthor` nil).
 /// - `Unliked` 2: the post's author and the position of the like appended (version 1: both nil).
 /// - `Unfollowed` 2: the position of the follow appended (version 1: `followedAt` nil).
+/// - `CommentAdded` 3, `UserRegistered`, `ProfileEdited`, `PostCreated`, `PostEdited`, `MessageSent` 2: the personal
+///   fields (e-mail, name, major, bio, caption, text) sealed under their owner's data key (``SealedFields``), after the
+///   fields that are not personal. Earlier versions hold them in plain; they decode as they are.
 /// - every other type 1.
 extension DomainEvent {
     /// The log's type name of the event.
@@ -37,33 +40,47 @@ extension DomainEvent {
         case .reportResolved: "ReportResolved"
         case .userSuspended: "UserSuspended"
         case .userUnsuspended: "UserUnsuspended"
+        case .accountDeleted: "AccountDeleted"
+        case .erasureCompleted: "ErasureCompleted"
         }
     }
 
     /// The schema version each type is written with now.
     public static func currentSchemaVersion(ofType type: String) -> UInt16 {
         switch type {
-        case "Liked", "Unliked", "CommentAdded", "Unfollowed": 2
+        case "CommentAdded": 3
+        case "Liked", "Unliked", "Unfollowed", "UserRegistered", "ProfileEdited", "PostCreated", "PostEdited",
+            "MessageSent":
+            2
         default: 1
         }
     }
 
-    /// The event as the log stores it.
-    public func encoded() -> NewEvent {
+    /// The event as the log stores it, its personal fields sealed under their owner's key in `keys`.
+    public func encoded(keys: any PersonalDataKeys) throws -> NewEvent {
         var writer = PayloadWriter()
+        let type = typeName
+        /// Seals what `fields` writes under `owner`'s key, into the payload.
+        func sealed(_ owner: UserID, _ fields: (inout PayloadWriter) -> Void) throws {
+            writer.write(bytes: try SealedFields.seal(owner: owner, type: type, keys: keys, fields))
+        }
         switch self {
         case .userRegistered(let event):
             writer.write(event.user)
-            writer.write(event.email)
             writer.write(event.passwordHash)
-            writer.write(event.name)
-            writer.write(event.major)
-            writer.write(event.bio)
+            try sealed(event.user) {
+                $0.write(event.email)
+                $0.write(event.name)
+                $0.write(event.major)
+                $0.write(event.bio)
+            }
         case .profileEdited(let event):
             writer.write(event.user)
-            writer.write(event.name)
-            writer.write(event.major)
-            writer.write(event.bio)
+            try sealed(event.user) {
+                $0.write(event.name)
+                $0.write(event.major)
+                $0.write(event.bio)
+            }
             switch event.profileImage {
             case nil: writer.write(UInt8(0))
             case .remove?: writer.write(UInt8(1))
@@ -74,15 +91,19 @@ extension DomainEvent {
         case .postCreated(let event):
             writer.write(event.post)
             writer.write(event.author)
-            writer.write(event.caption)
-            writer.write(event.text)
             writer.write(event.image)
             writer.write(event.repostOf)
+            try sealed(event.author) {
+                $0.write(event.caption)
+                $0.write(event.text)
+            }
         case .postEdited(let event):
             writer.write(event.post)
             writer.write(event.author)
-            writer.write(event.caption)
-            writer.write(event.text)
+            try sealed(event.author) {
+                $0.write(event.caption)
+                $0.write(event.text)
+            }
         case .postDeleted(let event):
             writer.write(event.post)
             writer.write(event.author)
@@ -101,8 +122,8 @@ extension DomainEvent {
             writer.write(event.comment)
             writer.write(event.post)
             writer.write(event.author)
-            writer.write(event.text)
             writer.write(event.postAuthor)
+            try sealed(event.author) { $0.write(event.text) }
         case .commentDeleted(let event):
             writer.write(event.comment)
             writer.write(event.post)
@@ -120,7 +141,7 @@ extension DomainEvent {
             writer.write(event.message)
             writer.write(event.from)
             writer.write(event.to)
-            writer.write(event.text)
+            try sealed(event.from) { $0.write(event.text) }
         case .sessionStarted(let event):
             writer.write(event.session)
             writer.write(event.user)
@@ -166,13 +187,18 @@ extension DomainEvent {
             writer.write(event.user)
         case .userUnsuspended(let event):
             writer.write(event.user)
+        case .accountDeleted(let event):
+            writer.write(event.user)
+        case .erasureCompleted(let event):
+            writer.write(event.user)
         }
         return NewEvent(
             type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
     }
 
-    /// Decodes a stored event; throws ``DomainEventDecodingError`` for an unknown type or version, or a bad payload.
-    public init(decoding event: RecordedEvent) throws {
+    /// Decodes a stored event, opening its personal fields with their owner's key in `keys`; an erased user's read as
+    /// empty. Throws ``DomainEventDecodingError`` for an unknown type or version, a bad payload, or a missing key.
+    public init(decoding event: RecordedEvent, keys: any PersonalDataKeys) throws {
         let version = event.schemaVersion
         guard (1...Self.currentSchemaVersion(ofType: event.type)).contains(version) else {
             throw DomainEventDecodingError(event: event, reason: "unknown schema version \(version)")
@@ -181,8 +207,24 @@ extension DomainEvent {
         /// What version 2 of likes, unlikes, comments and unfollows added; nil in version 1.
         func postAuthor() throws -> UserID? { version >= 2 ? try reader.readOptional(UserID.self) : nil }
         func position() throws -> LogPosition? { version >= 2 ? try reader.readOptionalPosition() : nil }
+        /// Whether this type's version seals its personal fields.
+        let isSealed = version >= (event.type == "CommentAdded" ? 3 : 2)
+        /// The reader of `owner`'s sealed fields; nil when the owner was erased.
+        func opened(_ owner: UserID) throws -> PayloadReader? {
+            try SealedFields.open(try reader.readBytes(), owner: owner, type: event.type, keys: keys)
+        }
         do {
             switch event.type {
+            case "UserRegistered" where isSealed:
+                let user = try reader.read(UserID.self)
+                let hash = try reader.readString()
+                var fields = try opened(user)
+                self = .userRegistered(
+                    UserRegistered(
+                        user: user, email: try fields?.readString() ?? "", passwordHash: hash,
+                        name: try fields?.readString() ?? "", major: try fields?.readString() ?? "",
+                        bio: try fields?.readString() ?? ""))
+                try fields?.finish()
             case "UserRegistered":
                 self = .userRegistered(
                     UserRegistered(
@@ -191,9 +233,22 @@ extension DomainEvent {
                         major: try reader.readString(), bio: try reader.readString()))
             case "ProfileEdited":
                 let user = try reader.read(UserID.self)
-                let name = try reader.readOptionalString()
-                let major = try reader.readOptionalString()
-                let bio = try reader.readOptionalString()
+                let name: String?
+                let major: String?
+                let bio: String?
+                if isSealed {
+                    var fields = try opened(user)
+                    (name, major, bio) = (
+                        try fields?.readOptionalString(), try fields?.readOptionalString(),
+                        try fields?.readOptionalString()
+                    )
+                    try fields?.finish()
+                } else {
+                    (name, major, bio) = (
+                        try reader.readOptionalString(), try reader.readOptionalString(),
+                        try reader.readOptionalString()
+                    )
+                }
                 let image: ProfileImageChange? =
                     switch try reader.readByte() {
                     case 0: nil
@@ -203,12 +258,32 @@ extension DomainEvent {
                     }
                 self = .profileEdited(
                     ProfileEdited(user: user, name: name, major: major, bio: bio, profileImage: image))
+            case "PostCreated" where isSealed:
+                let post = try reader.read(PostID.self)
+                let author = try reader.read(UserID.self)
+                let image = try reader.readOptional(MediaID.self)
+                let repostOf = try reader.readOptional(PostID.self)
+                var fields = try opened(author)
+                self = .postCreated(
+                    PostCreated(
+                        post: post, author: author, caption: try fields?.readString() ?? "",
+                        text: try fields?.readString() ?? "", image: image, repostOf: repostOf))
+                try fields?.finish()
             case "PostCreated":
                 self = .postCreated(
                     PostCreated(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         caption: try reader.readString(), text: try reader.readString(),
                         image: try reader.readOptional(MediaID.self), repostOf: try reader.readOptional(PostID.self)))
+            case "PostEdited" where isSealed:
+                let post = try reader.read(PostID.self)
+                let author = try reader.read(UserID.self)
+                var fields = try opened(author)
+                self = .postEdited(
+                    PostEdited(
+                        post: post, author: author, caption: try fields?.readOptionalString(),
+                        text: try fields?.readOptionalString()))
+                try fields?.finish()
             case "PostEdited":
                 self = .postEdited(
                     PostEdited(
@@ -230,6 +305,17 @@ extension DomainEvent {
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try postAuthor(),
                         likedAt: try position()))
+            case "CommentAdded" where isSealed:
+                let comment = try reader.read(CommentID.self)
+                let post = try reader.read(PostID.self)
+                let author = try reader.read(UserID.self)
+                let postAuthor = try reader.readOptional(UserID.self)
+                var fields = try opened(author)
+                self = .commentAdded(
+                    CommentAdded(
+                        comment: comment, post: post, author: author, text: try fields?.readString() ?? "",
+                        postAuthor: postAuthor))
+                try fields?.finish()
             case "CommentAdded":
                 self = .commentAdded(
                     CommentAdded(
@@ -250,6 +336,14 @@ extension DomainEvent {
                     Unfollowed(
                         follower: try reader.read(UserID.self), followee: try reader.read(UserID.self),
                         followedAt: try position()))
+            case "MessageSent" where isSealed:
+                let message = try reader.read(MessageID.self)
+                let from = try reader.read(UserID.self)
+                let to = try reader.read(UserID.self)
+                var fields = try opened(from)
+                self = .messageSent(
+                    MessageSent(message: message, from: from, to: to, text: try fields?.readString() ?? ""))
+                try fields?.finish()
             case "MessageSent":
                 self = .messageSent(
                     MessageSent(
@@ -313,11 +407,17 @@ extension DomainEvent {
                 self = .userSuspended(UserSuspended(user: try reader.read(UserID.self)))
             case "UserUnsuspended":
                 self = .userUnsuspended(UserUnsuspended(user: try reader.read(UserID.self)))
+            case "AccountDeleted":
+                self = .accountDeleted(AccountDeleted(user: try reader.read(UserID.self)))
+            case "ErasureCompleted":
+                self = .erasureCompleted(ErasureCompleted(user: try reader.read(UserID.self)))
             default:
                 throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
             }
             try reader.finish()
         } catch let error as PayloadError {
+            throw DomainEventDecodingError(event: event, reason: error.description)
+        } catch let error as DataKeyError {
             throw DomainEventDecodingError(event: event, reason: error.description)
         }
     }

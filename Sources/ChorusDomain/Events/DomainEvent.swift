@@ -27,6 +27,8 @@ public enum DomainEvent: Sendable, Hashable {
     case reportResolved(ReportResolved)
     case userSuspended(UserSuspended)
     case userUnsuspended(UserUnsuspended)
+    case accountDeleted(AccountDeleted)
+    case erasureCompleted(ErasureCompleted)
 }
 
 public struct UserRegistered: Sendable, Hashable {
@@ -381,6 +383,23 @@ public struct UserUnsuspended: Sendable, Hashable {
     public init(user: UserID) { self.user = user }
 }
 
+/// A user deleted their account. What went with it are events of the same command, before this one: a
+/// ``PostDeleted`` for each of their posts, a ``CommentDeleted`` for each of their comments, an ``Unliked`` for each
+/// like, an ``Unfollowed`` for each follow either way, a ``SessionEnded`` for each session. Their data key is destroyed
+/// once this is appended, so that their personal fields in the log can no longer be read (crypto-shredding).
+public struct AccountDeleted: Sendable, Hashable {
+    public var user: UserID
+    public init(user: UserID) { self.user = user }
+}
+
+/// Nothing readable of an erased user's personal data is left in any file of the data directory: their key is
+/// destroyed, and every store that held their data in plain was compacted. Appended by the server, once per
+/// ``AccountDeleted``.
+public struct ErasureCompleted: Sendable, Hashable {
+    public var user: UserID
+    public init(user: UserID) { self.user = user }
+}
+
 extension DomainEvent {
     /// The aggregate the event belongs to: `user-…`, `post-…`, or `conversation-…` (the two user ids, sorted).
     public var stream: StreamID {
@@ -410,6 +429,8 @@ extension DomainEvent {
             case .reportResolved(let event): "report-\(event.report)"
             case .userSuspended(let event): "user-\(event.user)"
             case .userUnsuspended(let event): "user-\(event.user)"
+            case .accountDeleted(let event): "user-\(event.user)"
+            case .erasureCompleted(let event): "user-\(event.user)"
             }
         // Ids are 26 characters of base32: every name here is a valid stream id.
         return StreamID(stringLiteral: name)

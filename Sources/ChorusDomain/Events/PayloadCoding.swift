@@ -22,6 +22,12 @@ public struct PayloadWriter {
         bytes.append(contentsOf: utf8)
     }
 
+    /// Bytes as a string's form: a u32 length, then the bytes.
+    public mutating func write(bytes value: [UInt8]) {
+        withUnsafeBytes(of: UInt32(value.count).littleEndian) { bytes.append(contentsOf: $0) }
+        bytes.append(contentsOf: value)
+    }
+
     public mutating func write(_ text: String?) {
         guard let text else { return write(UInt8(0)) }
         write(UInt8(1))
@@ -113,6 +119,9 @@ public struct PayloadReader {
         try read { String(decoding: try $0.readUTF8(), as: UTF8.self) }
     }
 
+    /// What ``PayloadWriter/write(bytes:)`` wrote.
+    public mutating func readBytes() throws -> [UInt8] { try read { Array(try $0.readUTF8()) } }
+
     public mutating func readOptionalString() throws -> String? {
         try read { try $0.readOptionalUTF8().map { String(decoding: $0, as: UTF8.self) } }
     }
@@ -141,12 +150,15 @@ public enum PayloadError: Error, CustomStringConvertible {
     case truncated
     case badFlag(UInt8)
     case trailingBytes(Int)
+    /// A sealed section (``SealedFields``) that its key does not open: damaged, or sealed under another key.
+    case unreadableSealedFields
 
     public var description: String {
         switch self {
         case .truncated: "the payload ends early"
         case .badFlag(let flag): "the payload has presence flag \(flag)"
         case .trailingBytes(let count): "the payload has \(count) bytes past its last field"
+        case .unreadableSealedFields: "the payload's personal fields do not open with their owner's data key"
         }
     }
 }

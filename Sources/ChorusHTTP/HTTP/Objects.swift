@@ -11,7 +11,9 @@ struct ObjectRenderer: Sendable {
     func imageURL(_ media: MediaID?) -> String? { media.map { "\(publicBaseURL)/v1/media/\($0.rawValue)" } }
 
     func user(_ user: UserSummary) -> UserJSON {
-        UserJSON(id: user.id.rawValue, name: user.name, major: user.major, profileImage: imageURL(user.profileImage))
+        UserJSON(
+            id: user.id.rawValue, name: user.name, major: user.major, profileImage: imageURL(user.profileImage),
+            deleted: user.deleted)
     }
 
     func profile(_ profile: Profile) -> ProfileJSON {
@@ -58,6 +60,7 @@ struct ObjectRenderer: Sendable {
             body.field("name") { $0.string(user.name) }
             body.field("major") { $0.string(user.major) }
             body.field("profileImage") { writeImage(user.profileImage, to: &$0) }
+            if user.deleted { body.field("deleted", true) }
         }
     }
 
@@ -185,6 +188,8 @@ struct UserJSON: JSONWritable {
     let name: String
     let major: String
     let profileImage: String?
+    /// Only a deleted account's summary has it (true).
+    var deleted = false
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -192,6 +197,7 @@ struct UserJSON: JSONWritable {
             $0.field("name", name)
             $0.field("major", major)
             $0.field("profileImage", profileImage)
+            if deleted { $0.field("deleted", true) }
         }
     }
 }
@@ -288,7 +294,8 @@ struct MessageJSON: JSONWritable {
     let id: String
     let from: UserJSON
     let to: UserJSON
-    let text: String
+    /// Null once the sender's account was deleted.
+    let text: String?
     let createdAt: EventTime
 
     func write(to json: inout JSONWriter) {

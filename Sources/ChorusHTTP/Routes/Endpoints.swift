@@ -142,7 +142,7 @@ struct Endpoints: Sendable {
         guard let recorded = try backend.log.read(from: position, limit: 1).first, recorded.position == position else {
             throw APIError.unavailable("no event at position \(position)")
         }
-        return (try DomainEvent(decoding: recorded), recorded.recordedAt)
+        return (try DomainEvent(decoding: recorded, keys: backend.keys), recorded.recordedAt)
     }
 
     // MARK: Request parts

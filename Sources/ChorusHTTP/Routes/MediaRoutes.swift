@@ -11,7 +11,7 @@ struct MediaRoutes {
     func addOpen(to router: Router<ChorusRequestContext>) {
         let media = endpoints.backend.media
         router.get("/v1/media/:id") { request, context in
-            guard let text = context.parameters.get("id"), let id = MediaID(text), let file = media.file(of: id) else {
+            guard let text = context.parameters.get("id"), let id = MediaID(text), media.contains(id) else {
                 throw APIError.notFound("no such media")
             }
             var headers = HTTPFields()
@@ -25,11 +25,9 @@ struct MediaRoutes {
             {
                 return Response(status: .notModified, headers: headers)
             }
-            guard let bytes = FileManager.default.contents(atPath: file.path) else {
-                throw APIError.notFound("no such media")
-            }
+            guard let file = try media.contents(of: id) else { throw APIError.notFound("no such media") }
             headers[.contentType] = file.type.rawValue
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: file.bytes)))
         }
     }
 
@@ -37,7 +35,7 @@ struct MediaRoutes {
         let media = endpoints.backend.media
         let renderer = endpoints.renderer
         group.post("media") { request, context in
-            _ = try context.requireCaller()
+            let caller = try context.requireCaller()
             let declared = request.headers[.contentType].map {
                 $0.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             }
@@ -47,7 +45,7 @@ struct MediaRoutes {
             if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > MediaStore.maximumSize {
                 throw APIError.tooLarge("media is at most \(MediaStore.maximumSize) bytes")
             }
-            let upload = try media.beginUpload()
+            let upload = try media.beginUpload(owner: caller.user)
             let id: MediaID
             do {
                 for try await buffer in request.body {

@@ -164,6 +164,7 @@ struct OperationsRoutes {
             Endpoints.json(.ok, JSONWriter.encode(Self.status(of: backend)), position: backend.projections.position)
         }
         ReportRoutes(endpoints: endpoints).addAdmin(to: admin)
+        AccountRoutes(endpoints: endpoints).addAdmin(to: admin)
         admin.get("webhooks") { [webhooks] _, _ in
             let status =
                 try webhooks?.status()

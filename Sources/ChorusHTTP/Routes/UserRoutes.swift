@@ -58,7 +58,10 @@ struct UserRoutes {
             let caller = try context.requireCaller()
             let user = try Endpoints.pathID(context, "id", as: UserID.self)
             return try await endpoints.read(request) { view in
-                renderer.profile(try Self.require(view.profile(user, viewer: caller.user), "user"))
+                guard try !view.isDeletedAccount(user) else {
+                    throw APIError(DomainError(.gone, "user \(user) was deleted"))
+                }
+                return renderer.profile(try Self.require(view.profile(user, viewer: caller.user), "user"))
             }
         }
         group.get("users/:id/posts") { request, context in

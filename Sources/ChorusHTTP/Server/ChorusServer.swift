@@ -128,7 +128,8 @@ struct Webhooks {
         service = WebhookService(
             backend: backend, outbox: outbox,
             events: WebhookEvents(
-                renderer: ObjectRenderer(publicBaseURL: configuration.baseURL), tokens: backend.tokens),
+                renderer: ObjectRenderer(publicBaseURL: configuration.baseURL), tokens: backend.tokens,
+                keys: backend.keys),
             configuration: webhooks, logger: logger)
     }
 }

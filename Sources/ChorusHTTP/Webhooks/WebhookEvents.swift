@@ -13,6 +13,7 @@ import ChorusProjections
 struct WebhookEvents: Sendable {
     let renderer: ObjectRenderer
     let tokens: SessionTokens
+    let keys: any PersonalDataKeys
 
     /// The webhooks `recorded` makes, in the order they are sent.
     func webhooks(of recorded: RecordedEvent, in view: borrowing ReadView) throws -> [WebhookOutbox.Webhook] {
@@ -48,7 +49,7 @@ struct WebhookEvents: Sendable {
                 }
             ]
         }
-        switch try DomainEvent(decoding: recorded) {
+        switch try DomainEvent(decoding: recorded, keys: keys) {
         case .liked(let event):
             return try notification(to: event.postAuthor)
         case .commentAdded(let event):

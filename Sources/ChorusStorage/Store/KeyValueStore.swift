@@ -77,3 +77,11 @@ package final class KeyValueStore: Sendable {
     /// Waits for open transactions, then closes the files; later transactions fail.
     package func close() { environment.close() }
 }
+
+extension KeyValueStore {
+    /// Writes a compacted copy of the store, as one read transaction sees it, into the empty directory `destination`
+    /// (LMDB's compacting copy: free pages left out, and of each page only what it holds).
+    package func copyCompacted(to destination: String) throws {
+        try environment.copyCompacted(to: destination)
+    }
+}

@@ -163,8 +163,10 @@ final class BenchServer: @unchecked Sendable {
         let data = DataDirectory(workDirectory.path + "/data")
         let log = try data.openLog()
         defer { log.close() }
-        let summary = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
-        try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log)
+        let summary = try await DemoCommand.writeDemo(into: data, log: log, events: events, seed: 1)
+        let keys = try data.openKeys()
+        defer { keys.close() }
+        try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log, keys: keys)
         return (data, summary)
     }
 

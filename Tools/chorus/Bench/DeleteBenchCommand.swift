@@ -43,8 +43,11 @@ struct DeleteBenchCommand: AsyncParsableCommand {
         let data = DataDirectory(workDirectory.path + "/data")
         let log = try data.openLog()
         defer { log.close() }
-        let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
-        let engine = try ProjectionEngine(log: log, directory: data.projections)
+        let keys = try data.openKeys()
+        defer { keys.close() }
+        let executor = CommandExecutor(
+            log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+        let engine = try ProjectionEngine(log: log, keys: keys, directory: data.projections)
         defer { engine.close() }
         let (followers, history, rounds) = (self.followers, self.history, self.rounds)
 

@@ -60,10 +60,14 @@ struct ProjectionsBenchCommand: AsyncParsableCommand {
         let log = try data.openLog()
         defer { log.close() }
         var reporter = ProgressLines(total: events, unit: "events")
-        let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+        let keys = try data.openKeys(durable: false)
+        defer { keys.close() }
+        let executor = CommandExecutor(
+            log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
         _ = try await log.withWriter {
             try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
         }
+        try keys.sync()
         try log.syncToDisk()
     }
 
@@ -106,7 +110,9 @@ struct RebuildWorkerCommand: ParsableCommand {
         let sampler = MemorySampler()
         let clock = ContinuousClock()
         let started = clock.now
-        let position = try ProjectionEngine.rebuild(log: log, into: layout.projections)
+        let keys = try layout.openKeys()
+        defer { keys.close() }
+        let position = try ProjectionEngine.rebuild(log: log, keys: keys, into: layout.projections)
         let seconds = (clock.now - started).seconds
         let peak = sampler.stop()
         let store = try KeyValueStore(directory: layout.projections, tables: ProjectionEngine.tables)

@@ -37,11 +37,14 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let clock = ContinuousClock()
         let started = clock.now
-        let summary = try await Self.writeDemo(into: log, events: events, seed: seed)
+        let summary = try await Self.writeDemo(into: layout, log: log, events: events, seed: seed)
         let written = clock.now - started
         printProgress("building the read models")
         var building = ProgressLines(total: summary.events, unit: "events")
-        let built = try ProjectionGenerations(dataDirectory: layout.root).rebuildAndSwap(log: log) { replayed, total in
+        let keys = try layout.openKeys()
+        defer { keys.close() }
+        let built = try ProjectionGenerations(dataDirectory: layout.root).rebuildAndSwap(log: log, keys: keys) {
+            replayed, total in
             building.update(replayed, of: total)
         }
         print(
@@ -54,12 +57,19 @@ struct DemoCommand: AsyncParsableCommand {
 extension DemoCommand {
     /// Writes the demo workload into `log` through the command path, in bulk, with progress lines; syncs at the end.
     /// Demo users' passwords are hashed at bcrypt's lowest cost, so that thousands of sign-ups take seconds.
-    static func writeDemo(into log: LMDBEventLog, events: Int, seed: UInt64) async throws -> DemoWorkload.Summary {
+    static func writeDemo(into data: DataDirectory, log: LMDBEventLog, events: Int, seed: UInt64) async throws
+        -> DemoWorkload.Summary
+    {
         var reporter = ProgressLines(total: events, unit: "events")
-        let executor = CommandExecutor(log: log, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+        let keys = try data.openKeys(durable: false)
+        defer { keys.close() }
+        let executor = CommandExecutor(
+            log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
         let summary = try await log.withWriter {
             try await DemoWorkload(seed: seed, events: events).run(on: executor) { reporter.update($0) }
         }
+        // The keys first: a synced log must never name a user whose key was lost.
+        try keys.sync()
         try log.syncToDisk()
         return summary
     }

@@ -11,8 +11,8 @@ struct ImportBatches {
     /// Events appended so far.
     private(set) var appended = 0
 
-    init(log: any EventLog) {
-        importer = RecordedEventImporter(log: log)
+    init(log: any EventLog, keys: any PersonalDataKeys) {
+        importer = RecordedEventImporter(log: log, keys: keys)
     }
 
     mutating func add(_ event: RecordedEvent) async throws {

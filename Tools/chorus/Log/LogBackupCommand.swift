@@ -44,7 +44,7 @@ struct LogBackupCommand: AsyncParsableCommand {
                 log.close()
                 throw error
             }
-            let media = try DataDirectoryFiles.copyMediaAndSessionKey(from: source, to: target)
+            let media = try DataDirectoryFiles.copyMediaAndKeys(from: source, to: target)
             let copied = try target.openLog(readOnly: true)
             let head = copied.head
             copied.close()

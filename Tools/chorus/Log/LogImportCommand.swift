@@ -39,7 +39,10 @@ struct LogImportCommand: AsyncParsableCommand {
         var reader = try LineReader(path: file)
         let size = file == "-" ? 0 : ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         let progress = WorkProgress("importing", total: size, unit: "bytes")
-        var batches = ImportBatches(log: log)
+        // Sealed personal fields open with the keys of the data directory they were written in: copy its `keys/`.
+        let keys = try directory.openKeys()
+        defer { keys.close() }
+        var batches = ImportBatches(log: log, keys: keys)
         var check = ImportCheck(
             lastTime: startHead == .start ? nil : try log.read(from: startHead, limit: 1).first?.recordedAt)
         var skipped = 0

@@ -30,7 +30,9 @@ struct LogVerifyCommand: AsyncParsableCommand {
         if let problem = integrity.firstProblem {
             fail(position: problem.position, problem.message)
         }
-        var audit = DecisionStateAudit(log: log)
+        let keys = try directory.openKeys()
+        defer { keys.close() }
+        var audit = DecisionStateAudit(log: log, keys: keys)
         let progress = WorkProgress(
             "folding the log into the decision state", total: Int(integrity.head.rawValue), unit: "events")
         let state: DecisionStateAudit.Report

@@ -38,7 +38,9 @@ struct ProjectionsRebuildCommand: AsyncParsableCommand {
         }
         defer { log.close() }
         let progress = WorkProgress("rebuilding the read models", total: Int(log.head.rawValue), unit: "events")
-        let position = try ProjectionGenerations(dataDirectory: directory.root).rebuildAndSwap(log: log) {
+        let keys = try directory.openKeys()
+        defer { keys.close() }
+        let position = try ProjectionGenerations(dataDirectory: directory.root).rebuildAndSwap(log: log, keys: keys) {
             replayed, total in
             progress.update(replayed, of: total)
         }

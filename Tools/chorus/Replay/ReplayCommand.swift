@@ -68,6 +68,8 @@ struct ReplayCommand: AsyncParsableCommand {
                 .build(into: into, output: output)
             return
         }
+        let keys = try directory.openKeys()
+        defer { keys.close() }
         var printer = EventPrinter(json: output.json)
         var next = LogPosition(from)
         while true {
@@ -75,7 +77,7 @@ struct ReplayCommand: AsyncParsableCommand {
             let last = min(to.map { LogPosition($0) } ?? head, head)
             if last >= next {
                 try log.scan(from: next, through: last) { event in
-                    let replayed = ReplayedEvent(event)
+                    let replayed = ReplayedEvent(event, keys: keys)
                     if filter.admits(replayed) { printer.print(replayed) }
                 }
                 next = last.next

@@ -14,10 +14,10 @@ struct ReplayedEvent {
 
     private static let redacted: Set<String> = ["passwordHash"]
 
-    init(_ event: RecordedEvent) {
+    init(_ event: RecordedEvent, keys: any PersonalDataKeys) {
         self.event = event
         do {
-            let decoded = try DomainEvent(decoding: event)
+            let decoded = try DomainEvent(decoding: event, keys: keys)
             var users: Set<String> = []
             // A DomainEvent is a case whose one value is the event's struct.
             let payload = Mirror(reflecting: decoded).children.first?.value ?? decoded

@@ -24,7 +24,9 @@ struct TimeTravel {
             defer { copy.close() }
             let copying = WorkProgress(
                 "copying the log through position \(through)", total: Int(through.rawValue), unit: "events")
-            var batches = ImportBatches(log: copy)
+            let keys = try source.openKeys()
+            defer { keys.close() }
+            var batches = ImportBatches(log: copy, keys: keys)
             try await copy.withWriter {
                 var next = LogPosition(1)
                 while next <= through {
@@ -40,9 +42,13 @@ struct TimeTravel {
             try copy.syncToDisk()
             copying.update(batches.appended)
             copying.finish()
-            try DataDirectoryFiles.copyMediaAndSessionKey(from: source, to: target)
+            try DataDirectoryFiles.copyMediaAndKeys(from: source, to: target)
             let building = WorkProgress("building the read models", total: Int(through.rawValue), unit: "events")
-            let built = try ProjectionGenerations(dataDirectory: target.root).rebuildAndSwap(log: copy) {
+            let targetKeys = try target.openKeys()
+            defer { targetKeys.close() }
+            let built = try ProjectionGenerations(dataDirectory: target.root).rebuildAndSwap(
+                log: copy, keys: targetKeys
+            ) {
                 replayed, total in
                 building.update(replayed, of: total)
             }

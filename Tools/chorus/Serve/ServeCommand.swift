@@ -60,6 +60,16 @@ struct ServeCommand: AsyncParsableCommand {
             discussion: "At debug or below, every answered request is logged too: method, path, status, milliseconds."))
     var logLevel: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "How long after an account deletion, at most, until no file holds its personal data, such as 10m or 30s (CHORUS_ERASURE_DELAY; default 10m).",
+            discussion: """
+                The account's data key is destroyed at once; within the delay its media and stored responses are \
+                removed, and the read models, stored responses and key store are compacted and swapped in. \
+                Deletions within one delay share one compaction.
+                """))
+    var erasureDelay: String?
+
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var settings = ServerConfiguration()
@@ -103,8 +113,15 @@ struct ServeCommand: AsyncParsableCommand {
         if let maximumLogSize, maximumLogSize.bytes < ByteCount.minimumLogSize {
             throw ValidationError("--max-log-size must be at least 1M")
         }
+        let erasureDelayText = erasureDelay ?? environment["CHORUS_ERASURE_DELAY"] ?? "10m"
+        guard let erasureDelay = Self.duration(erasureDelayText), erasureDelay > .zero else {
+            throw ValidationError(
+                "--erasure-delay (or CHORUS_ERASURE_DELAY) must be a positive duration such as 500ms, 30s, 10m or 1h, "
+                    + "not \(erasureDelayText)")
+        }
         let backend = try ChorusBackend(
-            data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes, logger: logger)
+            data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes, erasureDelay: erasureDelay,
+            logger: logger)
         defer { backend.close() }
         logger.info(
             "serving",
@@ -126,7 +143,7 @@ struct ServeCommand: AsyncParsableCommand {
             logger.info("the log already holds events; no demo data added", metadata: ["head": "\(log.head)"])
             return
         }
-        let summary = try await DemoCommand.writeDemo(into: log, events: events, seed: 1)
+        let summary = try await DemoCommand.writeDemo(into: data, log: log, events: events, seed: 1)
         logger.info(
             "demo data written; every demo user's password is 'password'",
             metadata: ["events": "\(summary.events)", "users": "\(summary.users)", "e-mail": "user0@demo.chorus"])
@@ -154,6 +171,18 @@ struct ServeCommand: AsyncParsableCommand {
         if let delay = try milliseconds("CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS") { configuration.maximumRetryDelay = delay }
         if let timeout = try milliseconds("CHORUS_WEBHOOK_TIMEOUT_MS") { configuration.timeout = timeout }
         return configuration
+    }
+
+    /// `500ms`, `30s`, `10m` or `1h`.
+    static func duration(_ text: String) -> Duration? {
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)]
+        for (suffix, milliseconds) in units where text.hasSuffix(suffix) {
+            guard let value = Int64(text.dropLast(suffix.count)), value >= 0, value <= Int64.max / milliseconds else {
+                return nil
+            }
+            return .milliseconds(value * milliseconds)
+        }
+        return nil
     }
 
     private static func port(_ text: String) throws -> Int {

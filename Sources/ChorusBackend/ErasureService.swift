@@ -1,0 +1,70 @@
+import ChorusDomain
+import ChorusLog
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Completes account erasures. An ``AccountDeleted`` destroys the account's data key at once, so the log's sealed
+/// copies of its personal data can no longer be read; what held that data in plain is rid of it here, within the
+/// server's erasure delay of the deletion:
+///
+/// 1. the read models have applied the deletion (which took the account's posts, comments, profile, search entry and
+///    message texts out of them), and the key is destroyed (again: a crash may have come between);
+/// 2. the account's media and stored idempotent responses are removed;
+/// 3. the stores that held plain copies are compacted with LMDB's compacting copy and swapped in, so that no freed
+///    page keeps them: the read models (online, as a rebuild is swapped in), the stored responses, and the key store
+///    (whose freed pages may keep the destroyed key);
+/// 4. an ``ErasureCompleted`` is appended, which `GET /v1/admin/erasures` shows.
+///
+/// Erasures wait until the oldest pending one is half the delay old, so that deletions close together share one
+/// compaction. A failure is logged and tried again, until the server stops; a restart picks up what is pending.
+struct ErasureService: Service {
+    let backend: ChorusBackend
+    let logger: Logger
+
+    func run() async {
+        guard !backend.embeddedLogIsReadOnly else { return await waitForShutdown() }
+        let delay = backend.erasureDelay
+        // Often enough to meet the delay, rarely enough to cost nothing while idle.
+        let interval = min(max(delay / 8, .milliseconds(50)), .seconds(30))
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await completeDueErasures(delay: delay)
+                } catch is CancellationError {
+                    return
+                } catch {
+                    logger.error("an account erasure failed; trying again", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: interval)
+            }
+        }
+    }
+
+    private func waitForShutdown() async { try? await gracefulShutdown() }
+
+    /// Completes every pending erasure once the oldest is half the delay old.
+    func completeDueErasures(delay: Duration) async throws {
+        let pending = try backend.commands.erasures().filter { $0.completedAt == nil }
+        guard let oldest = pending.map(\.requestedAt).min() else { return }
+        guard let requested = try backend.log.read(from: oldest, limit: 1).first?.recordedAt else { return }
+        let age = Duration.milliseconds(EventTime.now.millisecondsSince1970 - requested.millisecondsSince1970)
+        guard age >= delay / 2 else { return }
+        let started = ContinuousClock.now
+        let last = pending.map(\.requestedAt).max() ?? oldest
+        try await backend.readModels.waitUntilApplied(last, timeout: delay)
+        for erasure in pending {
+            try backend.commands.destroyKey(of: erasure.user)
+            try backend.media.removeAll(of: erasure.user)
+            try backend.responses.forget(caller: erasure.user.rawValue)
+        }
+        try backend.keys.compact()
+        try await backend.readModels.compactAndSwap()
+        for erasure in pending {
+            _ = try await backend.commands.execute(.completeErasure(user: erasure.user))
+        }
+        logger.notice(
+            "account erasures completed",
+            metadata: ["accounts": "\(pending.count)", "took": "\(ContinuousClock.now - started)"])
+    }
+}

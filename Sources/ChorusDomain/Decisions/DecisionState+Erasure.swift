@@ -1,0 +1,102 @@
+import ChorusLog
+
+/// Account deletion: what it takes out, and the erasures the state keeps.
+///
+/// `erasures`: user → the position of their ``AccountDeleted``; `completed-erasures`: user → the position of their
+/// ``ErasureCompleted`` (each u64 big-endian).
+extension DecisionState {
+    /// What deleting `user`'s account appends, each event to its own stream: their posts (with the plain reposts that
+    /// go with them), their comments on others' posts, their likes of others' posts, their follows either way, their
+    /// sessions, and last the ``AccountDeleted``. Reads the posts, comments and follows tables whole: an account is
+    /// deleted rarely, and an index per user would cost every post, comment and follow.
+    func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
+        var events: [DomainEvent] = []
+        var deletedPosts = Set<String>()
+        var ownPosts: [(PostID, PostState)] = []
+        try state.forEach(in: posts) { key, value in
+            let found = try PostState(decoding: value)
+            if found.author == user, !found.deleted {
+                ownPosts.append((PostID(unchecked: String(decoding: key, as: UTF8.self)), found))
+            }
+            return true
+        }
+        for (post, found) in ownPosts where !deletedPosts.contains(post.rawValue) {
+            for case .postDeleted(let deleted) in try deletions(of: post, found, in: state)
+            where deletedPosts.insert(deleted.post.rawValue).inserted {
+                events.append(.postDeleted(deleted))
+            }
+        }
+        /// The author of `post` if it stands after the deletions above.
+        func standingAuthor(_ post: PostID) throws -> UserID? {
+            deletedPosts.contains(post.rawValue) ? nil : try author(of: post, in: state)
+        }
+        var ownComments: [(CommentID, CommentState)] = []
+        try state.forEach(in: comments) { key, value in
+            let found = try CommentState(decoding: value)
+            if found.author == user, !found.deleted {
+                ownComments.append((CommentID(unchecked: String(decoding: key, as: UTF8.self)), found))
+            }
+            return true
+        }
+        for (comment, found) in ownComments {
+            guard let postAuthor = try standingAuthor(found.post) else { continue }
+            events.append(
+                .commentDeleted(
+                    CommentDeleted(
+                        comment: comment, post: found.post, author: user, postAuthor: postAuthor,
+                        commentedAt: found.commentedAt)))
+        }
+        let prefix = Self.key(user.rawValue) + [0]
+        var liked: [(PostID, Edge)] = []
+        try state.forEach(in: likes, prefix: prefix) { key, value in
+            liked.append((PostID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self)), Edge(value)))
+            return true
+        }
+        for (post, like) in liked {
+            guard let postAuthor = try standingAuthor(post) else { continue }
+            events.append(.unliked(Unliked(user: user, post: post, postAuthor: postAuthor, likedAt: like.since)))
+        }
+        try state.forEach(in: follows, prefix: prefix) { key, value in
+            let followee = UserID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self))
+            events.append(.unfollowed(Unfollowed(follower: user, followee: followee, followedAt: Edge(value).since)))
+            return true
+        }
+        let suffix = [0] + Array(user.rawValue.utf8)
+        try state.forEach(in: follows) { key, value in
+            guard key.count > suffix.count, key.suffix(suffix.count).elementsEqual(suffix) else { return true }
+            let follower = UserID(unchecked: String(decoding: key.prefix(key.count - suffix.count), as: UTF8.self))
+            events.append(.unfollowed(Unfollowed(follower: follower, followee: user, followedAt: Edge(value).since)))
+            return true
+        }
+        for session in try sessions(of: user, in: state) {
+            events.append(.sessionEnded(SessionEnded(session: session, user: user)))
+        }
+        events.append(.accountDeleted(AccountDeleted(user: user)))
+        return events
+    }
+
+    /// An erasure as the state keeps it: when it was asked for, and when it completed (nil while pending).
+    public struct Erasure: Sendable, Equatable {
+        public let user: UserID
+        public let requestedAt: LogPosition
+        public let completedAt: LogPosition?
+    }
+
+    func erasure(of user: UserID, in state: some StateReader) throws -> Erasure? {
+        guard let requested = try state.withValue(for: Self.key(user.rawValue), in: erasures, Edge.init).since else {
+            return nil
+        }
+        let completed = try state.withValue(for: Self.key(user.rawValue), in: completedErasures, Edge.init).since
+        return Erasure(user: user, requestedAt: requested, completedAt: completed)
+    }
+
+    /// Every erasure, in user id order.
+    func erasures(in state: some StateReader) throws -> [Erasure] {
+        var users: [UserID] = []
+        try state.forEach(in: erasures) { key, _ in
+            users.append(UserID(unchecked: String(decoding: key, as: UTF8.self)))
+            return true
+        }
+        return try users.compactMap { try erasure(of: $0, in: state) }
+    }
+}

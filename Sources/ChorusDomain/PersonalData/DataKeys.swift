@@ -1,0 +1,97 @@
+import ChorusLog
+import ChorusStorage
+import Crypto
+import Foundation
+import Synchronization
+
+/// Each user's data key: what their personal fields in the log (``SealedFields``) and their media are encrypted under.
+/// Destroying a user's key erases their personal data everywhere it is stored encrypted (crypto-shredding).
+public protocol PersonalDataKeys: Sendable {
+    /// The user's key; nil once destroyed. Throws ``DataKeyError/missing(_:)`` when the user never had one, which
+    /// means the keys were lost, not that the user was erased.
+    func key(of user: UserID) throws -> SymmetricKey?
+    /// The user's key, made and stored durably first if they have none yet.
+    func makeKey(for user: UserID) throws -> SymmetricKey
+    /// Destroys the user's key for good (durably); destroying it again changes nothing.
+    func destroy(_ user: UserID) throws
+}
+
+public enum DataKeyError: Error, CustomStringConvertible {
+    case missing(UserID)
+    case destroyed(UserID)
+
+    public var description: String {
+        switch self {
+        case .missing(let user):
+            "there is no data key for user \(user): the key store is not the one this log was written with"
+        case .destroyed(let user): "the data key of user \(user) was destroyed: the account was erased"
+        }
+    }
+}
+
+/// The data keys of one data directory (`keys/`), in a store of their own that is never part of the log: user id →
+/// 32 random bytes, or an empty value once the key is destroyed (so that an erased user reads as erased, not as a
+/// lost key). Keys are cached once read. ``compact()`` takes destroyed keys out of the file's freed pages.
+public final class DataKeyStore: PersonalDataKeys {
+    private let store: CompactableStore
+    private let table: StoreTable
+    /// Keys read or made so far; nil for destroyed ones.
+    private let cache = Mutex<[UserID: SymmetricKey?]>([:])
+    private let durable: Bool
+
+    /// With `durable: false` (a bulk import), new keys are written without an fsync each: ``sync()`` before the log
+    /// is synced.
+    public init(directory: String, durable: Bool = true) throws {
+        self.durable = durable
+        store = try CompactableStore(directory: directory, tables: ["keys"])
+        table = store.table("keys")
+    }
+
+    public func key(of user: UserID) throws -> SymmetricKey? {
+        if let cached = cache.withLock({ $0[user] }) { return cached }
+        let stored = try store.read { try $0.value(for: Array(user.rawValue.utf8), in: table) }
+        guard let stored else { throw DataKeyError.missing(user) }
+        let key = stored.isEmpty ? nil : SymmetricKey(data: stored)
+        cache.withLock { $0[user] = .some(key) }
+        return key
+    }
+
+    public func makeKey(for user: UserID) throws -> SymmetricKey {
+        if case .some(let key)? = try? self.key(of: user) { return key }
+        let made = SymmetricKey(size: .bits256)
+        let kept = try store.write(durable: durable) { transaction -> [UInt8] in
+            if let existing = try transaction.value(for: Array(user.rawValue.utf8), in: table) { return existing }
+            let bytes = made.withUnsafeBytes { Array($0) }
+            try transaction.put(bytes, for: Array(user.rawValue.utf8), in: table)
+            return bytes
+        }
+        guard !kept.isEmpty else { throw DataKeyError.destroyed(user) }
+        let key = SymmetricKey(data: kept)
+        cache.withLock { $0[user] = .some(key) }
+        return key
+    }
+
+    public func destroy(_ user: UserID) throws {
+        cache.withLock { $0[user] = .some(nil) }
+        try store.write { try $0.put([], for: Array(user.rawValue.utf8), in: table) }
+    }
+
+    /// Whether the user's key is destroyed.
+    public func isDestroyed(_ user: UserID) throws -> Bool {
+        do { return try key(of: user) == nil } catch DataKeyError.missing { return false }
+    }
+
+    /// Copies the store without its freed pages, which may still hold destroyed keys, and swaps the copy in.
+    public func compact() throws { try store.compact() }
+
+    /// Writes a compacted copy of the keys into the empty directory `destination` (a backup).
+    public func copy(to destination: String) throws {
+        try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
+        try store.copyCompacted(to: destination)
+    }
+
+    /// Forces every key written to disk.
+    public func sync() throws { try store.sync() }
+
+    public func close() { store.close() }
+}

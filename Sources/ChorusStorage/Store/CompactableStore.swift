@@ -1,0 +1,96 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// A ``KeyValueStore`` that can be compacted in place while the process uses it: for the small stores that hold a
+/// user's personal data (the data keys, the stored responses, the webhook outbox), whose freed pages LMDB reuses
+/// without zeroing. ``compact()`` copies the store with LMDB's compacting copy, which leaves free pages out and copies
+/// of each page only what it holds, then swaps the copy's file in for the store's. Transactions wait during the swap.
+///
+/// The swap renames the copy's `data.mdb` over the store's, so a crash at any moment leaves one or the other whole;
+/// a copy a crash left behind is removed at the next open.
+package final class CompactableStore: Sendable {
+    package let directory: String
+    private let tables: [StoreTableDefinition]
+    private let logger: Logger
+    /// Shared by transactions, exclusive while the file is swapped.
+    private let swapLock = ReadWriteLock()
+    private let current: Mutex<KeyValueStore>
+
+    package init(directory: String, tables: [StoreTableDefinition], logger: Logger = Logger(label: "chorus.store"))
+        throws
+    {
+        self.directory = directory
+        self.tables = tables
+        self.logger = logger
+        try? FileManager.default.removeItem(atPath: Self.copyDirectory(of: directory))
+        current = Mutex(try KeyValueStore(directory: directory, tables: tables, logger: logger))
+    }
+
+    private static func copyDirectory(of directory: String) -> String { directory + ".compacting" }
+
+    private var store: KeyValueStore { current.withLock { $0 } }
+
+    package func table(_ name: String) -> StoreTable { store.table(name) }
+
+    package func read<R>(_ body: (StoreTransaction) throws -> R) throws -> R {
+        try swapLock.withSharedLock { try store.read(body) }
+    }
+
+    package func write<R>(durable: Bool = true, _ body: (StoreTransaction) throws -> R) throws -> R {
+        try swapLock.withSharedLock { try store.write(durable: durable, body) }
+    }
+
+    /// Copies the store compacted and swaps the copy in; returns the bytes of the file before and after.
+    @discardableResult
+    package func compact() throws -> (before: Int, after: Int) {
+        try swapLock.withExclusiveLock {
+            let files = FileManager.default
+            let copy = Self.copyDirectory(of: directory)
+            try? files.removeItem(atPath: copy)
+            try files.createDirectory(atPath: copy, withIntermediateDirectories: true)
+            defer { try? files.removeItem(atPath: copy) }
+            let old = store
+            try old.copyCompacted(to: copy)
+            let before = Self.fileSize(directory + "/data.mdb")
+            let after = Self.fileSize(copy + "/data.mdb")
+            try Self.syncFile(copy + "/data.mdb")
+            old.close()
+            // The store reopens whichever file the rename left, even if it failed.
+            let renamed = rename(copy + "/data.mdb", directory + "/data.mdb") == 0 ? 0 : errno
+            let reopened = try KeyValueStore(directory: directory, tables: tables, logger: logger)
+            current.withLock { $0 = reopened }
+            guard renamed == 0 else {
+                throw CocoaError(
+                    .fileWriteUnknown,
+                    userInfo: [
+                        NSFilePathErrorKey: directory + "/data.mdb",
+                        NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: renamed) ?? .EIO),
+                    ])
+            }
+            try Self.syncFile(directory)
+            return (before, after)
+        }
+    }
+
+    /// Writes a compacted copy of the store into the empty directory `destination`.
+    package func copyCompacted(to destination: String) throws {
+        try swapLock.withSharedLock { try store.copyCompacted(to: destination) }
+    }
+
+    package func sync() throws { try swapLock.withSharedLock { try store.sync() } }
+
+    package func close() { swapLock.withExclusiveLock { store.close() } }
+
+    private static func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// fsyncs a file or a directory (so that a rename in it is durable).
+    private static func syncFile(_ path: String) throws {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { Foundation.close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+}
