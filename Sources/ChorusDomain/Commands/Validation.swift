@@ -79,7 +79,7 @@ public enum Validate {
     /// log's actors keep this, never the e-mail, which is personal data and lives only sealed in the events.
     public static func emailKey(_ email: String) -> String {
         SHA256.hash(data: Array(("chorus e-mail\u{0}" + email.lowercased()).utf8))
-            .map { String($0, radix: 16).leftPadded(to: 2) }.joined()
+            .map { String(format: "%02x", $0) }.joined()
     }
 
     static func password(_ password: String) throws(DomainError) {
@@ -88,11 +88,5 @@ public enum Validate {
                 .weakPassword,
                 "a password must be \(FieldLimits.password.lowerBound) to \(FieldLimits.password.upperBound) bytes")
         }
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

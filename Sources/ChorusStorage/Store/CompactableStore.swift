@@ -57,18 +57,10 @@ package final class CompactableStore: Sendable {
             try Self.syncFile(copy + "/data.mdb")
             old.close()
             // The store reopens whichever file the rename left, even if it failed.
-            let renamed = rename(copy + "/data.mdb", directory + "/data.mdb") == 0 ? 0 : errno
+            let swapped = Result { try AtomicFile.commit(copy + "/data.mdb", as: directory + "/data.mdb") }
             let reopened = try KeyValueStore(directory: directory, tables: tables, logger: logger)
             current.withLock { $0 = reopened }
-            guard renamed == 0 else {
-                throw CocoaError(
-                    .fileWriteUnknown,
-                    userInfo: [
-                        NSFilePathErrorKey: directory + "/data.mdb",
-                        NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: renamed) ?? .EIO),
-                    ])
-            }
-            try Self.syncFile(directory)
+            try swapped.get()
             return (before, after)
         }
     }
@@ -86,7 +78,7 @@ package final class CompactableStore: Sendable {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 
-    /// fsyncs a file or a directory (so that a rename in it is durable).
+    /// fsyncs the copy before it is renamed over the store's file.
     private static func syncFile(_ path: String) throws {
         let descriptor = open(path, O_RDONLY)
         guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
