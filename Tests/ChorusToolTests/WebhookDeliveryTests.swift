@@ -62,6 +62,7 @@ struct WebhookDeliveryTests {
             _ = await server.exited()
 
             // Slow: the answers come after the sender gave up waiting.
+            try await receiver.settle()
             receiver.set(.slow(.milliseconds(900)))
             try await receiver.start()
             server = try await ServerProcess(data: data, environment: environment)
@@ -71,6 +72,7 @@ struct WebhookDeliveryTests {
             kill(server.process.processIdentifier, SIGKILL)
             _ = await server.exited()
 
+            try await receiver.settle()
             // Failing: 500 each time. From here on the sender waits long enough for any answer, so that a 2xx the
             // receiver gives is one the sender sees (on a loaded machine 400 ms may not be).
             receiver.set(.status(500))
@@ -83,6 +85,7 @@ struct WebhookDeliveryTests {
             _ = await server.exited()
 
             // Well again: everything goes out.
+            try await receiver.settle()
             receiver.set(.status(200))
             server = try await ServerProcess(data: data, environment: environment)
             try await writeRound(3)

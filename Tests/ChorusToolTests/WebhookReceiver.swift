@@ -25,6 +25,8 @@ final class WebhookReceiver: Sendable {
     let port: Int
     private let mode: Mutex<Mode>
     private let log = Mutex<[Received]>([])
+    /// Requests whose handler has started and not yet answered.
+    private let inFlight = Mutex(0)
     private let task = Mutex<Task<Void, any Error>?>(nil)
 
     init(port: Int, mode: Mode) {
@@ -35,6 +37,20 @@ final class WebhookReceiver: Sendable {
     var received: [Received] { log.withLock { $0 } }
 
     func set(_ mode: Mode) { self.mode.withLock { $0 = mode } }
+
+    /// Returns once no request is being answered and none came for 300 ms. Called after the sending server was
+    /// killed and before the mode changes: a request the dead server had already written may still reach the
+    /// handler, and it must be answered in the old mode — an answer nobody reads is no acknowledgement.
+    func settle() async throws {
+        var last = -1
+        for _ in 0..<100 {
+            let now = received.count
+            if now == last, inFlight.withLock({ $0 }) == 0 { return }
+            last = now
+            try await Task.sleep(for: .milliseconds(300))
+        }
+        Issue.record("the receiver was still answering requests after 30 s")
+    }
 
     /// Returns once more than `count` requests came; fails after 30 s.
     func waitForRequests(moreThan count: Int) async throws {
@@ -49,6 +65,8 @@ final class WebhookReceiver: Sendable {
     func start() async throws {
         let router = Router()
         router.post("/hook") { [self] request, _ -> Response in
+            inFlight.withLock { $0 += 1 }
+            defer { inFlight.withLock { $0 -= 1 } }
             let body = try await request.body.collect(upTo: 1 << 20)
             let current = mode.withLock { $0 }
             var acknowledged = false
