@@ -69,12 +69,15 @@ public final class ChorusBackend: Sendable {
         self.logger = logger
     }
 
-    /// What keeps the backend running, for a service group: the log's writer, and the read models following the log.
-    /// In reverse order on shutdown: the read models stop, then the writer commits what it holds.
-    public var services: [any Service] { [logWriterService, projectionService, stateUpgradeService, erasureService] }
-
-    /// Completes account erasures within ``erasureDelay`` (``ErasureService``).
-    var erasureService: any Service { ErasureService(backend: self, logger: logger) }
+    /// What keeps the backend running, for a service group: the log's writer, the read models following the log, and
+    /// the erasures of deleted accounts, which `holders` (what the server keeps beside the backend) take part in. In
+    /// reverse order on shutdown: the read models stop, then the writer commits what it holds.
+    public func services(holdingPersonalData holders: [any PersonalDataHolder] = []) -> [any Service] {
+        [
+            logWriterService, projectionService, stateUpgradeService,
+            ErasureService(backend: self, holders: holders, logger: logger),
+        ]
+    }
 
     /// Recomputes a decision state an older Chorus wrote, at start rather than in the first write's request.
     var stateUpgradeService: any Service {

@@ -14,12 +14,14 @@ import ServiceLifecycle
 /// 3. the stores that held plain copies are compacted with LMDB's compacting copy and swapped in, so that no freed
 ///    page keeps them: the read models (online, as a rebuild is swapped in), the stored responses, and the key store
 ///    (whose freed pages may keep the destroyed key);
-/// 4. an ``ErasureCompleted`` is appended, which `GET /v1/admin/erasures` shows.
+/// 4. what the server keeps beside the backend (the webhook outbox, a ``PersonalDataHolder``) forgets the accounts;
+/// 5. an ``ErasureCompleted`` is appended, which `GET /v1/admin/erasures` shows.
 ///
 /// Erasures wait until the oldest pending one is half the delay old, so that deletions close together share one
 /// compaction. A failure is logged and tried again, until the server stops; a restart picks up what is pending.
 struct ErasureService: Service {
     let backend: ChorusBackend
+    let holders: [any PersonalDataHolder]
     let logger: Logger
 
     func run() async {
@@ -60,6 +62,9 @@ struct ErasureService: Service {
         }
         try backend.keys.compact()
         try await backend.readModels.compactAndSwap()
+        for holder in holders {
+            try await holder.forget(pending.map(\.user), deletedThrough: last, timeout: delay)
+        }
         for erasure in pending {
             _ = try await backend.commands.execute(.completeErasure(user: erasure.user))
         }
@@ -67,4 +72,13 @@ struct ErasureService: Service {
             "account erasures completed",
             metadata: ["accounts": "\(pending.count)", "took": "\(ContinuousClock.now - started)"])
     }
+}
+
+/// What keeps personal data in plain beside the backend (the server's webhook outbox): an erasure has it forget the
+/// deleted accounts' before the erasure completes.
+public protocol PersonalDataHolder: Sendable {
+    /// Forgets what it keeps of `users`, whose ``AccountDeleted`` events are at or before `position`, so that no file
+    /// keeps it, freed pages included. Waits, at most `timeout`, until it has taken in the log through `position`: what
+    /// it takes in after that is rendered from read models that have the accounts deleted.
+    func forget(_ users: [UserID], deletedThrough position: LogPosition, timeout: Duration) async throws
 }

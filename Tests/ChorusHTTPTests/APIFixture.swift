@@ -131,7 +131,8 @@ func withAPI(
         let application = Application(
             router: ChorusServer.makeRouter(backend: backend, configuration: configuration),
             server: ChorusServer.serverBuilder(configuration),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)), services: backend.services, logger: logger)
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)), services: backend.services(), logger: logger
+        )
         try await application.test(setup) { client in
             try await body(APIFixture(client: client, backend: backend))
         }

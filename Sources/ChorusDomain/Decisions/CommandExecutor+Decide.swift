@@ -282,7 +282,9 @@ extension CommandExecutor {
             guard try state.passwordHash(of: user, in: transaction) == checkedHash else {
                 throw DomainError(.wrongPassword, "the password changed meanwhile")
             }
-            return try recordEach(try state.erasure(of: user, in: transaction))
+            let deletions: [DomainEvent] = try state.erasure(of: user, in: transaction)
+            try state.forgetRequests(byEmailOf: user, in: transaction)
+            return try recordEach(deletions)
         case .completeErasure(let user):
             guard let erasure = try state.erasure(of: user, in: transaction), erasure.completedAt == nil else {
                 return unchanged

@@ -41,7 +41,7 @@ public final class CommandExecutor: Sendable {
 
     /// Executes `command`, durably unless told otherwise (bulk import).
     ///
-    /// With an `idempotencyKey` (scoped to the command's actor), a retry of the same request returns the first
+    /// With an `idempotencyKey` (scoped to the command's caller: its user, or the e-mail a registration claims), a retry of the same request returns the first
     /// result and appends nothing, and another request under the same key is ``DomainError/Code/idempotencyConflict``.
     /// - Throws: ``DomainError`` when refused (nothing appended), ``PasswordWorkBusy`` when too many sign-ups and
     ///   logins wait already, or an ``EventLogError``.
@@ -97,7 +97,7 @@ public final class CommandExecutor: Sendable {
         let (state, keys) = (self.state, self.keys)
         let result = try await log.append(durability, eventCount: 1) { [prepared] batch in
             if let idempotencyKey,
-                let first = try state.idempotentResult(actor: prepared.actor, key: idempotencyKey, in: batch.state)
+                let first = try state.idempotentResult(caller: prepared.caller, key: idempotencyKey, in: batch.state)
             {
                 guard first.fingerprint == prepared.fingerprint else {
                     throw DomainError(
@@ -115,7 +115,7 @@ public final class CommandExecutor: Sendable {
             if wasEmpty { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
             if let idempotencyKey {
                 try state.recordIdempotentResult(
-                    result, fingerprint: prepared.fingerprint, actor: prepared.actor, key: idempotencyKey,
+                    result, fingerprint: prepared.fingerprint, caller: prepared.caller, key: idempotencyKey,
                     in: batch.state)
             }
             return result
@@ -149,11 +149,11 @@ public final class CommandExecutor: Sendable {
         }
     }
 
-    /// The first result recorded under `key` for `prepared`'s actor, if any; another request's is a conflict. The
+    /// The first result recorded under `key` for `prepared`'s caller, if any; another request's is a conflict. The
     /// fingerprint leaves passwords out, so a retry with other passwords counts as the same request.
     private func firstResult(_ prepared: PreparedCommand, key: String) throws -> CommandResult? {
         let state = self.state
-        guard let first = try log.readState({ try state.idempotentResult(actor: prepared.actor, key: key, in: $0) })
+        guard let first = try log.readState({ try state.idempotentResult(caller: prepared.caller, key: key, in: $0) })
         else { return nil }
         guard first.fingerprint == prepared.fingerprint else {
             throw DomainError(.idempotencyConflict, "idempotency key \(key) was used for another request")
@@ -166,7 +166,7 @@ public final class CommandExecutor: Sendable {
     {
         let state = self.state
         let first = try log.readState { transaction -> (fingerprint: UInt64, result: CommandResult, hash: String?)? in
-            guard let first = try state.idempotentResult(actor: prepared.actor, key: key, in: transaction) else {
+            guard let first = try state.idempotentResult(caller: prepared.caller, key: key, in: transaction) else {
                 return nil
             }
             let hash = try first.result.session.flatMap { try state.passwordHash(of: $0.user, in: transaction) }

@@ -9,6 +9,26 @@ extension DecisionState {
     /// go with them), their comments on others' posts, their likes of others' posts, their follows either way, their
     /// sessions, and last the ``AccountDeleted``. Reads the posts, comments and follows tables whole: an account is
     /// deleted rarely, and an index per user would cost every post, comment and follow.
+    /// Forgets the idempotent requests made in the name of `user`'s e-mail (a registration, login or reset request
+    /// sent with a key): they are kept under the e-mail's key, which must not outlive the account. Called in the
+    /// deletion's transaction, before its ``AccountDeleted`` takes the e-mail out of `emails`.
+    func forgetRequests(byEmailOf user: UserID, in state: some StateWriter) throws {
+        let id = Array(user.rawValue.utf8)
+        var emailKeys: [[UInt8]] = []
+        try state.forEach(in: emails) { key, value in
+            if value.elementsEqual(id) { emailKeys.append(Array(key)) }
+            return true
+        }
+        for emailKey in emailKeys {
+            var requests: [[UInt8]] = []
+            try state.forEach(in: idempotency, prefix: emailKey + [0]) { key, _ in
+                requests.append(Array(key))
+                return true
+            }
+            for request in requests { try state.delete(request, in: idempotency) }
+        }
+    }
+
     func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
         var events: [DomainEvent] = []
         var deletedPosts = Set<String>()

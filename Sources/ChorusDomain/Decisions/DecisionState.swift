@@ -7,15 +7,14 @@ import ChorusLog
 ///
 /// Tables (keys UTF-8, parts joined by NUL, which ids and idempotency keys never contain; values in
 /// ``PayloadWriter``'s form unless said otherwise):
-/// - `emails`: e-mail key (``Validate/emailKey(_:)``, never the e-mail) → user id (UTF-8); a deleted user's stays until
-///   the e-mail registers again
+/// - `emails`: e-mail key (``Validate/emailKey(_:)``, never the e-mail) → user id (UTF-8), until the account is deleted
 /// - `users`: user id → bcrypt hash (UTF-8), until the account is deleted
 /// - `posts`: post id → ``PostState``: author, flags, position of the post, the post it reposts
 /// - `reposts`: original, plain repost → empty (a repost with no text, caption or image, which goes with its original)
 /// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
 /// - `follows`: follower, followee → position of the follow (u64 big-endian)
 /// - `likes`: user, post → position of the like (likewise)
-/// - `idempotency`: actor, key → request fingerprint (u64) and the encoded ``CommandResult``
+/// - `idempotency`: caller (``PreparedCommand/caller``), key → request fingerprint (u64) and the encoded ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
 /// - `user-sessions`: user, session → empty, for each session in `sessions`
 /// - `resets`: user, reset → expiry (ms since 1970, i64 big-endian), until a password change revokes it
@@ -221,6 +220,17 @@ public struct DecisionState: Sendable {
         let key: [UInt8]
         /// Nil: the key is removed.
         let value: [UInt8]?
+        /// Set: instead, every entry of `table` holding this value is removed. For the e-mail index, whose key an
+        /// erased account's events no longer give (their e-mail is unreadable).
+        var removingEntriesHolding: [UInt8]?
+
+        init(table: StateTable, key: [UInt8], value: [UInt8]?) {
+            (self.table, self.key, self.value) = (table, key, value)
+        }
+
+        init(table: StateTable, removingEntriesHolding value: [UInt8]) {
+            (self.table, key, self.value, removingEntriesHolding) = (table, [], nil, value)
+        }
     }
 
     /// What `event`, appended at `position`, changes in the state. The command path applies it in the append's own
@@ -345,6 +355,7 @@ public struct DecisionState: Sendable {
         case .accountDeleted(let event):
             [
                 Change(table: users, key: Self.key(event.user.rawValue), value: nil),
+                Change(table: emails, removingEntriesHolding: Array(event.user.rawValue.utf8)),
                 Change(table: erasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position)),
             ]
         case .erasureCompleted(let event):
@@ -360,7 +371,15 @@ public struct DecisionState: Sendable {
     /// Records what `event`, appended at `position`, changes in the state; called in the same transaction.
     func apply(_ event: DomainEvent, at position: LogPosition, in state: some StateWriter) throws {
         for change in changes(for: event, at: position) {
-            if let value = change.value {
+            if let held = change.removingEntriesHolding {
+                // A scan of the table: an account deletion is rare, and already scans the tables it empties.
+                var holding: [[UInt8]] = []
+                try state.forEach(in: change.table) { key, value in
+                    if value.elementsEqual(held) { holding.append(Array(key)) }
+                    return true
+                }
+                for key in holding { try state.delete(key, in: change.table) }
+            } else if let value = change.value {
                 try state.put(value, for: change.key, in: change.table)
             } else {
                 _ = try state.delete(change.key, in: change.table)
@@ -375,11 +394,11 @@ public struct DecisionState: Sendable {
         return value
     }
 
-    /// The result first recorded for `key` by `actor`, with the fingerprint of the request that produced it.
-    func idempotentResult(actor: String, key: String, in state: some StateReader) throws -> (
+    /// The result first recorded for `key` by `caller`, with the fingerprint of the request that produced it.
+    func idempotentResult(caller: String, key: String, in state: some StateReader) throws -> (
         fingerprint: UInt64, result: CommandResult
     )? {
-        guard let stored = try state.value(for: Self.key(actor, key), in: idempotency) else { return nil }
+        guard let stored = try state.value(for: Self.key(caller, key), in: idempotency) else { return nil }
         var reader = PayloadReader(stored)
         let fingerprint = UInt64(bitPattern: try reader.readInt64())
         let position = LogPosition(UInt64(bitPattern: try reader.readInt64()))
@@ -397,7 +416,7 @@ public struct DecisionState: Sendable {
     }
 
     func recordIdempotentResult(
-        _ result: CommandResult, fingerprint: UInt64, actor: String, key: String, in state: some StateWriter
+        _ result: CommandResult, fingerprint: UInt64, caller: String, key: String, in state: some StateWriter
     ) throws {
         var writer = PayloadWriter()
         writer.write(Int64(bitPattern: fingerprint))
@@ -412,6 +431,6 @@ public struct DecisionState: Sendable {
         } else {
             writer.write(UInt8(0))
         }
-        try state.put(writer.bytes, for: Self.key(actor, key), in: idempotency)
+        try state.put(writer.bytes, for: Self.key(caller, key), in: idempotency)
     }
 }

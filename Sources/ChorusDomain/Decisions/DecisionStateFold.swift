@@ -18,7 +18,9 @@ struct DecisionStateFold {
         var seen = 0
         try log.scan(from: folded.next, through: head) { event in
             for change in state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position) {
-                if let value = change.value {
+                if let held = change.removingEntriesHolding {
+                    expected[change.table.name] = expected[change.table.name]?.filter { $0.value.value != held }
+                } else if let value = change.value {
                     expected[change.table.name, default: [:]][change.key] = (value, event.position)
                 } else {
                     expected[change.table.name]?[change.key] = nil

@@ -37,11 +37,24 @@ struct PreparedCommand: Sendable {
         case completeErasure(UserID)
     }
 
-    /// Who asks: a user id, or for a registration or login the e-mail it claims.
-    let actor: String
+    /// Whom idempotency keys are scoped to: the user id, or for a registration, login or reset request the key of
+    /// the e-mail it claims (``Validate/emailKey(_:)``).
+    let caller: String
     var decision: Decision
     /// Identifies the request for idempotency keys: FNV-1a 64 of its normalised fields.
     let fingerprint: UInt64
+
+    /// Who asks, as the log records it: the user id (a registration's new one); empty for a reset request, whose user
+    /// only the decision finds. Never an e-mail key: the log keeps its records after an erasure, and a hash of an
+    /// e-mail still tells whether that e-mail had an account.
+    var actor: String {
+        switch decision {
+        case .register(let registered, _): registered.user.rawValue
+        case .startSession(let started): started.user.rawValue
+        case .logIn, .requestPasswordReset: ""
+        default: caller
+        }
+    }
 }
 
 extension Command {
@@ -53,7 +66,7 @@ extension Command {
         let sessionEnd = EventTime(
             millisecondsSince1970: now.millisecondsSince1970 + SessionStarted.lifetime.components.seconds * 1000)
         var canonical = PayloadWriter()
-        let actor: String
+        let caller: String
         let decision: PreparedCommand.Decision
         switch self {
         case .registerUser(let email, let password, let name, let major, let bio):
@@ -65,7 +78,7 @@ extension Command {
                 bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio))
             canonical.write(UInt8(1))
             for field in [user.email, user.name, user.major, user.bio] { canonical.write(field) }
-            actor = Validate.emailKey(email)
+            caller = Validate.emailKey(email)
             var hashed = user
             hashed.passwordHash = hasher.hash(password)
             decision = .register(hashed, SessionStarted(session: .make(), user: user.user, expiresAt: sessionEnd))
@@ -73,17 +86,17 @@ extension Command {
             let email = normalized(email)
             canonical.write(UInt8(10))
             canonical.write(email)
-            actor = Validate.emailKey(email)
+            caller = Validate.emailKey(email)
             decision = .logIn(email: email, password: password, session: .make(), expiresAt: sessionEnd)
         case .logOut(let user, let session):
             canonical.write(UInt8(11))
             canonical.write(session)
-            (actor, decision) = (user.rawValue, .logOut(user, session))
+            (caller, decision) = (user.rawValue, .logOut(user, session))
         case .changePassword(let user, let session, _, let newPassword):
             try Validate.password(newPassword)
             canonical.write(UInt8(15))
             canonical.write(session)
-            actor = user.rawValue
+            caller = user.rawValue
             decision = .changePassword(user: user, keep: session, newHash: hasher.hash(newPassword), checkedHash: "")
         case .requestPasswordReset(let email):
             let email = normalized(email)
@@ -94,14 +107,14 @@ extension Command {
                     * 1000)
             // The user is found in the decision; until then, the request names an e-mail only.
             let reset = PasswordResetRequested(user: UserID(unchecked: ""), reset: .make(), expiresAt: expiresAt)
-            (actor, decision) = (
+            (caller, decision) = (
                 Validate.emailKey(email), .requestPasswordReset(emailKey: Validate.emailKey(email), reset)
             )
         case .resetPassword(let user, let reset, let newPassword):
             try Validate.password(newPassword)
             canonical.write(UInt8(17))
             canonical.write(reset)
-            (actor, decision) = (
+            (caller, decision) = (
                 user.rawValue, .resetPassword(user: user, reset: reset, newHash: hasher.hash(newPassword))
             )
         case .editProfile(let user, let name, let major, let bio, let profileImage):
@@ -126,7 +139,7 @@ extension Command {
             case .remove?: canonical.write(UInt8(1))
             case .set(let image)?: canonical.write(image.rawValue)
             }
-            (actor, decision) = (user.rawValue, .editProfile(edit))
+            (caller, decision) = (user.rawValue, .editProfile(edit))
         case .createPost(let author, let caption, let text, let image, let repostOf):
             let caption = try Validate.optionalText(caption, field: "caption", limit: FieldLimits.caption)
             let text = try Validate.optionalText(text, field: "text", limit: FieldLimits.postText)
@@ -141,7 +154,7 @@ extension Command {
             canonical.write(repostOf)
             let post = PostCreated(
                 post: .make(), author: author, caption: caption, text: text, image: image, repostOf: repostOf)
-            (actor, decision) = (author.rawValue, .createPost(post))
+            (caller, decision) = (author.rawValue, .createPost(post))
         case .editPost(let author, let post, let caption, let text):
             let edit = PostEdited(
                 post: post, author: author,
@@ -158,31 +171,31 @@ extension Command {
             canonical.write(post)
             canonical.write(edit.caption)
             canonical.write(edit.text)
-            (actor, decision) = (author.rawValue, .editPost(edit))
+            (caller, decision) = (author.rawValue, .editPost(edit))
         case .deletePost(let author, let post):
             canonical.write(UInt8(13))
             canonical.write(post)
-            (actor, decision) = (author.rawValue, .deletePost(author, post))
+            (caller, decision) = (author.rawValue, .deletePost(author, post))
         case .like(let user, let post):
             canonical.write(UInt8(4))
             canonical.write(post)
-            (actor, decision) = (user.rawValue, .like(user, post))
+            (caller, decision) = (user.rawValue, .like(user, post))
         case .unlike(let user, let post):
             canonical.write(UInt8(5))
             canonical.write(post)
-            (actor, decision) = (user.rawValue, .unlike(user, post))
+            (caller, decision) = (user.rawValue, .unlike(user, post))
         case .addComment(let author, let post, let text):
             let text = try Validate.requiredText(text, field: "comment", limit: FieldLimits.comment)
             canonical.write(UInt8(6))
             canonical.write(post)
             canonical.write(text)
             let comment = CommentAdded(comment: .make(), post: post, author: author, text: text)
-            (actor, decision) = (author.rawValue, .addComment(comment))
+            (caller, decision) = (author.rawValue, .addComment(comment))
         case .deleteComment(let user, let post, let comment):
             canonical.write(UInt8(14))
             canonical.write(post)
             canonical.write(comment)
-            (actor, decision) = (user.rawValue, .deleteComment(user, post, comment))
+            (caller, decision) = (user.rawValue, .deleteComment(user, post, comment))
         case .block(let user, let other), .unblock(let user, let other), .mute(let user, let other),
             .unmute(let user, let other):
             guard user != other else { throw DomainError(.invalidField, "a user cannot block or mute themselves") }
@@ -195,7 +208,7 @@ extension Command {
                 }
             canonical.write(tag)
             canonical.write(other)
-            (actor, decision) = (user.rawValue, chosen)
+            (caller, decision) = (user.rawValue, chosen)
         case .fileReport(let reporter, let subject, let reason, let details):
             let details = try Validate.optionalText(details, field: "details", limit: FieldLimits.comment)
             canonical.write(UInt8(22))
@@ -209,26 +222,26 @@ extension Command {
             let report = ReportFiled(
                 report: .make(), reporter: reporter, target: .user(reporter), targetAuthor: reporter, reason: reason,
                 details: details)
-            (actor, decision) = (reporter.rawValue, .fileReport(report, subject))
+            (caller, decision) = (reporter.rawValue, .fileReport(report, subject))
         case .resolveReport(let report, let action):
             canonical.write(UInt8(23))
             canonical.write(report)
             canonical.write(action.rawValue)
-            (actor, decision) = (Self.adminActor, .resolveReport(report, action))
+            (caller, decision) = (Self.adminActor, .resolveReport(report, action))
         case .unsuspend(let user):
             canonical.write(UInt8(24))
             canonical.write(user)
-            (actor, decision) = (Self.adminActor, .unsuspend(user))
+            (caller, decision) = (Self.adminActor, .unsuspend(user))
         case .follow(let follower, let followee):
             guard follower != followee else { throw DomainError(.selfFollow, "a user cannot follow themselves") }
             canonical.write(UInt8(7))
             canonical.write(followee)
-            (actor, decision) = (follower.rawValue, .follow(follower, followee))
+            (caller, decision) = (follower.rawValue, .follow(follower, followee))
         case .unfollow(let follower, let followee):
             guard follower != followee else { throw DomainError(.selfFollow, "a user cannot unfollow themselves") }
             canonical.write(UInt8(8))
             canonical.write(followee)
-            (actor, decision) = (follower.rawValue, .unfollow(follower, followee))
+            (caller, decision) = (follower.rawValue, .unfollow(follower, followee))
         case .sendMessage(let from, let to, let text):
             guard from != to else { throw DomainError(.selfMessage, "a user cannot message themselves") }
             let text = try Validate.requiredText(text, field: "message", limit: FieldLimits.message)
@@ -236,16 +249,16 @@ extension Command {
             canonical.write(to)
             canonical.write(text)
             let message = MessageSent(message: .make(), from: from, to: to, text: text)
-            (actor, decision) = (from.rawValue, .sendMessage(message))
+            (caller, decision) = (from.rawValue, .sendMessage(message))
         case .deleteAccount(let user, _):
             canonical.write(UInt8(25))
-            (actor, decision) = (user.rawValue, .deleteAccount(user, checkedHash: ""))
+            (caller, decision) = (user.rawValue, .deleteAccount(user, checkedHash: ""))
         case .completeErasure(let user):
             canonical.write(UInt8(26))
             canonical.write(user)
-            (actor, decision) = (Self.adminActor, .completeErasure(user))
+            (caller, decision) = (Self.adminActor, .completeErasure(user))
         }
-        return PreparedCommand(actor: actor, decision: decision, fingerprint: fnv1a(canonical.bytes))
+        return PreparedCommand(caller: caller, decision: decision, fingerprint: fnv1a(canonical.bytes))
     }
 }
 

@@ -68,7 +68,8 @@ public enum ChorusServer {
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
             // drains its requests first, then the webhooks stop, then the backend's services, last to first.
-            services: backend.services + (webhooks.map { [$0.service] } ?? []),
+            services: backend.services(holdingPersonalData: webhooks.map { [$0.outbox] } ?? [])
+                + (webhooks.map { [$0.service] } ?? []),
             logger: logger)
     }
 

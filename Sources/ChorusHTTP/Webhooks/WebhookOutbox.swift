@@ -1,3 +1,4 @@
+import ChorusBackend
 import ChorusDomain
 import ChorusLog
 import ChorusStorage
@@ -13,7 +14,10 @@ import Foundation
 /// - `pending`: recipient, NUL, sequence (the position and the webhook's place among that position's, u64
 ///   big-endian) → ``Pending``: so each recipient's webhooks are in log order, and the first of each is the one due
 /// - `stats`: `delivered` and `abandoned` (u64 big-endian), `last-error` (UTF-8)
-final class WebhookOutbox: Sendable {
+///
+/// Bodies hold names and texts in plain; a deleted account's are forgotten within the erasure delay
+/// (``forget(_:deletedThrough:timeout:)``).
+final class WebhookOutbox: PersonalDataHolder {
     /// One webhook to send.
     struct Webhook: Sendable, Equatable {
         /// `webhook-id`: stable across retries.
@@ -50,7 +54,7 @@ final class WebhookOutbox: Sendable {
     private static let abandonedKey = Array("abandoned".utf8)
     private static let lastErrorKey = Array("last-error".utf8)
 
-    private let store: KeyValueStore
+    private let store: CompactableStore
     private let checkpointTable: StoreTable
     private let pendingTable: StoreTable
     private let statsTable: StoreTable
@@ -58,7 +62,7 @@ final class WebhookOutbox: Sendable {
     /// Opens (creating if needed) the outbox in `directory`. A new one starts at `startingAt`: webhooks are for what
     /// happens from when they are configured on, not for the history before.
     init(directory: String, startingAt head: LogPosition) throws {
-        store = try KeyValueStore(directory: directory, tables: ["checkpoint", "pending", "stats"])
+        store = try CompactableStore(directory: directory, tables: ["checkpoint", "pending", "stats"])
         checkpointTable = store.table("checkpoint")
         pendingTable = store.table("pending")
         statsTable = store.table("stats")
@@ -137,6 +141,8 @@ final class WebhookOutbox: Sendable {
                 try Self.count(Self.abandonedKey, in: statsTable, transaction)
                 return
             }
+            // Forgotten meanwhile (its account was deleted): it stays out.
+            guard try transaction.withValue(for: key, in: pendingTable, { $0 != nil }) else { return }
             var next = pending
             if next.firstAttemptAt == 0 { next.firstAttemptAt = now }
             next.attempts += 1
@@ -144,6 +150,33 @@ final class WebhookOutbox: Sendable {
             next.lastError = error
             try transaction.put(next.encoded(), for: key, in: pendingTable)
         }
+    }
+
+    /// Takes out the pending webhooks to or about `users` (whose body names one of their ids), then compacts the
+    /// outbox so that no freed page keeps them, nor the bodies of webhooks delivered before. Dropped, not counted as
+    /// abandoned: there is no one left to tell.
+    func forget(_ users: [UserID], deletedThrough position: LogPosition, timeout: Duration) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while try checkpoint < position {
+            guard ContinuousClock.now < deadline else {
+                throw WebhookOutboxBehind(checkpoint: try checkpoint, position: position)
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let ids = users.map { Array("\"\($0.rawValue)\"".utf8) }
+        let recipients = Set(users.map(\.rawValue))
+        try store.write { transaction in
+            var forgotten: [[UInt8]] = []
+            try transaction.scan(pendingTable) { key, value in
+                let webhook = try Pending(decoding: Array(value)).webhook
+                if recipients.contains(webhook.recipient) || ids.contains(where: { webhook.body.contains($0) }) {
+                    forgotten.append(Array(key))
+                }
+                return true
+            }
+            for key in forgotten { try transaction.delete(key, in: pendingTable) }
+        }
+        _ = try store.compact()
     }
 
     func status() throws -> Status {
@@ -169,6 +202,16 @@ final class WebhookOutbox: Sendable {
     private static func count(_ key: [UInt8], in table: StoreTable, _ transaction: StoreTransaction) throws {
         let count = try transaction.position(key, in: table)?.rawValue ?? 0
         try transaction.put(StoredCount.bytes(LogPosition(count + 1)), for: key, in: table)
+    }
+}
+
+/// The outbox has not taken in the log through an account deletion yet; the erasure tries again.
+struct WebhookOutboxBehind: Error, CustomStringConvertible {
+    let checkpoint: LogPosition
+    let position: LogPosition
+
+    var description: String {
+        "the webhook outbox has taken in the log through \(checkpoint), not yet through the deletion at \(position)"
     }
 }
 

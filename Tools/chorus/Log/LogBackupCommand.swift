@@ -6,13 +6,17 @@ import Foundation
 struct LogBackupCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "backup",
-        abstract: "Copy a data directory's log, media and session key into a new data directory, while it serves.",
+        abstract: "Copy a data directory's log, data keys, media and session key into a new one, while it serves.",
         discussion: """
             The log (events, indexes and decision state) is copied as of one moment and compacted, while a server \
-            may keep appending; then the media (files never change once stored, and a post's image is stored before \
-            the post) and the session key, so that tokens stay valid. The backup is built beside --to and renamed \
-            into place when complete. Restore by serving it: `chorus serve --data DIR` builds its read models from \
-            the log on start. Answers kept for Idempotency-Key retries are not copied.
+            may keep appending; then the users' data keys, the media (files never change once stored, and a post's \
+            image is stored before the post) and the session key, so that tokens stay valid. The backup is built \
+            beside --to and renamed into place when complete. Restore by serving it: `chorus serve --data DIR` \
+            builds its read models from the log on start. Answers kept for Idempotency-Key retries are not copied.
+
+            A backup holds the data keys that existed when it was taken: an account deleted after that can be read \
+            again from the backup. Keep backups no longer than your erasure promise allows (restoring an old one \
+            brings deleted accounts back), or delete those accounts again after a restore.
             """
     )
 

@@ -1,0 +1,237 @@
+import ChorusDomain
+import ChorusTestSupport
+import Foundation
+import Testing
+
+@Suite("Account erasure")
+struct AccountErasureTests {
+    /// Unique strings the deleted account writes through every route that takes personal data, one per route so that
+    /// a leak names its route.
+    struct Markers {
+        /// The route each marker goes through, and the word in it that names the route.
+        static let routes = [
+            ("sign-up name", "Name"), ("profile name", "Rename"), ("profile major", "Major"), ("profile bio", "Bio"),
+            ("post caption", "Caption"), ("post text", "Text"), ("post edit", "Edited"), ("comment", "Comment"),
+            ("message", "Message"), ("media bytes", "Media"), ("idempotent retry", "Retried"),
+        ]
+        let tag = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
+
+        /// The marker of the route named by `word`.
+        func callAsFunction(_ word: String) -> String { "marker\(word)\(tag)" }
+
+        var email: String { "marker-email-\(tag)@example.com" }
+
+        /// Each marker as the bytes searched for; the e-mail as the part before the `@`, and as the key the decision
+        /// state finds an account by (a hash that still tells whether the e-mail had an account).
+        var all: [(route: String, bytes: [UInt8])] {
+            ([("sign-up e-mail", "marker-email-\(tag)"), ("sign-up e-mail key", Validate.emailKey(email))]
+                + Self.routes.map { ($0.0, self($0.1)) }).map { ($0.0, Array($0.1.utf8)) }
+        }
+    }
+
+    @Test(
+        "a deleted account's marker strings, written through every route that takes personal data, are in no byte of any file of the data directory nor of an export once the erasure delay is out; verify, replay and an offline rebuild work, and the rebuild equals the live read models"
+    )
+    func noMarkerSurvives() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            let markers = Markers()
+            // Webhooks that fail, so that the outbox holds the account's data while the erasure runs.
+            let receiver = WebhookReceiver(port: try ServerProcess.freePort(), mode: .status(500))
+            try await receiver.start()
+            let server = try await ServerProcess(
+                data: data, extraArguments: ["--erasure-delay", "1s"],
+                environment: [
+                    "CHORUS_ADMIN_TOKEN": "admin", "CHORUS_WEBHOOK_URL": "http://127.0.0.1:\(receiver.port)/hook",
+                    "CHORUS_WEBHOOK_SECRET": WebhookDeliveryTests.secret, "CHORUS_WEBHOOK_RETRY_DELAY_MS": "60000",
+                ])
+            func register(_ email: String, _ name: String) async throws -> (id: String, token: String) {
+                let answer = try await server.call(
+                    "POST", "/v1/auth/register", json: ["email": email, "password": "secret-password", "name": name])
+                try #require(answer.status == 201, "\(answer.json)")
+                return (
+                    try #require((answer.json["user"] as? [String: Any])?["id"] as? String),
+                    try #require(answer.json["token"] as? String)
+                )
+            }
+            func id(_ answer: ServerProcess.Answer) throws -> String { try #require(answer.json["id"] as? String) }
+
+            let ana = try await register("ana@example.com", "Ana")
+            let gone = try await register(markers.email, markers("Name"))
+
+            // Everything the account writes, and what others do with it.
+            var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+            png.append(Data(markers("Media").utf8))
+            let media = try await server.call(
+                "POST", "/v1/media", token: gone.token, body: png, headers: ["Content-Type": "image/png"])
+            #expect(media.status == 201, "\(media.json)")
+            let profile = try await server.call(
+                "PATCH", "/v1/me", token: gone.token,
+                json: [
+                    "name": markers("Rename"), "major": markers("Major"), "bio": markers("Bio"),
+                    "profileImage": id(media),
+                ])
+            #expect(profile.status == 200, "\(profile.json)")
+            let post = try await server.call(
+                "POST", "/v1/posts", token: gone.token,
+                json: ["caption": markers("Caption"), "text": markers("Text"), "image": id(media)])
+            #expect(post.status == 201, "\(post.json)")
+            let edit = try await server.call(
+                "PATCH", "/v1/posts/\(id(post))", token: gone.token, json: ["text": markers("Edited")])
+            #expect(edit.status == 200, "\(edit.json)")
+            let anasPost = try await server.call("POST", "/v1/posts", token: ana.token, json: ["text": "hello"])
+            let comment = try await server.call(
+                "POST", "/v1/posts/\(id(anasPost))/comments", token: gone.token, json: ["text": markers("Comment")])
+            #expect(comment.status == 201, "\(comment.json)")
+            let message = try await server.call(
+                "POST", "/v1/messages", token: gone.token, json: ["to": ana.id, "text": markers("Message")])
+            #expect(message.status == 201, "\(message.json)")
+            for _ in 0..<2 {
+                let retried = try await server.call(
+                    "POST", "/v1/posts", token: gone.token, json: ["text": markers("Retried")],
+                    headers: ["Idempotency-Key": "retry-\(markers.tag)"])
+                #expect(retried.status == 201, "\(retried.json)")
+            }
+            let postID = try id(post)
+            for call in [
+                ("PUT", "/v1/users/\(gone.id)/follow"), ("PUT", "/v1/posts/\(postID)/like"),
+                ("PUT", "/v1/users/\(ana.id)/follow"),
+            ] {
+                let token = call.1.contains(ana.id) ? gone.token : ana.token
+                #expect(try await server.call(call.0, call.1, token: token).status == 200)
+            }
+            #expect(
+                try await server.call(
+                    "POST", "/v1/posts/\(id(post))/comments", token: ana.token, json: ["text": "nice"]
+                ).status == 201)
+            #expect(
+                try await server.call("POST", "/v1/messages", token: ana.token, json: ["to": gone.id, "text": "hi"])
+                    .status == 201)
+            try await receiver.waitForRequests(moreThan: 0)
+
+            // The scan finds what is there in plain: the read models hold the account's fields before the deletion.
+            let before = try Self.markersFound(under: data, markers)
+            for route in [
+                "sign-up e-mail key", "profile name", "profile bio", "post caption", "post edit", "comment", "message",
+            ] {
+                #expect(before.contains { $0.route == route }, "the scan finds the \(route) before the deletion")
+            }
+
+            let deletion = try await server.call(
+                "DELETE", "/v1/me", token: gone.token, json: ["password": "secret-password"])
+            #expect(deletion.status == 202, "\(deletion.json)")
+            var erasure: [String: Any] = [:]
+            for _ in 0..<300 {
+                let listed = try await server.call("GET", "/v1/admin/erasures", token: "admin")
+                erasure = listed.items.first { $0["userId"] as? String == gone.id } ?? [:]
+                if erasure["completedAt"] is String { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(erasure["completedAt"] is String, "the erasure completed within 30 s: \(erasure)")
+
+            // While the server runs, after it stopped, and in an export of the log: no marker anywhere.
+            let whileServing = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }
+            #expect(whileServing.isEmpty, "\(whileServing)")
+            #expect(await server.stop() == 0)
+            await receiver.stop()
+            let stopped = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }
+            #expect(stopped.isEmpty, "\(stopped)")
+            let export = root + "/export.jsonl"
+            let exported = try runChorus(["log", "export", "--data", data, "--output", export])
+            #expect(exported.status == 0, "\(exported.standardError)")
+            let inExport = try Self.markersFound(in: export, markers)
+            #expect(inExport.isEmpty, "\(inExport)")
+
+            // The log is whole, and everything built from it works and agrees.
+            let verify = try runChorus(["log", "verify", "--data", data])
+            #expect(verify.status == 0, "\(verify.standardOutput) \(verify.standardError)")
+            let replay = try runChorus(["replay", "--data", data, "--json"])
+            #expect(replay.status == 0, "\(replay.standardError)")
+            #expect(replay.standardOutput.contains("AccountDeleted"))
+            let live = try dumpReadModels(atDirectory: data + "/projections")
+            let rebuild = try runChorus(["projections", "rebuild", "--data", data])
+            #expect(rebuild.status == 0, "\(rebuild.standardError)")
+            #expect(try dumpReadModels(atDirectory: data + "/projections") == live)
+            let rebuilt = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }
+            #expect(rebuilt.isEmpty, "\(rebuilt)")
+        }
+    }
+
+    /// The one trace an erasure leaves, by design: the e-mail's key — a hash, never the e-mail — in freed pages of the
+    /// log's own file, where the decision state kept it until the deletion took it out (`log verify` shows it is out).
+    /// The log cannot be compacted under a running writer; the pages are reused as the log grows.
+    static func isKnownResidue(_ found: (route: String, file: String)) -> Bool {
+        found.route == "sign-up e-mail key" && found.file.hasSuffix("/log/data.mdb")
+    }
+
+    /// Which markers are in any file under `directory`, and where.
+    static func markersFound(under directory: String, _ markers: Markers) throws -> [(route: String, file: String)] {
+        var found: [(route: String, file: String)] = []
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        while let relative = enumerator?.nextObject() as? String {
+            let path = directory + "/" + relative
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue
+            else { continue }
+            found += try markersFound(in: path, markers)
+        }
+        return found
+    }
+
+    /// Which markers are in the bytes of the file at `path`. Reads its data extents only: the read models' files are
+    /// sparse, gigabytes long, and a hole is zero bytes, which hold no marker.
+    static func markersFound(in path: String, _ markers: Markers) throws -> [(route: String, file: String)] {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw ServerError("cannot open \(path): errno \(errno)") }
+        defer { close(descriptor) }
+        let size = lseek(descriptor, 0, SEEK_END)
+        let longest = markers.all.map(\.bytes.count).max() ?? 0
+        var found = Set<String>()
+        var chunk = [UInt8](repeating: 0, count: 1 << 20)
+        var start = off_t(0)
+        while start < size {
+            // Where the next data begins and ends; without SEEK_DATA support, the whole file is data.
+            let dataStart = lseek(descriptor, start, Self.seekData)
+            if dataStart < 0 && errno == ENXIO { break }
+            let from = dataStart < 0 ? start : dataStart
+            let hole = lseek(descriptor, from, Self.seekHole)
+            let to = hole < 0 ? size : hole
+            // Chunks that overlap by a marker's length, so that none is missed across a boundary.
+            var offset = from
+            while offset < to {
+                let count: Int = chunk.withUnsafeMutableBytes { buffer in
+                    pread(descriptor, buffer.baseAddress, min(buffer.count, Int(to - offset)), offset)
+                }
+                guard count > 0 else { throw ServerError("cannot read \(path) at \(offset): errno \(errno)") }
+                chunk.withUnsafeBytes { buffer in
+                    let read = UnsafeRawBufferPointer(rebasing: buffer[..<count])
+                    for marker in markers.all where contains(marker.bytes, in: read) { found.insert(marker.route) }
+                }
+                offset += off_t(count)
+                if offset < to { offset -= off_t(longest - 1) }
+            }
+            start = to
+        }
+        return markers.all.filter { found.contains($0.route) }.map { ($0.route, path) }
+    }
+
+    /// lseek(2)'s SEEK_DATA and SEEK_HOLE on Linux, which the Glibc module leaves out.
+    static let seekData: Int32 = 3
+    static let seekHole: Int32 = 4
+
+    /// Whether `needle` is in `haystack`: memchr to each place its first byte is, then a comparison.
+    static func contains(_ needle: [UInt8], in haystack: UnsafeRawBufferPointer) -> Bool {
+        guard let first = needle.first, let base = haystack.baseAddress, haystack.count >= needle.count else {
+            return false
+        }
+        let last = haystack.count - needle.count
+        var offset = 0
+        while offset <= last {
+            guard let hit = memchr(base + offset, Int32(first), last - offset + 1) else { return false }
+            let at = base.distance(to: UnsafeRawPointer(hit))
+            if memcmp(base + at, needle, needle.count) == 0 { return true }
+            offset = at + 1
+        }
+        return false
+    }
+}
