@@ -54,7 +54,9 @@ struct ErasureService: Service {
         guard age >= delay / 2 else { return }
         let started = ContinuousClock.now
         let last = pending.map(\.requestedAt).max() ?? oldest
-        try await backend.readModels.waitUntilApplied(last, timeout: delay)
+        // However short the delay, what the deletion appended is worth waiting for.
+        let patience = max(delay, .seconds(60))
+        try await backend.readModels.waitUntilApplied(last, timeout: patience)
         for erasure in pending {
             try backend.commands.destroyKey(of: erasure.user)
             try backend.media.removeAll(of: erasure.user)
@@ -63,7 +65,7 @@ struct ErasureService: Service {
         try backend.keys.compact()
         try await backend.readModels.compactAndSwap()
         for holder in holders {
-            try await holder.forget(pending.map(\.user), deletedThrough: last, timeout: delay)
+            try await holder.forget(pending.map(\.user), deletedThrough: last, timeout: patience)
         }
         for erasure in pending {
             _ = try await backend.commands.execute(.completeErasure(user: erasure.user))

@@ -4,7 +4,7 @@ import ChorusLog
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
 /// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, post edits, unfollows, deletions of
-/// posts and comments, blocks and mutes.
+/// posts and comments, blocks and mutes, and at the end one account that writes a little and is deleted.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -114,7 +114,39 @@ public struct DemoWorkload: Sendable {
             }
             record(wave, try await execute(wave, on: executor, durability: durability))
         }
+        try await leave(after: users, posts: posts, life: life, on: executor, durability: durability)
+        summary.events = Int(executor.log.head.rawValue - startHead)
+        progress(summary.events)
         return summary
+    }
+
+    /// One account that signs up, writes a post, a comment and a message, follows and likes, and is deleted: the
+    /// demo's account deletion, apart from the `user…@demo.chorus` accounts that benchmarks sign in as.
+    private func leave(
+        after users: [UserID], posts: [PostID], life: Life, on executor: CommandExecutor, durability: WriteDurability
+    ) async throws {
+        let registered = try await executor.execute(
+            .registerUser(email: "leaver@demo.chorus", password: "password", name: "Leaver"), durability: durability)
+        let leaver = UserID(unchecked: registered.createdID ?? "")
+        let standing = posts.last { !life.deletedPosts.contains($0) }
+        var commands: [Command] = [
+            .createPost(author: leaver, caption: nil, text: "Goodbye, everyone"),
+            .follow(follower: leaver, followee: users[0]),
+            .sendMessage(from: leaver, to: users[0], text: "Thanks for everything"),
+        ]
+        if let standing {
+            commands += [
+                .like(user: leaver, post: standing), .addComment(author: leaver, post: standing, text: "So long"),
+            ]
+        }
+        for command in commands {
+            do {
+                _ = try await executor.execute(command, durability: durability)
+            } catch is DomainError {
+                // Refused (a block from an earlier wave, say): the rest is still to do.
+            }
+        }
+        _ = try await executor.execute(.deleteAccount(user: leaver, password: "password"), durability: durability)
     }
 
     /// Executes one wave concurrently; the results come back in the order of `commands` (nil for a refusal the

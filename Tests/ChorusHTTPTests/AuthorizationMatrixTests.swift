@@ -117,6 +117,7 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/v1/conversations/\(bo.id)/messages", audience: .user),
                 Route(method: .get, path: "/v1/admin/projections", audience: .admin),
                 Route(method: .get, path: "/v1/admin/webhooks", audience: .admin),
+                Route(method: .get, path: "/v1/admin/erasures", audience: .admin),
                 Route(method: .get, path: "/v1/admin/reports", audience: .admin),
                 Route(method: .post, path: "/v1/reports", audience: .user, json: ["userId": cy.id, "reason": "spam"]),
                 Route(
@@ -184,6 +185,18 @@ struct AuthorizationMatrixTests {
             #expect(try await api.call(.post, "/v1/auth/logout", token: ana.token).status == .noContent)
             #expect(try await api.call(.get, "/v1/me", token: ana.token).status == .unauthorized)
             #expect(try await api.call(.get, "/v1/me", token: bo.token).status == .ok)
+
+            // Deleting an account takes its own session (and password); no other caller gets past the door.
+            for token in [
+                nil, "the-admin-token", "01m81svpp4e00a142xd0fmjp8z.bm90IGEgcmVhbCBtYWMgYXQgYWxsIG5vIG5vIG5v",
+            ] {
+                let head = api.head
+                let refused = try await api.call(
+                    .delete, "/v1/me", token: token, json: ["password": "secret-password"])
+                #expect(refused.status == .unauthorized && api.head == head)
+            }
+            let deleted = try await api.call(.delete, "/v1/me", token: cy.token, json: ["password": "secret-password"])
+            #expect(deleted.status == .accepted)
         }
     }
 

@@ -208,6 +208,14 @@ struct ContractTests {
             #expect(last?["outcome"] as? String == "finished", "\(ended.object)")
             expect(.get, "/v1/admin/projections", ended)
             expect(.post, "/v1/auth/logout", try await api.call(.post, "/v1/auth/logout", token: ana.token))
+            // An account deletion, and what others see of it.
+            expect(.delete, "/v1/me", try await api.call(.delete, "/v1/me", token: bo.token, json: ["password": "no"]))
+            expect(
+                .delete, "/v1/me",
+                try await api.call(.delete, "/v1/me", token: bo.token, json: ["password": "secret-password"]))
+            expect(.get, "/v1/users/{id}", try await api.call(.get, "/v1/users/\(bo.id)", token: cy.token))
+            expect(.get, "/v1/conversations", try await api.call(.get, "/v1/conversations", token: cy.token))
+            expect(.get, "/v1/admin/erasures", try await api.call(.get, "/v1/admin/erasures", token: "admin"))
             #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
         }
     }

@@ -23,6 +23,15 @@ struct CrashUnderLoadTests {
         var likes: [String: Bool] = [:]
         var follows: [String: Bool] = [:]
         var names: [Int: String] = [:]
+        /// Last acknowledged state of a writer's block of the bystander ("block <writer>").
+        var blocks: [String: Bool] = [:]
+        /// Each writer's password as last acknowledged, and the one a change on its way would set.
+        var passwords: [Int: String] = [:]
+        var newPasswords: [Int: String] = [:]
+        /// Reports acknowledged, by id.
+        var reports: [String] = []
+        /// The accounts that sign up, post and delete themselves, one a round.
+        var leavers: [Leaver] = []
         /// Keys whose last change was sent but not acknowledged: either state may hold after the crash. A deletion's key
         /// is the id it deletes.
         var uncertain: Set<String> = []
@@ -34,15 +43,33 @@ struct CrashUnderLoadTests {
         let token: String
     }
 
+    /// An account that signs up, posts and deletes itself while the writers write.
+    struct Leaver {
+        let id: String
+        var posts: [String] = []
+        enum Deletion { case notSent, uncertain, acknowledged }
+        var deletion = Deletion.notSent
+    }
+
+    /// Step kinds of a writer's loop (see ``write(as:users:bystander:server:ledger:round:stop:)``).
+    static let stepKinds = 11
+
+    /// A server for the test: an admin token to read the reports, and no rate limits, so that the checks may log in as
+    /// often as they need.
+    static func startServer(_ data: String) async throws -> ServerProcess {
+        try await ServerProcess(
+            data: data, extraArguments: ["--no-rate-limits"], environment: ["CHORUS_ADMIN_TOKEN": "admin"])
+    }
+
     @Test(
         "SIGKILL at random moments, 10 times: every acknowledged write survives, none half-applied; rebuild equals resumed"
     )
     func crashes() async throws {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
-            var server = try await ServerProcess(data: data)
+            var server = try await Self.startServer(data)
             var registered: [User] = []
-            for index in 0..<Self.writers {
+            for index in 0...Self.writers {
                 let answer = try await server.call(
                     "POST", "/v1/auth/register",
                     json: [
@@ -51,25 +78,36 @@ struct CrashUnderLoadTests {
                 let user = try #require((answer.json["user"] as? [String: Any])?["id"] as? String)
                 registered.append(User(id: user, token: try #require(answer.json["token"] as? String)))
             }
+            // The last writes nothing: the others block and report it.
+            let bystander = registered.removeLast()
             let users = registered
             let ledger = LedgerBox()
             for round in 0..<Self.rounds {
                 // Writers until the kill; each does every kind of write, one at a time.
                 let stop = StopFlag()
                 let current = server
+                let leaver = try await Self.signUpLeaver(round: round, server: server, ledger: ledger)
                 let writers = (0..<Self.writers).map { index in
                     Task {
                         await Self.write(
-                            as: index, users: users, server: current, ledger: ledger, round: round, stop: stop)
+                            as: index, users: users, bystander: bystander, server: current, ledger: ledger,
+                            round: round, stop: stop)
                     }
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 150...700)))
+                let leaving = Task {
+                    await Self.leave(leaver, round: round, writer: users[0], server: current, ledger: ledger)
+                }
+                // Every third round is long enough for the slow writes (bcrypt: a password change, a deletion) to be
+                // answered, not only to be under way.
+                let window = round % 3 == 2 ? 1500...2500 : 150...700
+                try await Task.sleep(for: .milliseconds(Int.random(in: window)))
                 kill(server.process.processIdentifier, SIGKILL)
                 _ = await server.exited()
                 stop.set()
                 for writer in writers { await writer.value }
+                await leaving.value
 
-                server = try await ServerProcess(data: data)
+                server = try await Self.startServer(data)
                 try await Self.check(ledger: ledger, users: users, server: server, round: round)
             }
             let done = ledger.state.withLock { $0 }
@@ -78,6 +116,8 @@ struct CrashUnderLoadTests {
                 done.posts.count > Self.rounds && done.comments.count > Self.rounds && done.messages.count > Self.rounds
             )
             #expect(!done.likes.isEmpty && !done.follows.isEmpty && !done.names.isEmpty)
+            #expect(!done.blocks.isEmpty && !done.reports.isEmpty && !done.passwords.isEmpty)
+            #expect(done.leavers.contains { $0.deletion == .acknowledged }, "an account deletion was acknowledged")
             #expect(done.deleted.count > Self.rounds, "posts and comments were deleted: \(done.deleted.count)")
 
             // Stopped cleanly: the read models the server resumed with and kept up equal a rebuild from the log.
@@ -96,12 +136,14 @@ struct CrashUnderLoadTests {
     }
 
     /// One writer's loop: a post, a comment, a like or unlike, a follow or unfollow, a message, a new name, the deletion
-    /// of a post and of a comment of its own, again.
+    /// of a post and of a comment of its own, a block or unblock and a report of the bystander, a new password, again.
     static func write(
-        as index: Int, users: [User], server: ServerProcess, ledger: LedgerBox, round: Int, stop: StopFlag
+        as index: Int, users: [User], bystander: User, server: ServerProcess, ledger: LedgerBox, round: Int,
+        stop: StopFlag
     ) async {
         let me = users[index]
-        var step = 0
+        // Writer 0 begins with its password change (bcrypt, the slowest write), so that it is often answered.
+        var step = index == 0 ? Self.stepKinds - 2 : 0
         while !stop.isSet {
             step += 1
             let other = (index + 1 + step % (users.count - 1)) % users.count
@@ -118,7 +160,7 @@ struct CrashUnderLoadTests {
             // The key a toggle or edit changes, marked uncertain until its answer comes.
             var key: String?
             let request: (method: String, path: String, json: [String: Any]?)
-            switch step % 8 {
+            switch step % Self.stepKinds {
             case 0: request = ("POST", "/v1/posts", ["text": text])
             case 1:
                 guard let target else { continue }
@@ -141,10 +183,25 @@ struct CrashUnderLoadTests {
                 guard let post = mine.first, mine.count > 2 else { continue }
                 key = post.id
                 request = ("DELETE", "/v1/posts/\(post.id)", nil)
-            default:
+            case 7:
                 guard let comment = myComments.first, myComments.count > 2 else { continue }
                 key = comment.id
                 request = ("DELETE", "/v1/posts/\(comment.post)/comments/\(comment.id)", nil)
+            case 8:
+                key = "block \(index)"
+                let blocked = ledger.state.withLock { $0.blocks[key!] ?? false }
+                request = (blocked ? "DELETE" : "PUT", "/v1/users/\(bystander.id)/block", nil)
+            case 9:
+                request = ("POST", "/v1/reports", ["userId": bystander.id, "reason": "spam", "details": text])
+            default:
+                // Writer 0 only: a change hashes with bcrypt, which would take the whole of a short round from all.
+                guard index == 0 else { continue }
+                key = "password \(index)"
+                let current = ledger.state.withLock { ledger in
+                    ledger.newPasswords[index] = "pw \(text)"
+                    return ledger.passwords[index] ?? "secret-password"
+                }
+                request = ("POST", "/v1/me/password", ["currentPassword": current, "newPassword": "pw \(text)"])
             }
             if let key { ledger.state.withLock { _ = $0.uncertain.insert(key) } }
             guard let answer = try? await server.call(request.method, request.path, token: me.token, json: request.json)
@@ -155,7 +212,7 @@ struct CrashUnderLoadTests {
                     ledger.state.withLock { ledger in
                         guard let key else { return }
                         ledger.uncertain.remove(key)
-                        if step % 8 == 7 { ledger.deleted.insert(key) }
+                        if step % Self.stepKinds == 7 { ledger.deleted.insert(key) }
                     }
                     continue
                 }
@@ -165,16 +222,55 @@ struct CrashUnderLoadTests {
             ledger.state.withLock { ledger in
                 ledger.lastPosition = max(ledger.lastPosition, position)
                 if let key { ledger.uncertain.remove(key) }
-                switch step % 8 {
+                switch step % Self.stepKinds {
                 case 0: ledger.posts.append((answer.json["id"] as? String ?? "", text, index))
                 case 1: ledger.comments.append((answer.json["id"] as? String ?? "", target!, text, index))
                 case 2: ledger.likes[key!] = answer.json["liked"] as? Bool ?? false
                 case 3: ledger.follows[key!] = answer.json["following"] as? Bool ?? false
                 case 4: ledger.messages.append((index, other, text))
                 case 5: ledger.names[index] = text
+                case 8: ledger.blocks[key!] = answer.json["blocked"] as? Bool ?? false
+                case 9: ledger.reports.append(answer.json["id"] as? String ?? "")
+                case 10: ledger.passwords[index] = ledger.newPasswords[index]
                 default: ledger.deleted.insert(key!)
                 }
             }
+        }
+    }
+
+    /// Signs up the account that leaves in `round`, before the round's writes: the sign-up's bcrypt hash would take
+    /// most of a short round.
+    static func signUpLeaver(round: Int, server: ServerProcess, ledger: LedgerBox) async throws -> User {
+        let signUp = try await server.call(
+            "POST", "/v1/auth/register",
+            json: ["email": "leaver\(round)@example.com", "password": "secret-password", "name": "Leaver"])
+        let leaver = User(
+            id: try #require((signUp.json["user"] as? [String: Any])?["id"] as? String),
+            token: try #require(signUp.json["token"] as? String))
+        ledger.state.withLock { $0.leavers.append(Leaver(id: leaver.id)) }
+        return leaver
+    }
+
+    /// The leaver of `round` writes two posts and a message, and deletes its account, unless the server dies first.
+    static func leave(_ leaver: User, round: Int, writer: User, server: ServerProcess, ledger: LedgerBox) async {
+        let (id, token) = (leaver.id, leaver.token)
+        let index = ledger.state.withLock { $0.leavers.firstIndex { $0.id == id }! }
+        for text in ["leaving \(round)", "really leaving \(round)"] {
+            guard let post = try? await server.call("POST", "/v1/posts", token: token, json: ["text": text]),
+                post.status == 201, let postID = post.json["id"] as? String
+            else { return }
+            ledger.state.withLock { $0.leavers[index].posts.append(postID) }
+        }
+        _ = try? await server.call("POST", "/v1/messages", token: token, json: ["to": writer.id, "text": "bye"])
+        ledger.state.withLock { $0.leavers[index].deletion = .uncertain }
+        guard
+            let deleted = try? await server.call(
+                "DELETE", "/v1/me", token: token, json: ["password": "secret-password"])
+        else { return }
+        #expect(deleted.status == 202, "round \(round): the leaver's deletion: \(deleted.status) \(deleted.json)")
+        ledger.state.withLock { ledger in
+            ledger.leavers[index].deletion = .acknowledged
+            if let position = deleted.position { ledger.lastPosition = max(ledger.lastPosition, position) }
         }
     }
 
@@ -261,11 +357,79 @@ struct CrashUnderLoadTests {
                 #expect(name == (known.names[index] ?? "Writer \(index)"), "round \(round): name of writer \(index)")
             }
         }
+        try await checkSafetyAndAccounts(known, settled: &settled, users: users, server: server, round: round)
         ledger.state.withLock { ledger in
+            for (key, state) in settled where key.hasPrefix("block") { ledger.blocks[key] = state }
+            for (key, state) in settled where key.hasPrefix("password") {
+                let index = Int(key.split(separator: " ")[1])!
+                if state { ledger.passwords[index] = ledger.newPasswords[index] }
+            }
+            for index in ledger.leavers.indices where ledger.leavers[index].deletion == .uncertain {
+                ledger.leavers[index].deletion =
+                    settled["leaver \(ledger.leavers[index].id)"] == true ? .acknowledged : .notSent
+            }
             for (key, state) in settled where key.hasPrefix("like") { ledger.likes[key] = state }
             for (key, state) in settled where key.hasPrefix("follow") { ledger.follows[key] = state }
             ledger.deleted.formUnion(settledDeletions)
             ledger.uncertain.removeAll()
+        }
+    }
+}
+
+extension CrashUnderLoadTests {
+    /// Blocks, reports, passwords and account deletions, after a restart: each acknowledged one holds, and one whose
+    /// answer never came happened whole or not at all (`settled` learns which: true if it happened).
+    static func checkSafetyAndAccounts(
+        _ known: Ledger, settled: inout [String: Bool], users: [User], server: ServerProcess, round: Int
+    ) async throws {
+        let wait = ["Chorus-Min-Position": String(known.lastPosition)]
+        for index in users.indices {
+            let blocks = try await server.call("GET", "/v1/me/blocks", token: users[index].token, headers: wait)
+            let blocking = !blocks.items.isEmpty
+            let key = "block \(index)"
+            if known.uncertain.contains(key) {
+                settled[key] = blocking
+            } else {
+                #expect(blocking == (known.blocks[key] ?? false), "round \(round): \(key)")
+            }
+            // The password: the acknowledged one signs in; after a change whose answer never came, one of the two.
+            let email = "writer\(index)@example.com"
+            let password = known.passwords[index] ?? "secret-password"
+            let passwordKey = "password \(index)"
+            let signIn = try await server.call(
+                "POST", "/v1/auth/login", json: ["email": email, "password": password], headers: wait)
+            if known.uncertain.contains(passwordKey), let new = known.newPasswords[index] {
+                let withNew = try await server.call(
+                    "POST", "/v1/auth/login", json: ["email": email, "password": new], headers: wait)
+                #expect((signIn.status == 200) != (withNew.status == 200), "round \(round): exactly one password")
+                settled[passwordKey] = withNew.status == 200
+            } else {
+                #expect(signIn.status == 200, "round \(round): writer \(index)'s password")
+            }
+        }
+        var filed = Set<String>()
+        var cursor: String?
+        repeat {
+            let page = try await server.call(
+                "GET", "/v1/admin/reports?state=open&limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""),
+                token: "admin", headers: wait)
+            filed.formUnion(page.items.compactMap { $0["id"] as? String })
+            cursor = page.json["nextCursor"] as? String
+        } while cursor != nil
+        #expect(Set(known.reports).isSubset(of: filed), "round \(round): every acknowledged report is queued")
+        for leaver in known.leavers {
+            let profile = try await server.call("GET", "/v1/users/\(leaver.id)", token: users[0].token, headers: wait)
+            let gone = profile.status == 410
+            switch leaver.deletion {
+            case .acknowledged: #expect(gone, "round \(round): deleted account \(leaver.id)")
+            case .notSent: #expect(profile.status == 200, "round \(round): account \(leaver.id) stays")
+            case .uncertain: settled["leaver \(leaver.id)"] = gone
+            }
+            // The posts went with the account, or stayed with it: never half.
+            for post in leaver.posts {
+                let answer = try await server.call("GET", "/v1/posts/\(post)", token: users[0].token, headers: wait)
+                #expect(answer.status == (gone ? 404 : 200), "round \(round): leaver's post \(post), gone: \(gone)")
+            }
         }
     }
 }

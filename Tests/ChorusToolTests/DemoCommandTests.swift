@@ -17,6 +17,27 @@ struct DemoCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory + "/log/data.mdb"))
         #expect(FileManager.default.fileExists(atPath: directory + "/projections/data.mdb"))
 
+        // The demo ends with an account deletion, which verify accepts.
+        let replay = try runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
+        #expect(replay.status == 0, "\(replay.standardError)")
+        #expect(replay.standardOutput.split(separator: "\n").count == 1, "\(replay.standardOutput)")
+        #expect(try runChorus(["log", "verify", "--data", directory]).status == 0)
+
+        // Deleting the demo's most followed accounts, on a copy: the original is left as it was.
+        let erasure = try runChorus(["bench", "erasure", "--data", directory, "--accounts", "2", "--json"])
+        #expect(erasure.status == 0, "stderr: \(erasure.standardError)")
+        let last = try #require(erasure.standardOutput.split(separator: "\n").last)
+        let figures = try #require(
+            (try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])?["figures"] as? [String: Double]
+        )
+        #expect(figures["accounts_deleted"] == 2)
+        #expect(figures["events_per_deletion"] ?? 0 > 2, "more than the AccountDeleted and a session's end")
+        for name in ["delete_command_ms_p50", "erasure_ms_p50", "rebuild_ms", "erasure_to_rebuild_ratio"] {
+            #expect((figures[name] ?? 0) > 0, "figure \(name)")
+        }
+        let afterwards = try runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
+        #expect(afterwards.standardOutput == replay.standardOutput, "the benchmark deleted nothing in --data")
+
         let again = try runChorus(["demo", "--data", directory, "--events", "10"])
         #expect(again.status != 0)
         #expect(again.standardError.contains("empty data directory"))
