@@ -5,10 +5,6 @@ import ChorusLog
 /// `erasures`: user → the position of their ``AccountDeleted``; `completed-erasures`: user → the position of their
 /// ``ErasureCompleted`` (each u64 big-endian).
 extension DecisionState {
-    /// What deleting `user`'s account appends, each event to its own stream: their posts (with the plain reposts that
-    /// go with them), their comments on others' posts, their likes of others' posts, their follows either way, their
-    /// sessions, and last the ``AccountDeleted``. Reads the posts, comments and follows tables whole: an account is
-    /// deleted rarely, and an index per user would cost every post, comment and follow.
     /// Forgets the idempotent requests made in the name of `user`'s e-mail (a registration, login or reset request
     /// sent with a key): they are kept under the e-mail's key, which must not outlive the account. Called in the
     /// deletion's transaction, before its ``AccountDeleted`` takes the e-mail out of `emails`.
@@ -29,8 +25,27 @@ extension DecisionState {
         }
     }
 
+    /// What deleting `user`'s account appends, each event to its own stream: their follows either way, their posts
+    /// (with the plain reposts that go with them), their comments on others' posts, their likes of others' posts,
+    /// their sessions, and last the ``AccountDeleted``. Reads the posts, comments and follows tables whole: an account
+    /// is deleted rarely, and an index per user would cost every post, comment and follow.
     func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
         var events: [DomainEvent] = []
+        // The follows first: each follower's feed then loses all of the account's posts in one pass, and the posts'
+        // deletions after find no follower's feed to visit (a post in thousands of feeds costs each a visit).
+        let prefix = Self.key(user.rawValue) + [0]
+        try state.forEach(in: follows, prefix: prefix) { key, value in
+            let followee = UserID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self))
+            events.append(.unfollowed(Unfollowed(follower: user, followee: followee, followedAt: Edge(value).since)))
+            return true
+        }
+        let suffix = [0] + Array(user.rawValue.utf8)
+        try state.forEach(in: follows) { key, value in
+            guard key.count > suffix.count, key.suffix(suffix.count).elementsEqual(suffix) else { return true }
+            let follower = UserID(unchecked: String(decoding: key.prefix(key.count - suffix.count), as: UTF8.self))
+            events.append(.unfollowed(Unfollowed(follower: follower, followee: user, followedAt: Edge(value).since)))
+            return true
+        }
         var deletedPosts = Set<String>()
         var ownPosts: [(PostID, PostState)] = []
         try state.forEach(in: posts) { key, value in
@@ -66,7 +81,6 @@ extension DecisionState {
                         comment: comment, post: found.post, author: user, postAuthor: postAuthor,
                         commentedAt: found.commentedAt)))
         }
-        let prefix = Self.key(user.rawValue) + [0]
         var liked: [(PostID, Edge)] = []
         try state.forEach(in: likes, prefix: prefix) { key, value in
             liked.append((PostID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self)), Edge(value)))
@@ -75,18 +89,6 @@ extension DecisionState {
         for (post, like) in liked {
             guard let postAuthor = try standingAuthor(post) else { continue }
             events.append(.unliked(Unliked(user: user, post: post, postAuthor: postAuthor, likedAt: like.since)))
-        }
-        try state.forEach(in: follows, prefix: prefix) { key, value in
-            let followee = UserID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self))
-            events.append(.unfollowed(Unfollowed(follower: user, followee: followee, followedAt: Edge(value).since)))
-            return true
-        }
-        let suffix = [0] + Array(user.rawValue.utf8)
-        try state.forEach(in: follows) { key, value in
-            guard key.count > suffix.count, key.suffix(suffix.count).elementsEqual(suffix) else { return true }
-            let follower = UserID(unchecked: String(decoding: key.prefix(key.count - suffix.count), as: UTF8.self))
-            events.append(.unfollowed(Unfollowed(follower: follower, followee: user, followedAt: Edge(value).since)))
-            return true
         }
         for session in try sessions(of: user, in: state) {
             events.append(.sessionEnded(SessionEnded(session: session, user: user)))

@@ -17,8 +17,8 @@ struct ErasureBenchCommand: AsyncParsableCommand {
             backend and deletes the demo's most followed accounts (user0@demo.chorus, user1@…) one at a time, as \
             DELETE /v1/me does. delete_command_ms is the deletion command: its password check, and the one append \
             of the deletions of everything the account wrote and did. erasure_ms runs from the deletion's answer to \
-            its ErasureCompleted: the read models apply the deletions, the key store and the read models are \
-            compacted (the read models copied with LMDB's compacting copy and swapped in online); it includes up to \
+            its ErasureCompleted: the read models apply the deletions (apply_ms, the first part), the key store and \
+            the read models are compacted (the read models copied with LMDB's compacting copy and swapped in online); it includes up to \
             100 ms of the service's waiting (an erasure delay of 100 ms). erasure_to_rebuild_ratio divides the \
             median erasure by the rebuild, measured in the same run.
             """
@@ -78,6 +78,8 @@ struct ErasureBenchCommand: AsyncParsableCommand {
         report.add("accounts_deleted", Double(figures.count))
         report.add("events_per_deletion", Double(figures.map(\.events).reduce(0, +)) / Double(figures.count))
         report.add("delete_command_ms_p50", median(figures.map(\.commandMilliseconds)))
+        report.add("apply_ms_p50", median(figures.map(\.applyMilliseconds)))
+        report.add("apply_ms_max", figures.map(\.applyMilliseconds).max() ?? 0)
         report.add("erasure_ms_p50", erasure)
         report.add("erasure_ms_max", figures.map(\.erasureMilliseconds).max() ?? 0)
         report.add("rebuild_ms", rebuildSeconds * 1000)
@@ -91,6 +93,8 @@ struct ErasureBenchCommand: AsyncParsableCommand {
     struct Deletion: Sendable {
         let events: UInt64
         let commandMilliseconds: Double
+        /// From the answer until the read models applied the deletion (part of the erasure).
+        let applyMilliseconds: Double
         let erasureMilliseconds: Double
     }
 
@@ -100,11 +104,20 @@ struct ErasureBenchCommand: AsyncParsableCommand {
         for email in emails {
             let user = try backend.commands.authenticate(email: email, password: "password")
             printProgress("deleting \(email) (\(user))")
+            defer {
+                if let last = deletions.last {
+                    printProgress(
+                        "  \(last.events) events; command \(Int(last.commandMilliseconds)) ms, applied after "
+                            + "\(Int(last.applyMilliseconds)) ms, erased after \(Int(last.erasureMilliseconds)) ms")
+                }
+            }
             let head = backend.log.head
             let started = ContinuousClock.now
             let result = try await backend.execute(
                 .deleteAccount(user: user, password: "password"), idempotencyKey: nil)
             let answered = ContinuousClock.now
+            try await backend.readModels.waitUntilApplied(result.position, timeout: .seconds(3600))
+            let applied = ContinuousClock.now
             while try backend.commands.erasures().first(where: { $0.user == user })?.completedAt == nil {
                 try await Task.sleep(for: .milliseconds(5))
             }
@@ -112,6 +125,7 @@ struct ErasureBenchCommand: AsyncParsableCommand {
                 Deletion(
                     events: result.position.rawValue - head.rawValue,
                     commandMilliseconds: (answered - started).seconds * 1000,
+                    applyMilliseconds: (applied - answered).seconds * 1000,
                     erasureMilliseconds: (ContinuousClock.now - answered).seconds * 1000))
         }
         return deletions
