@@ -49,7 +49,7 @@ struct ErasureService: Service {
     func completeDueErasures(delay: Duration) async throws {
         let pending = try backend.commands.erasures().filter { $0.completedAt == nil }
         guard let oldest = pending.map(\.requestedAt).min() else { return }
-        guard let requested = try backend.log.read(from: oldest, limit: 1).first?.recordedAt else { return }
+        guard let requested = try backend.log.event(at: oldest)?.recordedAt else { return }
         let age = Duration.milliseconds(EventTime.now.millisecondsSince1970 - requested.millisecondsSince1970)
         guard age >= delay / 2 else { return }
         let started = ContinuousClock.now

@@ -70,6 +70,11 @@ extension EventLog {
         }
     }
 
+    /// The event at `position`, if the log holds one there.
+    public func event(at position: LogPosition) throws -> RecordedEvent? {
+        try read(from: position, limit: 1).first.flatMap { $0.position == position ? $0 : nil }
+    }
+
     /// Every event after `position`, in order: first those already in the log, then each new one as it commits.
     /// Nothing is missed and nothing repeats at the seam, because it always reads from the log itself. The sequence
     /// ends when the task is cancelled or the log closes.

@@ -90,7 +90,7 @@ struct ErasureJSON: JSONWritable {
 
     init(_ erasure: DecisionState.Erasure, log: any EventLog) throws {
         func time(_ position: LogPosition) throws -> EventTime {
-            guard let event = try log.read(from: position, limit: 1).first else {
+            guard let event = try log.event(at: position) else {
                 throw APIError.unavailable("no event at position \(position)")
             }
             return event.recordedAt

@@ -139,7 +139,7 @@ struct Endpoints: Sendable {
     /// The event a command appended at `position`, as recorded: for answers made from what was written, such as a
     /// new comment.
     func event(at position: LogPosition) throws -> (event: DomainEvent, time: EventTime) {
-        guard let recorded = try backend.log.read(from: position, limit: 1).first, recorded.position == position else {
+        guard let recorded = try backend.log.event(at: position) else {
             throw APIError.unavailable("no event at position \(position)")
         }
         return (try DomainEvent(decoding: recorded, keys: backend.keys), recorded.recordedAt)

@@ -44,7 +44,7 @@ struct LogImportCommand: AsyncParsableCommand {
         defer { keys.close() }
         var batches = ImportBatches(log: log, keys: keys)
         var check = ImportCheck(
-            lastTime: startHead == .start ? nil : try log.read(from: startHead, limit: 1).first?.recordedAt)
+            lastTime: startHead == .start ? nil : try log.event(at: startHead)?.recordedAt)
         var skipped = 0
         var number = 0
         /// Appends through `batches`, saying where the log ends now if an event is refused.
