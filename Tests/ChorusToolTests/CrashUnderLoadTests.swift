@@ -28,6 +28,9 @@ struct CrashUnderLoadTests {
         /// Each writer's password as last acknowledged, and the one a change on its way would set.
         var passwords: [Int: String] = [:]
         var newPasswords: [Int: String] = [:]
+        /// The text an edit on its way would give a post, by post id; how many edits were acknowledged.
+        var newTexts: [String: String] = [:]
+        var edits = 0
         /// Reports acknowledged, by id.
         var reports: [String] = []
         /// The accounts that sign up, post and delete themselves, one a round.
@@ -36,6 +39,12 @@ struct CrashUnderLoadTests {
         /// is the id it deletes.
         var uncertain: Set<String> = []
         var lastPosition: UInt64 = 0
+
+        /// The edit of `post` to its new text happened.
+        mutating func editText(_ post: String) {
+            guard let index = posts.firstIndex(where: { $0.id == post }), let text = newTexts[post] else { return }
+            posts[index].text = text
+        }
     }
 
     struct User: Sendable {
@@ -52,7 +61,7 @@ struct CrashUnderLoadTests {
     }
 
     /// Step kinds of a writer's loop (see ``write(as:users:bystander:server:ledger:round:stop:)``).
-    static let stepKinds = 11
+    static let stepKinds = 12
 
     /// A server for the test: an admin token to read the reports, and no rate limits, so that the checks may log in as
     /// often as they need.
@@ -62,7 +71,7 @@ struct CrashUnderLoadTests {
     }
 
     @Test(
-        "SIGKILL at random moments, 10 times: every acknowledged write survives, none half-applied; rebuild equals resumed"
+        "SIGKILL at random moments, 10 times: every acknowledged write survives (edits, blocks, reports, passwords and account deletions too), none half-applied; rebuild equals resumed"
     )
     func crashes() async throws {
         try await withTemporaryDirectory { root in
@@ -116,7 +125,7 @@ struct CrashUnderLoadTests {
                 done.posts.count > Self.rounds && done.comments.count > Self.rounds && done.messages.count > Self.rounds
             )
             #expect(!done.likes.isEmpty && !done.follows.isEmpty && !done.names.isEmpty)
-            #expect(!done.blocks.isEmpty && !done.reports.isEmpty && !done.passwords.isEmpty)
+            #expect(!done.blocks.isEmpty && !done.reports.isEmpty && !done.passwords.isEmpty && done.edits > 0)
             #expect(done.leavers.contains { $0.deletion == .acknowledged }, "an account deletion was acknowledged")
             #expect(done.deleted.count > Self.rounds, "posts and comments were deleted: \(done.deleted.count)")
 
@@ -193,6 +202,12 @@ struct CrashUnderLoadTests {
                 request = (blocked ? "DELETE" : "PUT", "/v1/users/\(bystander.id)/block", nil)
             case 9:
                 request = ("POST", "/v1/reports", ["userId": bystander.id, "reason": "spam", "details": text])
+            case 11:
+                // The newest of its own posts gets a new text (the oldest are the ones deleted).
+                guard let post = mine.last else { continue }
+                key = "edit \(post.id)"
+                ledger.state.withLock { $0.newTexts[post.id] = text }
+                request = ("PATCH", "/v1/posts/\(post.id)", ["text": text])
             default:
                 // Writer 0 only: a change hashes with bcrypt, which would take the whole of a short round from all.
                 guard index == 0 else { continue }
@@ -232,6 +247,9 @@ struct CrashUnderLoadTests {
                 case 8: ledger.blocks[key!] = answer.json["blocked"] as? Bool ?? false
                 case 9: ledger.reports.append(answer.json["id"] as? String ?? "")
                 case 10: ledger.passwords[index] = ledger.newPasswords[index]
+                case 11:
+                    ledger.editText(String(key!.dropFirst("edit ".count)))
+                    ledger.edits += 1
                 default: ledger.deleted.insert(key!)
                 }
             }
@@ -281,12 +299,17 @@ struct CrashUnderLoadTests {
         let wait = ["Chorus-Min-Position": String(known.lastPosition)]
         let reader = users[0].token
         var settledDeletions: Set<String> = []
+        var settled: [String: Bool] = [:]
         for post in known.posts {
             let answer = try await server.call("GET", "/v1/posts/\(post.id)", token: reader, headers: wait)
             let deleted = known.deleted.contains(post.id) || (known.uncertain.contains(post.id) && answer.status == 404)
             if deleted {
                 settledDeletions.insert(post.id)
                 #expect(answer.status == 404, "round \(round): deleted post \(post.text)")
+            } else if known.uncertain.contains("edit \(post.id)"), let new = known.newTexts[post.id] {
+                let text = answer.json["text"] as? String
+                #expect(answer.status == 200 && (text == post.text || text == new), "round \(round): post \(post.text)")
+                settled["edit \(post.id)"] = text == new
             } else {
                 #expect(
                     answer.status == 200 && answer.json["text"] as? String == post.text,
@@ -318,7 +341,6 @@ struct CrashUnderLoadTests {
                 Issue.record("round \(round): message \(message.text) of \(pair) is missing")
             }
         }
-        var settled: [String: Bool] = [:]
         for index in users.indices {
             let me = users[index]
             // Likes: what the post says of this user.
@@ -360,6 +382,9 @@ struct CrashUnderLoadTests {
         try await checkSafetyAndAccounts(known, settled: &settled, users: users, server: server, round: round)
         ledger.state.withLock { ledger in
             for (key, state) in settled where key.hasPrefix("block") { ledger.blocks[key] = state }
+            for (key, state) in settled where key.hasPrefix("edit ") && state {
+                ledger.editText(String(key.dropFirst("edit ".count)))
+            }
             for (key, state) in settled where key.hasPrefix("password") {
                 let index = Int(key.split(separator: " ")[1])!
                 if state { ledger.passwords[index] = ledger.newPasswords[index] }
