@@ -120,14 +120,7 @@ struct AccountErasureTests {
             let deletion = try await server.call(
                 "DELETE", "/v1/me", token: gone.token, json: ["password": "secret-password"])
             #expect(deletion.status == 202, "\(deletion.json)")
-            var erasure: [String: Any] = [:]
-            for _ in 0..<300 {
-                let listed = try await server.call("GET", "/v1/admin/erasures", token: "admin")
-                erasure = listed.items.first { $0["userId"] as? String == gone.id } ?? [:]
-                if erasure["completedAt"] is String { break }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            #expect(erasure["completedAt"] is String, "the erasure completed within 30 s: \(erasure)")
+            try await Self.waitForErasure(of: gone.id, on: server)
 
             // While the server runs, after it stopped, and in an export of the log: no marker anywhere.
             let whileServing = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }
@@ -155,6 +148,61 @@ struct AccountErasureTests {
             let rebuilt = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }
             #expect(rebuilt.isEmpty, "\(rebuilt)")
         }
+    }
+
+    @Test("an outbox left from when webhooks were configured loses a deleted account's webhooks all the same")
+    func dormantOutbox() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            let markers = Markers()
+            let receiver = WebhookReceiver(port: try ServerProcess.freePort(), mode: .status(500))
+            try await receiver.start()
+            var server = try await ServerProcess(
+                data: data,
+                environment: [
+                    "CHORUS_WEBHOOK_URL": "http://127.0.0.1:\(receiver.port)/hook",
+                    "CHORUS_WEBHOOK_SECRET": WebhookDeliveryTests.secret, "CHORUS_WEBHOOK_RETRY_DELAY_MS": "60000",
+                ])
+            var tokens: [String] = []
+            var ids: [String] = []
+            for (email, name) in [("ana@example.com", "Ana"), (markers.email, markers("Name"))] {
+                let answer = try await server.call(
+                    "POST", "/v1/auth/register", json: ["email": email, "password": "secret-password", "name": name])
+                tokens.append(try #require(answer.json["token"] as? String))
+                ids.append(try #require((answer.json["user"] as? [String: Any])?["id"] as? String))
+            }
+            let message = try await server.call(
+                "POST", "/v1/messages", token: tokens[1], json: ["to": ids[0], "text": markers("Message")])
+            #expect(message.status == 201)
+            try await receiver.waitForRequests(moreThan: 0)
+            #expect(await server.stop() == 0)
+            await receiver.stop()
+            let pending = try Self.markersFound(in: data + "/webhooks/data.mdb", markers)
+            #expect(pending.contains { $0.route == "message" }, "the outbox holds the message: \(pending)")
+
+            // Served again without webhooks: the outbox stays, unsent, until the account is deleted.
+            server = try await ServerProcess(
+                data: data, extraArguments: ["--erasure-delay", "1s"], environment: ["CHORUS_ADMIN_TOKEN": "admin"])
+            let deletion = try await server.call(
+                "DELETE", "/v1/me", token: tokens[1], json: ["password": "secret-password"])
+            #expect(deletion.status == 202)
+            try await Self.waitForErasure(of: ids[1], on: server)
+            #expect(await server.stop() == 0)
+            let left = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }
+            #expect(left.isEmpty, "\(left)")
+        }
+    }
+
+    /// Returns once `GET /v1/admin/erasures` shows `user`'s erasure completed; fails after 30 s.
+    static func waitForErasure(of user: String, on server: ServerProcess) async throws {
+        var erasure: [String: Any] = [:]
+        for _ in 0..<300 {
+            let listed = try await server.call("GET", "/v1/admin/erasures", token: "admin")
+            erasure = listed.items.first { $0["userId"] as? String == user } ?? [:]
+            if erasure["completedAt"] is String { return }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        Issue.record("the erasure did not complete within 30 s: \(erasure)")
     }
 
     /// The one trace an erasure leaves, by design: the e-mail's key — a hash, never the e-mail — in freed pages of the

@@ -2,6 +2,7 @@ import ChorusBackend
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
@@ -68,7 +69,9 @@ public enum ChorusServer {
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
             // drains its requests first, then the webhooks stop, then the backend's services, last to first.
-            services: backend.services(holdingPersonalData: webhooks.map { [$0.outbox] } ?? [])
+            services: backend.services(
+                holdingPersonalData: try webhooks.map { [$0.outbox] }
+                    ?? Webhooks.dormantOutbox(backend: backend, configuration: configuration).map { [$0] } ?? [])
                 + (webhooks.map { [$0.service] } ?? []),
             logger: logger)
     }
@@ -132,5 +135,14 @@ struct Webhooks {
                 renderer: ObjectRenderer(publicBaseURL: configuration.baseURL), tokens: backend.tokens,
                 keys: backend.keys),
             configuration: webhooks, logger: logger)
+    }
+
+    /// The outbox an earlier run with webhooks configured left behind, when this one has none: nothing is sent from it
+    /// (until webhooks are configured again), but an erasure still takes a deleted account's webhooks out of it.
+    static func dormantOutbox(backend: ChorusBackend, configuration: ServerConfiguration) throws -> WebhookOutbox? {
+        guard configuration.webhooks == nil, !configuration.readOnly,
+            FileManager.default.fileExists(atPath: backend.data.webhooks)
+        else { return nil }
+        return try WebhookOutbox(directory: backend.data.webhooks, startingAt: backend.log.head, following: false)
     }
 }

@@ -59,9 +59,13 @@ final class WebhookOutbox: PersonalDataHolder {
     private let pendingTable: StoreTable
     private let statsTable: StoreTable
 
+    /// Whether a ``WebhookService`` takes the log into it; an outbox left from when webhooks were configured is not.
+    let isFollowed: Bool
+
     /// Opens (creating if needed) the outbox in `directory`. A new one starts at `startingAt`: webhooks are for what
     /// happens from when they are configured on, not for the history before.
-    init(directory: String, startingAt head: LogPosition) throws {
+    init(directory: String, startingAt head: LogPosition, following: Bool = true) throws {
+        isFollowed = following
         store = try CompactableStore(directory: directory, tables: ["checkpoint", "pending", "stats"])
         checkpointTable = store.table("checkpoint")
         pendingTable = store.table("pending")
@@ -152,12 +156,13 @@ final class WebhookOutbox: PersonalDataHolder {
         }
     }
 
-    /// Takes out the pending webhooks to or about `users` (whose body names one of their ids), then compacts the
-    /// outbox so that no freed page keeps them, nor the bodies of webhooks delivered before. Dropped, not counted as
-    /// abandoned: there is no one left to tell.
+    /// Takes out the pending webhooks to or about `users` (whose body names one of their ids), once it has taken in the
+    /// log through their deletions (at once if nothing takes the log into it), then compacts the outbox so that no
+    /// freed page keeps them, nor the bodies of webhooks delivered before. Dropped, not counted as abandoned: there is
+    /// no one left to tell.
     func forget(_ users: [UserID], deletedThrough position: LogPosition, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
-        while try checkpoint < position {
+        while isFollowed, try checkpoint < position {
             guard ContinuousClock.now < deadline else {
                 throw WebhookOutboxBehind(checkpoint: try checkpoint, position: position)
             }
