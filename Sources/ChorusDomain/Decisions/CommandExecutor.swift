@@ -41,8 +41,9 @@ public final class CommandExecutor: Sendable {
 
     /// Executes `command`, durably unless told otherwise (bulk import).
     ///
-    /// With an `idempotencyKey` (scoped to the command's caller: its user, or the e-mail a registration claims), a retry of the same request returns the first
-    /// result and appends nothing, and another request under the same key is ``DomainError/Code/idempotencyConflict``.
+    /// With an `idempotencyKey` (scoped to the command's caller: its user, or the e-mail a registration claims), a
+    /// retry of the same request returns the first result and appends nothing, and another request under the same key
+    /// is ``DomainError/Code/idempotencyConflict``.
     /// - Throws: ``DomainError`` when refused (nothing appended), ``PasswordWorkBusy`` when too many sign-ups and
     ///   logins wait already, or an ``EventLogError``.
     public func execute(
