@@ -144,8 +144,9 @@ struct CrashUnderLoadTests {
         }
     }
 
-    /// One writer's loop: a post, a comment, a like or unlike, a follow or unfollow, a message, a new name, the deletion
-    /// of a post and of a comment of its own, a block or unblock and a report of the bystander, a new password, again.
+    /// One writer's loop: a post, a comment, a like or unlike, a follow or unfollow, a message, a new name, the
+    /// deletion of a post and of a comment of its own, a block or unblock and a report of the bystander, a new
+    /// password, an edit of its newest post, again.
     static func write(
         as index: Int, users: [User], bystander: User, server: ServerProcess, ledger: LedgerBox, round: Int,
         stop: StopFlag

@@ -14,7 +14,8 @@ import ChorusLog
 /// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
 /// - `follows`: follower, followee → position of the follow (u64 big-endian)
 /// - `likes`: user, post → position of the like (likewise)
-/// - `idempotency`: caller (``PreparedCommand/caller``), key → request fingerprint (u64) and the encoded ``CommandResult``
+/// - `idempotency`: caller (``PreparedCommand/caller``), key → request fingerprint (u64) and the encoded
+///   ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
 /// - `user-sessions`: user, session → empty, for each session in `sessions`
 /// - `resets`: user, reset → expiry (ms since 1970, i64 big-endian), until a password change revokes it

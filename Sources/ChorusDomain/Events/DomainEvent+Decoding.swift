@@ -1,8 +1,8 @@
 import ChorusLog
 
-/// How a stored event is read back: every schema version ever written (see ``DomainEvent/currentSchemaVersion(ofType:)``
-/// and the list beside it) decodes to the current shape, so a log written by an older Chorus replays and projects
-/// unchanged.
+/// How a stored event is read back: every schema version ever written (see
+/// ``DomainEvent/currentSchemaVersion(ofType:)`` and the list beside it) decodes to the current shape, so a log written
+/// by an older Chorus replays and projects unchanged.
 extension DomainEvent {
     /// Decodes a stored event, opening its personal fields with their owner's key in `keys`; an erased user's read as
     /// empty. Throws ``DomainEventDecodingError`` for an unknown type or version, a bad payload, or a missing key.

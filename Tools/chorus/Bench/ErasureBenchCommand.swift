@@ -17,10 +17,10 @@ struct ErasureBenchCommand: AsyncParsableCommand {
             backend and deletes the demo's most followed accounts (user0@demo.chorus, user1@…) one at a time, as \
             DELETE /v1/me does. delete_command_ms is the deletion command: its password check, and the one append \
             of the deletions of everything the account wrote and did. erasure_ms runs from the deletion's answer to \
-            its ErasureCompleted: the read models apply the deletions (apply_ms, the first part), the key store and \
-            the read models are compacted (the read models copied with LMDB's compacting copy and swapped in online); it includes up to \
-            100 ms of the service's waiting (an erasure delay of 100 ms). erasure_to_rebuild_ratio divides the \
-            median erasure by the rebuild, measured in the same run.
+            its ErasureCompleted: the read models apply the deletions (apply_ms, the first part), then the key store \
+            and the read models are compacted (the read models copied with LMDB's compacting copy and swapped in \
+            online); it includes up to 100 ms of the service's waiting (an erasure delay of 100 ms). \
+            erasure_to_rebuild_ratio divides the median erasure by the rebuild, measured in the same run.
             """
     )
 
