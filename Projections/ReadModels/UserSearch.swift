@@ -3,24 +3,55 @@ import ChorusLog
 import ChorusStorage
 
 /// What user search looks at, per user: the name and major as searched (NFC, case-folded), and the name's initial
-/// consonants (choseong), so that `ㄱㅁㅅ` finds `김민수`.
+/// consonants (choseong), so that `ㄱㅁㅅ` finds `김민수`; and every user in order of followers, most first, which an
+/// empty query lists (the "all users" screen, a new-message picker).
 ///
 /// A query scans every entry (see ``ReadView/searchUsers(_:caller:page:)``): fine for the thousands of users of a
 /// campus or a demo; an n-gram index is the step for millions.
 ///
 /// Derived: an entry is the search form of the user's name and major in ``Profiles``' `profiles`, so a build folds
-/// each user's final name once instead of every name a user ever had.
+/// each user's final name once instead of every name a user ever had; the order of followers follows
+/// ``ProfileCounters``, which is applied first.
 struct UserSearch: DerivedReadModel {
     /// user → ``SearchEntry``
     static let entries: StoreTableDefinition = "user-search"
-    static let tables = [entries]
+    /// u64 big-endian `UInt64.max` − followers, user → empty: every user, most followed first, then by id
+    static let byFollowers: StoreTableDefinition = "users-by-followers"
+    static let tables = [entries, byFollowers]
 
     let entries: StoreTable
+    let byFollowers: StoreTable
     let profiles: StoreTable
+    let counters: StoreTable
 
     init(store: KeyValueStore) {
         entries = store.table(Self.entries)
+        byFollowers = store.table(Self.byFollowers)
         profiles = store.table(Profiles.profiles)
+        counters = store.table(ProfileCounters.counters)
+    }
+
+    /// `user`'s key in `users-by-followers` when they have `followers`.
+    static func rankKey(_ user: some Sequence<UInt8>, followers: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: (UInt64.max - followers).bigEndian, Array.init) + Array(user)
+    }
+
+    /// The followers `user` has now, as ``ProfileCounters`` counts them.
+    private func followers(of user: some Sequence<UInt8>, in transaction: StoreTransaction) throws -> UInt64 {
+        try transaction.counters(Array(user), count: ProfileCounters.counterCount, in: counters)[
+            ProfileCounters.followersCounter]
+    }
+
+    /// Moves `user` to where their followers count puts them, from where one more (`change` −1) or one fewer (+1)
+    /// put them. Nothing moves when the count did not change (a follow that was there already).
+    private func rerank(_ user: UserID, after change: Int64, in transaction: StoreTransaction) throws {
+        let id = Array(user.rawValue.utf8)
+        let now = try followers(of: id, in: transaction)
+        let key = Self.rankKey(id, followers: now)
+        guard try transaction.withValue(for: key, in: byFollowers, { $0 == nil }) else { return }
+        let before = change > 0 ? now &- 1 : now &+ 1
+        _ = try transaction.delete(Self.rankKey(id, followers: before), in: byFollowers)
+        try transaction.put([], for: key, in: byFollowers)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -29,6 +60,12 @@ struct UserSearch: DerivedReadModel {
             try transaction.put(
                 SearchEntry(name: event.name, major: event.major).encoded(), for: ProjectionKey(event.user).bytes,
                 in: entries)
+            try transaction.put(
+                [], for: Self.rankKey(event.user.rawValue.utf8, followers: 0), in: byFollowers)
+        case .followed(let event):
+            try rerank(event.followee, after: 1, in: transaction)
+        case .unfollowed(let event):
+            try rerank(event.followee, after: -1, in: transaction)
         case .profileEdited(let event) where event.name != nil || event.major != nil:
             let key = ProjectionKey(event.user).bytes
             guard let stored = try transaction.value(for: key, in: entries) else { return }
@@ -37,6 +74,9 @@ struct UserSearch: DerivedReadModel {
             try transaction.put(edited.encoded(), for: key, in: entries)
         case .accountDeleted(let event):
             try transaction.delete(ProjectionKey(event.user).bytes, in: entries)
+            let id = Array(event.user.rawValue.utf8)
+            _ = try transaction.delete(
+                Self.rankKey(id, followers: try followers(of: id, in: transaction)), in: byFollowers)
         default:
             break
         }
@@ -50,6 +90,8 @@ struct UserSearch: DerivedReadModel {
             try transaction.put(
                 SearchEntry(name: profile.name, major: profile.major).encoded(), for: Array(user), in: entries,
                 append: true)
+            try transaction.put(
+                [], for: Self.rankKey(user, followers: try followers(of: user, in: transaction)), in: byFollowers)
             return true
         }
     }
@@ -59,9 +101,10 @@ extension ReadView {
     /// Users whose name or major contains `query` (NFC, without regard to case); a query made only of Hangul initial
     /// consonants matches names by their syllables' initials (`ㄱㅁㅅ` finds `김민수`). Exact matches come first,
     /// then prefixes, then the rest, each by name; never the caller, nor anyone blocked either way by the caller.
+    /// An empty query lists every user instead (``listUsers(caller:page:)``).
     public func searchUsers(_ query: String, caller: UserID?, page: PageRequest) throws -> Page<UserSummary> {
         let folded = SearchText.fold(query)
-        guard !folded.isEmpty else { return Page(items: [], nextCursor: nil) }
+        guard !folded.isEmpty else { return try listUsers(caller: caller, page: page) }
         let byInitials = SearchText.isChoseongOnly(folded)
         var matches: [SearchMatch] = []
         try transaction.scan(models.userSearch.entries) { key, value in
@@ -83,6 +126,36 @@ extension ReadView {
         let items = try slice.map { try requireSummary(UserID(unchecked: $0.id)) }
         let hasMore = slice.endIndex < matches.endIndex
         return Page(items: items, nextCursor: hasMore ? slice.last.map { PageCursor(bytes: $0.cursorBytes) } : nil)
+    }
+}
+
+extension ReadView {
+    /// Every user, most followed first (then by id); never the caller, nor anyone blocked either way by the caller, nor
+    /// a suspended user.
+    public func listUsers(caller: UserID?, page: PageRequest) throws -> Page<UserSummary> {
+        var start: [UInt8] = []
+        if let cursor = page.cursor {
+            guard cursor.bytes.count > 8 else { throw ProjectionError.badCursor }
+            // The key after the cursor's: the same bytes and a zero byte, which no id contains.
+            start = cursor.bytes + [0]
+        }
+        var found: [(key: [UInt8], user: UserID)] = []
+        var hasMore = false
+        try transaction.scan(models.userSearch.byFollowers, from: start) { key, _ in
+            let id = key[8...]
+            guard !id.elementsEqual(caller?.rawValue.utf8 ?? "".utf8),
+                try !hides(bytes: id, from: caller, muting: false)
+            else { return true }
+            guard found.count < page.limit else {
+                hasMore = true
+                return false
+            }
+            found.append((Array(key), UserID(unchecked: String(decoding: id, as: UTF8.self))))
+            return true
+        }
+        return Page(
+            items: try found.map { try requireSummary($0.user) },
+            nextCursor: hasMore ? found.last.map { PageCursor(bytes: $0.key) } : nil)
     }
 }
 

@@ -93,6 +93,9 @@ struct ContractTests {
                     try await api.call(.get, "/v1/users/\(bo.id)/\(tab)", token: ana.token))
             }
             expect(.get, "/v1/search/users", try await api.call(.get, "/v1/search/users?q=b", token: ana.token))
+            let everyone = try await api.call(.get, "/v1/search/users", token: ana.token)
+            expect(.get, "/v1/search/users", everyone)
+            #expect(everyone.items.contains { $0["id"] as? String == bo.id }, "no query lists users")
             expect(.get, "/v1/feed/home", try await api.call(.get, "/v1/feed/home?limit=1", token: ana.token))
             expect(.get, "/v1/feed/home", try await api.call(.get, "/v1/feed/home?limit=0", token: ana.token))
             expect(.get, "/v1/feed/following", try await api.call(.get, "/v1/feed/following", token: ana.token))

@@ -91,7 +91,7 @@ struct ErrorAPITests {
                 "/v1/feed/home?limit=0", "/v1/feed/home?limit=101", "/v1/feed/home?limit=ten",
                 "/v1/feed/home?cursor=%%%",
                 "/v1/feed/home?cursor=AAAA", "/v1/posts/01m80z7bqwe02891pys1hfgzj2/comments?order=sideways",
-                "/v1/search/users", "/v1/feed/home?limit=99999999999999999999999",
+                "/v1/search/users?cursor=AAAA", "/v1/feed/home?limit=99999999999999999999999",
             ] {
                 let answer = try await api.call(.get, path, token: ana.token)
                 #expect(answer.status == .badRequest && answer.errorCode == "bad_request", "\(path)")

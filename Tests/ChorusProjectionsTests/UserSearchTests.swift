@@ -28,7 +28,6 @@ struct UserSearchTests {
             // "Chloé" typed with a combining accent is the same name after NFC.
             #expect(try names("chloe\u{301}") == ["Chloé Dubois"])
             #expect(try names("searcher") == [], "never the caller")
-            #expect(try names("   ") == [])
             #expect(try names("no one") == [])
 
             // Exact before prefix before elsewhere.
@@ -51,6 +50,51 @@ struct UserSearchTests {
             _ = try await app.chorus.execute(.editProfile(user: exact, name: "Someone Else"))
             #expect(try names("kim") == ["Kim Lee", "Kimi", "Akim"])
             #expect(try names("someone") == ["Someone Else"])
+        }
+    }
+
+    @Test(
+        "an empty query lists every user, most followed first, then by id: never the caller nor a blocked user; pages go on; a follow moves a user at once; a deleted account leaves"
+    )
+    func listing() async throws {
+        try await withProjections { app in
+            let caller = try await app.register("Caller")
+            let ana = try await app.register("Ana")
+            let bo = try await app.register("Bo")
+            let cy = try await app.register("Cy")
+            let dee = try await app.register("Dee")
+            for follower in [ana, cy, dee, caller] {
+                _ = try await app.chorus.execute(.follow(follower: follower, followee: bo))
+            }
+            for follower in [bo, caller, ana] {
+                _ = try await app.chorus.execute(.follow(follower: follower, followee: dee))
+            }
+            // A follow that was there already changes nothing.
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: dee))
+
+            func names(_ query: String = "", page: PageRequest = PageRequest()) throws -> [String] {
+                try app.read { try $0.searchUsers(query, caller: caller, page: page).items.map(\.name) }
+            }
+            // Ana and Cy have no followers: by id.
+            let ties = [(ana, "Ana"), (cy, "Cy")].sorted { $0.0.rawValue < $1.0.rawValue }.map(\.1)
+            #expect(try names() == ["Bo", "Dee"] + ties)
+            #expect(try names("   ") == ["Bo", "Dee"] + ties, "blank is empty")
+
+            let first = try app.read { try $0.searchUsers("", caller: caller, page: PageRequest(limit: 3)) }
+            #expect(first.items.map(\.name) == ["Bo", "Dee", ties[0]])
+            let cursor = try #require(first.nextCursor)
+            #expect(try names(page: PageRequest(limit: 3, cursor: PageCursor(cursor.description))) == [ties[1]])
+
+            for follower in [ana, cy] { _ = try await app.chorus.execute(.unfollow(follower: follower, followee: bo)) }
+            for follower in [caller, ana, bo, dee] {
+                _ = try await app.chorus.execute(.follow(follower: follower, followee: cy))
+            }
+            #expect(try names() == ["Cy", "Dee", "Bo", "Ana"])
+
+            _ = try await app.chorus.execute(.block(blocker: caller, blocked: bo))
+            #expect(try names() == ["Cy", "Dee", "Ana"], "a blocked user is not listed")
+            _ = try await app.chorus.execute(.deleteAccount(user: cy, password: "secret1"))
+            #expect(try names() == ["Dee", "Ana"], "a deleted account leaves")
         }
     }
 

@@ -97,9 +97,10 @@ struct UserRoutes {
         group.get("search/users") { request, context in
             let caller = try context.requireCaller()
             let page = try Endpoints.page(request)
-            guard let query = request.uri.queryParameters["q"] else { throw APIError.badRequest("search needs ?q=") }
+            // No query, or an empty one, lists every user.
+            let query = request.uri.queryParameters["q"].map(String.init) ?? ""
             return try await endpoints.read(request) { view in
-                renderer.page(try view.searchUsers(String(query), caller: caller.user, page: page), renderer.user)
+                renderer.page(try view.searchUsers(query, caller: caller.user, page: page), renderer.user)
             }
         }
         group.put("users/:id/follow") { request, context in try await follow(request, context, following: true) }
