@@ -114,19 +114,21 @@ struct FollowingFeeds: DerivedReadModel {
 
 extension ReadView {
     /// Posts of the users `user` follows, and `user`'s own, newest first.
-    public func followingFeed(of user: UserID, page: PageRequest) throws -> Page<Post> {
-        try Page(copying: { try followingFeed(of: user, page: page, $0) })
+    public func followingFeed(of user: UserID, kind: PostKind = .all, page: PageRequest) throws -> Page<Post> {
+        try Page(copying: { try followingFeed(of: user, kind: kind, page: page, $0) })
     }
 
-    /// Lends `each` the posts of `user`'s Following feed, newest first, read in place.
-    public func followingFeed(of user: UserID, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void)
-        throws -> PageEnd
-    {
+    /// Lends `each` the posts of `kind` of `user`'s Following feed, newest first, read in place.
+    public func followingFeed(
+        of user: UserID, kind: PostKind = .all, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
+    ) throws -> PageEnd {
         try models.followingFeeds.feeds.forEachInPage(of: user, request: page, in: transaction) { position in
             guard let id = try postID(at: position) else {
                 throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
             }
-            guard let post = try postInPlace(at: id, viewer: user, muting: true) else { return false }
+            guard let post = try postInPlace(at: id, viewer: user, muting: true), kind.admits(post) else {
+                return false
+            }
             try each(post.lent())
             return true
         }

@@ -30,17 +30,19 @@ struct HomeTimeline: ReadModel {
 
 extension ReadView {
     /// Every post, newest first.
-    public func homeFeed(viewer: UserID?, page: PageRequest) throws -> Page<Post> {
-        try Page(copying: { try homeFeed(viewer: viewer, page: page, $0) })
+    public func homeFeed(viewer: UserID?, kind: PostKind = .all, page: PageRequest) throws -> Page<Post> {
+        try Page(copying: { try homeFeed(viewer: viewer, kind: kind, page: page, $0) })
     }
 
-    /// Lends `each` every post, newest first, read in place.
-    public func homeFeed(viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void) throws
-        -> PageEnd
-    {
+    /// Lends `each` every post of `kind`, newest first, read in place.
+    public func homeFeed(
+        viewer: UserID?, kind: PostKind = .all, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
+    ) throws -> PageEnd {
         try transaction.forEachInPage(models.homeTimeline.home, prefix: [], order: .newestFirst, request: page) {
             _, value in
-            guard let post = try postInPlace(at: value, viewer: viewer, muting: true) else { return false }
+            guard let post = try postInPlace(at: value, viewer: viewer, muting: true), kind.admits(post) else {
+                return false
+            }
             try each(post.lent())
             return true
         }

@@ -99,7 +99,10 @@ struct PostInPlace {
     }
 
     let post: Fields
+    /// The post it reposts, unless that one is gone or hidden from the viewer.
     let repostOf: Fields?
+    /// Whether it reposts a post, shown or not.
+    let isRepost: Bool
 
     func lent() -> StoredPost {
         let original: StoredPost.Fields? =
@@ -129,17 +132,19 @@ extension ReadView {
         return try body(post.lent())
     }
 
-    /// The posts tab, newest first; nil for an unknown user.
-    public func posts(by user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<Post>? {
-        try Page(copying: { try posts(by: user, viewer: viewer, page: page, $0) })
+    /// The posts tab, newest first, only the posts of `kind`; nil for an unknown user.
+    public func posts(by user: UserID, kind: PostKind = .all, viewer: UserID?, page: PageRequest) throws -> Page<Post>?
+    {
+        try Page(copying: { try posts(by: user, kind: kind, viewer: viewer, page: page, $0) })
     }
 
-    /// Lends `each` the posts of the posts tab, newest first, read in place; nil for an unknown user.
+    /// Lends `each` the posts of the posts tab of `kind`, newest first, read in place; nil for an unknown user.
     public func posts(
-        by user: UserID, viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
+        by user: UserID, kind: PostKind = .all, viewer: UserID?, page: PageRequest,
+        _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
         guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
-        return try postPage(models.posts.userPosts, owner: user, viewer: viewer, page: page, each)
+        return try postPage(models.posts.userPosts, owner: user, kind: kind, viewer: viewer, page: page, each)
     }
 
     /// The likes tab: posts `user` liked, most recently liked first; nil for an unknown user.
@@ -152,7 +157,7 @@ extension ReadView {
         by user: UserID, viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
         guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
-        return try postPage(models.posts.userLikes, owner: user, viewer: viewer, page: page, each)
+        return try postPage(models.posts.userLikes, owner: user, kind: .all, viewer: viewer, page: page, each)
     }
 
     // MARK: Joins, for the other models' queries
@@ -168,7 +173,8 @@ extension ReadView {
         guard let (post, repostOf) = try fieldsInPlace(at: id, viewer: viewer, muting: muting) else { return nil }
         return PostInPlace(
             post: post,
-            repostOf: try repostOf.flatMap { try fieldsInPlace(at: $0, viewer: viewer, muting: muting)?.fields })
+            repostOf: try repostOf.flatMap { try fieldsInPlace(at: $0, viewer: viewer, muting: muting)?.fields },
+            isRepost: repostOf != nil)
     }
 
     private func fieldsInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?, muting: Bool) throws -> (
@@ -200,15 +206,36 @@ extension ReadView {
 
     /// A page of `table` (owner, position → post id), its posts lent to `each` in place.
     private func postPage(
-        _ table: StoreTable, owner: UserID, viewer: UserID?, page: PageRequest,
+        _ table: StoreTable, owner: UserID, kind: PostKind, viewer: UserID?, page: PageRequest,
         _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd {
         try transaction.forEachInPage(table, prefix: ProjectionKey(owner).prefix(), order: .newestFirst, request: page)
         {
             _, value in
-            guard let post = try postInPlace(at: value, viewer: viewer) else { return false }
+            guard let post = try postInPlace(at: value, viewer: viewer), kind.admits(post) else { return false }
             try each(post.lent())
             return true
+        }
+    }
+}
+
+/// Which posts of a list a screen asks for: the profile tabs (tweets, retweets, the media grid) and the feeds of
+/// images only. A page of a kind reads past the posts of other kinds to fill itself.
+public enum PostKind: String, Sendable, CaseIterable {
+    case all
+    /// Posts that repost nothing.
+    case original
+    /// Posts that repost another, plain or quoting.
+    case reposts
+    /// Posts with an image of their own.
+    case media
+
+    func admits(_ post: PostInPlace) -> Bool {
+        switch self {
+        case .all: true
+        case .original: !post.isRepost
+        case .reposts: post.isRepost
+        case .media: post.post.image != nil
         }
     }
 }

@@ -52,19 +52,36 @@ struct Endpoints: Sendable {
     }
 
     /// Adds `GET path`: a page of posts that `list` lends in place, rendered as they come.
+    /// A feed: `?media=true` asks for the posts with an image only (the Instagram grid).
     func getPostPage(
         _ group: RouterGroup<Context>, _ path: RouterPath,
         _ list:
-            @escaping @Sendable (borrowing ReadView, Caller, PageRequest, (borrowing StoredPost) throws -> Void) throws
-            -> PageEnd
+            @escaping @Sendable (
+                borrowing ReadView, Caller, PostKind, PageRequest, (borrowing StoredPost) throws -> Void
+            ) throws -> PageEnd
     ) {
         group.get(path) { request, context in
             let caller = try context.requireCaller()
             let page = try Self.page(request)
+            let kind: PostKind
+            switch request.uri.queryParameters["media"] {
+            case nil, "false": kind = .all
+            case "true": kind = .media
+            default: throw APIError.badRequest("media must be true or false")
+            }
             return try await read(request) { view, json in
-                _ = try renderer.writePostPage(to: &json) { try list(view, caller, page, $0) }
+                _ = try renderer.writePostPage(to: &json) { try list(view, caller, kind, page, $0) }
             }
         }
+    }
+
+    /// `?kind=all|original|reposts|media` of a posts tab (all when missing); anything else is `400 bad_request`.
+    static func postKind(_ request: Request) throws -> PostKind {
+        guard let text = request.uri.queryParameters["kind"] else { return .all }
+        guard let kind = PostKind(rawValue: String(text)) else {
+            throw APIError.badRequest("kind must be all, original, reposts or media")
+        }
+        return kind
     }
 
     // MARK: Writes

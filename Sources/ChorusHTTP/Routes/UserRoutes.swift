@@ -65,8 +65,9 @@ struct UserRoutes {
             }
         }
         group.get("users/:id/posts") { request, context in
-            try await postTab(request, context) { view, user, viewer, page, each in
-                try view.posts(by: user, viewer: viewer, page: page, each)
+            let kind = try Endpoints.postKind(request)
+            return try await postTab(request, context) { view, user, viewer, page, each in
+                try view.posts(by: user, kind: kind, viewer: viewer, page: page, each)
             }
         }
         group.get("users/:id/likes") { request, context in
