@@ -20,6 +20,9 @@ public enum LiveChange: Sendable, Hashable {
     case message(Message)
     /// The caller's conversation that moved to the top of the recent-messages list (`conversations`).
     case conversation(Conversation)
+    /// A user edited their profile (`profile:{userId}`): every screen showing them can refresh from the new one, read
+    /// with ``ReadView/profile(_:viewer:)``.
+    case profile(UserID)
 }
 
 extension ReadView {
@@ -81,6 +84,8 @@ extension ReadView {
             if topics.contains(.conversations) {
                 changes.append(.conversation(Conversation(partner: partner, lastMessage: message)))
             }
+        case .profileEdited(let event) where topics.contains(.profile(event.user)):
+            changes.append(.profile(event.user))
         default:
             break
         }

@@ -1,16 +1,17 @@
 import ChorusDomain
 
 /// What a client may listen to on its live stream (`GET /v1/live?topics=…`): its notifications, its recent-messages
-/// list, its messages with one user, one post's comments and likes, and its Following feed.
+/// list, its messages with one user, one post's comments and likes, its Following feed, and one user's profile.
 public enum LiveTopic: Hashable, Sendable {
     case notifications
     case conversations
     case conversation(UserID)
     case post(PostID)
     case feed
+    case profile(UserID)
 
     /// A topic as a client names it: `notifications`, `conversations`, `conversation:{userId}`, `post:{postId}`,
-    /// `feed`; nil for anything else.
+    /// `feed`, `profile:{userId}`; nil for anything else.
     public init?(_ text: Substring) {
         switch text {
         case "notifications": self = .notifications
@@ -23,6 +24,8 @@ public enum LiveTopic: Hashable, Sendable {
                 self = .conversation(user)
             } else if parts[0] == "post", let post = PostID(String(parts[1])) {
                 self = .post(post)
+            } else if parts[0] == "profile", let user = UserID(String(parts[1])) {
+                self = .profile(user)
             } else {
                 return nil
             }

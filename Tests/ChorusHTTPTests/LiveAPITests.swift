@@ -60,6 +60,44 @@ struct LiveAPITests {
         }
     }
 
+    @Test(
+        "profile:{userId} sends the new profile when that user edits it, once each, and resumes after Last-Event-ID"
+    )
+    func profileEdits() async throws {
+        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let start = try #require(try await api.call(.get, "/v1/me", token: ana.token).position)
+            _ = try await api.call(.patch, "/v1/me", token: ana.token, json: ["bio": "not Bo's"])
+            _ = try await api.call(.patch, "/v1/me", token: bo.token, json: ["name": "Bo Kim"])
+            _ = try await api.call(.patch, "/v1/me", token: bo.token, json: ["bio": "hello", "major": "Music"])
+
+            let port = try #require(api.client.port)
+            func stream(after position: UInt64, count: Int) async throws -> [LiveEvent] {
+                let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(position)"]
+                return try await offPool {
+                    let stream = try RawHTTPStream(
+                        port: port, path: "/v1/live?topics=profile:\(bo.id)", headers: headers)
+                    guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
+                    let events = try (0..<count).map { _ in try stream.nextEvent() }
+                    guard events.allSatisfy({ $0.name == "profile" }) else {
+                        throw StreamError("\(events.map(\.name))")
+                    }
+                    guard try stream.nextBlock() == ": heartbeat" else {
+                        throw StreamError("more events than expected")
+                    }
+                    return events
+                }
+            }
+            let edits = try await stream(after: start, count: 2)
+            #expect(edits.map { $0.data["name"] as? String } == ["Bo Kim", "Bo Kim"])
+            #expect(edits[1].data["bio"] as? String == "hello" && edits[1].data["major"] as? String == "Music")
+            #expect(edits.allSatisfy { $0.data["id"] as? String == bo.id && $0.data["isMe"] as? Bool == false })
+            let resumed = try await stream(after: edits[0].id, count: 1)
+            #expect(resumed.map(\.id) == [edits[1].id])
+        }
+    }
+
     @Test("idle streams get heartbeat comments; unknown topics are 400 and a stream needs a token")
     func heartbeatsAndRefusals() async throws {
         try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(100) }) { api in

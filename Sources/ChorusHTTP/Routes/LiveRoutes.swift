@@ -136,6 +136,10 @@ struct LiveStream: Sendable {
                 return ("message", JSONBody.encode(renderer.message(message)))
             case .conversation(let conversation):
                 return ("conversation", JSONBody.encode(renderer.conversation(conversation)))
+            case .profile(let user):
+                // Hidden from the caller (a block either way, a suspension): nothing to send.
+                guard let profile = try view.profile(user, viewer: caller.user) else { return nil }
+                return ("profile", JSONBody.encode(renderer.profile(profile)))
             }
         }
     }
