@@ -51,8 +51,8 @@ struct Endpoints: Sendable {
         }
     }
 
-    /// Adds `GET path`: a page of posts that `list` lends in place, rendered as they come.
-    /// A feed: `?media=true` asks for the posts with an image only (the Instagram grid).
+    /// Adds `GET path`: a page of posts that `list` lends in place, rendered as they come; `?media=true` asks for the
+    /// posts with an image only (the Instagram grid).
     func getPostPage(
         _ group: RouterGroup<Context>, _ path: RouterPath,
         _ list:
