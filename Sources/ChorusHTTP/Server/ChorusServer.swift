@@ -62,6 +62,8 @@ public enum ChorusServer {
         backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger
     ) throws -> some ApplicationProtocol {
         let webhooks = try Webhooks(backend: backend, configuration: configuration, logger: logger)
+        // Erasures reach the outbox, also one left from when webhooks were configured.
+        let outbox = try webhooks?.outbox ?? Webhooks.dormantOutbox(backend: backend, configuration: configuration)
         return Application(
             router: makeRouter(backend: backend, configuration: configuration, webhooks: webhooks?.outbox),
             server: serverBuilder(configuration),
@@ -69,9 +71,7 @@ public enum ChorusServer {
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
             // drains its requests first, then the webhooks stop, then the backend's services, last to first.
-            services: backend.services(
-                holdingPersonalData: try webhooks.map { [$0.outbox] }
-                    ?? Webhooks.dormantOutbox(backend: backend, configuration: configuration).map { [$0] } ?? [])
+            services: backend.services(holdingPersonalData: outbox.map { [$0] } ?? [])
                 + (webhooks.map { [$0.service] } ?? []),
             logger: logger)
     }

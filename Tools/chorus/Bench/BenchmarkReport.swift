@@ -76,3 +76,8 @@ struct BenchmarkReport {
         return String(grouped.reversed())
     }
 }
+
+extension Array where Element == Double {
+    /// The middle value (the upper one of an even count); the array must not be empty.
+    var median: Double { sorted()[count / 2] }
+}

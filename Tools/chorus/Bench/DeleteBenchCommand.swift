@@ -76,15 +76,14 @@ struct DeleteBenchCommand: AsyncParsableCommand {
             return (posting, deletingNew, deletingOld)
         }
 
-        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
         var report = BenchmarkReport(suite: "delete")
         report.add("followers", Double(followers))
-        report.add("post_fanout_ms_p50", median(figures.0))
-        report.add("delete_new_post_ms_p50", median(figures.1))
-        report.add("delete_old_post_ms_p50", median(figures.2))
+        report.add("post_fanout_ms_p50", figures.0.median)
+        report.add("delete_new_post_ms_p50", figures.1.median)
+        report.add("delete_old_post_ms_p50", figures.2.median)
         report.add("delete_new_post_ms_max", figures.1.max() ?? 0)
-        report.add("delete_to_post_ratio", median(figures.1) / median(figures.0))
-        report.add("feed_entries_removed_per_s", Double(followers + 1) / (median(figures.1) / 1000))
+        report.add("delete_to_post_ratio", figures.1.median / figures.0.median)
+        report.add("feed_entries_removed_per_s", Double(followers + 1) / (figures.1.median / 1000))
         print(report.table)
         if output.json { print(report.jsonLine) }
     }

@@ -71,14 +71,13 @@ struct ErasureBenchCommand: AsyncParsableCommand {
         }
         backend.close()
 
-        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        let erasure = median(figures.map(\.erasureMilliseconds))
+        let erasure = figures.map(\.erasureMilliseconds).median
         var report = BenchmarkReport(suite: "erasure")
         report.add("events", Double(sourceLog.head.rawValue))
         report.add("accounts_deleted", Double(figures.count))
         report.add("events_per_deletion", Double(figures.map(\.events).reduce(0, +)) / Double(figures.count))
-        report.add("delete_command_ms_p50", median(figures.map(\.commandMilliseconds)))
-        report.add("apply_ms_p50", median(figures.map(\.applyMilliseconds)))
+        report.add("delete_command_ms_p50", figures.map(\.commandMilliseconds).median)
+        report.add("apply_ms_p50", figures.map(\.applyMilliseconds).median)
         report.add("apply_ms_max", figures.map(\.applyMilliseconds).max() ?? 0)
         report.add("erasure_ms_p50", erasure)
         report.add("erasure_ms_max", figures.map(\.erasureMilliseconds).max() ?? 0)
