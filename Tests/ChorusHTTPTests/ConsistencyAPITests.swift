@@ -24,7 +24,8 @@ struct ConsistencyAPITests {
 
     @Test("Chorus-Min-Position past what the read models can reach: 503 not_caught_up with Retry-After")
     func notCaughtUp() async throws {
-        try await withAPI(configure: { $0.consistencyTimeout = .milliseconds(200) }) { api in
+        // Long enough for the registration's own answer on a loaded machine (the whole suite runs at once).
+        try await withAPI(configure: { $0.consistencyTimeout = .seconds(2) }) { api in
             let ana = try await api.register("Ana")
             let answer = try await api.call(
                 .get, "/v1/feed/home", token: ana.token, headers: ["Chorus-Min-Position": "\(api.head.rawValue + 10)"])
