@@ -16,7 +16,7 @@ import Synchronization
 /// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
-    public static let layoutVersion: UInt64 = 7
+    public static let layoutVersion: UInt64 = 8
 
     /// Every table of the read models' store.
     package static var tables: [StoreTableDefinition] { ReadModels.tables }

@@ -41,6 +41,12 @@ struct ProjectionKey {
         }
     }
 
+    /// Appends an id's UTF-8 as stored (a table's key or value).
+    mutating func append(bytes id: UnsafeRawBufferPointer) {
+        if !bytes.isEmpty { bytes.append(0) }
+        bytes.append(contentsOf: id)
+    }
+
     mutating func append(_ position: LogPosition) {
         if !bytes.isEmpty { bytes.append(0) }
         withUnsafeBytes(of: position.rawValue.bigEndian) { bytes.append(contentsOf: $0) }

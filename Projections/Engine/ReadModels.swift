@@ -16,13 +16,14 @@ final class ReadModels: Sendable {
     let userSearch: UserSearch
     let blocks: Blocks
     let moderation: Moderation
+    let rooms: Rooms
 
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
     static let types: [any ReadModel.Type] = [
         Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
         HomeTimeline.self, FollowingFeeds.self, Conversations.self, RecentMessages.self, UserSearch.self, Blocks.self,
-        Moderation.self,
+        Moderation.self, Rooms.self,
     ]
 
     /// The checkpoint's table: the position applied through, and the layout's version.
@@ -50,9 +51,10 @@ final class ReadModels: Sendable {
         userSearch = UserSearch(store: store)
         blocks = Blocks(store: store)
         moderation = Moderation(store: store)
+        rooms = Rooms(store: store)
         inApplyOrder = [
             notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, followingFeeds,
-            conversations, recentMessages, userSearch, blocks, moderation,
+            conversations, recentMessages, userSearch, blocks, moderation, rooms,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
     }

@@ -4,9 +4,10 @@ import ChorusLog
 /// A change on one of a caller's live topics, as the read models show it once they have applied the event that made
 /// it: the events of a live stream, before they are rendered.
 public enum LiveChange: Sendable, Hashable {
-    /// A new post in the caller's Following feed (`feed`): read it in place with ``ReadView/withPost(_:viewer:_:)``.
-    case post(PostID)
-    /// A post that left the caller's Following feed (`feed`): it was deleted.
+    /// A new post in the caller's Following feed (`feed`), posted or plainly reposted at `at`: read it in place with
+    /// ``ReadView/withFeedPost(_:at:viewer:_:)``.
+    case post(PostID, at: LogPosition)
+    /// A post that left the caller's Following feed (`feed`): deleted, unreposted, or its author unfollowed.
     case postRemoved(PostID)
     /// A new comment on a post (`post:{id}`).
     case comment(Comment)
@@ -14,6 +15,8 @@ public enum LiveChange: Sendable, Hashable {
     case commentRemoved(post: PostID, comment: CommentID)
     /// A post's like count after a like or an unlike (`post:{id}`).
     case likes(post: PostID, count: UInt64)
+    /// A post's plain repost count after a repost or an unrepost (`post:{id}`).
+    case reposts(post: PostID, count: UInt64)
     /// The caller's notification the event made (`notifications`).
     case notification(Notification)
     /// A new message in one of the caller's conversations (`conversation:{userId}`).
@@ -23,6 +26,11 @@ public enum LiveChange: Sendable, Hashable {
     /// A user edited their profile (`profile:{userId}`): every screen showing them can refresh from the new one, read
     /// with ``ReadView/profile(_:viewer:)``.
     case profile(UserID)
+    /// A new message in a room the caller is in (`room:{id}`).
+    case roomMessage(RoomMessage)
+    /// Someone joined or left a room the caller is in, or the caller left it (`room:{id}`): read it with
+    /// ``ReadView/room(_:viewer:)``.
+    case room(RoomID)
 }
 
 extension ReadView {
@@ -38,6 +46,16 @@ extension ReadView {
             }
             changes.append(.likes(post: post, count: count))
         }
+        func addReposts(_ post: PostID) throws {
+            guard topics.contains(.post(post)), let count = try withPost(post, viewer: viewer, { $0.post.reposts })
+            else { return }
+            changes.append(.reposts(post: post, count: count))
+        }
+        /// A post that is in no place of the caller's Following feed any more.
+        func addRemoved(_ post: PostID, author: UserID) throws {
+            guard try !isInFollowingFeed(post, author: author, of: viewer) else { return }
+            changes.append(.postRemoved(post))
+        }
         func addNotification() throws {
             guard topics.contains(.notifications), let made = try notification(of: viewer, at: recorded.position) else {
                 return
@@ -49,8 +67,19 @@ extension ReadView {
             if topics.contains(.feed), try event.author == viewer || follows(viewer, event.author),
                 try postRecord(event.post) != nil
             {
-                changes.append(.post(event.post))
+                changes.append(.post(event.post, at: recorded.position))
             }
+        case .reposted(let event):
+            if topics.contains(.feed), try event.user == viewer || follows(viewer, event.user) {
+                changes.append(.post(event.post, at: recorded.position))
+            }
+            try addReposts(event.post)
+            try addNotification()
+        case .unreposted(let event):
+            if topics.contains(.feed), try event.user == viewer || follows(viewer, event.user) {
+                try addRemoved(event.post, author: event.postAuthor)
+            }
+            try addReposts(event.post)
         case .postDeleted(let event):
             if topics.contains(.feed), try event.author == viewer || follows(viewer, event.author) {
                 changes.append(.postRemoved(event.post))
@@ -75,6 +104,12 @@ extension ReadView {
             try addLikes(event.post)
         case .followed:
             try addNotification()
+        case .unfollowed(let event) where event.follower == viewer && topics.contains(.feed):
+            // Each post and repost of the unfollowed user's that no one else keeps in the feed.
+            var removed = Set<PostID>()
+            for (post, author) in try postsAndReposts(of: event.followee) where removed.insert(post).inserted {
+                try addRemoved(post, author: author)
+            }
         case .messageSent(let event) where event.from == viewer || event.to == viewer:
             guard let from = try userSummary(event.from), let to = try userSummary(event.to) else { break }
             let message = Message(
@@ -84,6 +119,17 @@ extension ReadView {
             if topics.contains(.conversations) {
                 changes.append(.conversation(Conversation(partner: partner, lastMessage: message)))
             }
+        case .roomMessageSent(let event) where topics.contains(.room(event.room)):
+            // Members only, as the read models have them.
+            if try isMember(viewer, of: event.room),
+                let message = try roomMessage(in: event.room, at: recorded.position)
+            {
+                changes.append(.roomMessage(message))
+            }
+        case .roomJoined(let event) where topics.contains(.room(event.room)):
+            if try isMember(viewer, of: event.room) { changes.append(.room(event.room)) }
+        case .roomLeft(let event) where topics.contains(.room(event.room)):
+            if try event.user == viewer || isMember(viewer, of: event.room) { changes.append(.room(event.room)) }
         case .profileEdited(let event) where topics.contains(.profile(event.user)):
             changes.append(.profile(event.user))
         default:

@@ -26,18 +26,9 @@ struct Conversations: ReadModel {
     }
 
     /// Takes the text out of every message `user` sent: their partners keep the conversation, with the message and
-    /// its time, but nothing of what it said. Reads the whole table: an account is deleted rarely.
+    /// its time, but nothing of what it said.
     private func eraseMessages(of user: UserID, in transaction: StoreTransaction) throws {
-        var erased: [([UInt8], MessageRecord)] = []
-        try transaction.scan(messages) { key, value in
-            var record = try MessageRecord(decoding: Array(value))
-            if record.from == user, record.text != nil {
-                record.text = nil
-                erased.append((Array(key), record))
-            }
-            return true
-        }
-        for (key, record) in erased { try transaction.put(record.encoded(), for: key, in: messages) }
+        try transaction.eraseText(of: user, in: messages, as: MessageRecord.self)
     }
 
     /// Both users' conversation shares one key prefix: the two ids in order.
@@ -48,7 +39,32 @@ struct Conversations: ReadModel {
     }
 }
 
-struct MessageRecord: Hashable {
+/// A stored message, direct or to a room, whose text goes when its sender's account does.
+protocol SentMessageRecord {
+    var from: UserID { get }
+    var text: String? { get set }
+    init(decoding bytes: [UInt8]) throws
+    func encoded() -> [UInt8]
+}
+
+extension StoreTransaction {
+    /// Sets the text of every message of `table` that `user` sent to nil. Reads the whole table: an account is deleted
+    /// rarely.
+    func eraseText<Record: SentMessageRecord>(of user: UserID, in table: StoreTable, as: Record.Type) throws {
+        var erased: [([UInt8], Record)] = []
+        try scan(table) { key, value in
+            var record = try Record(decoding: Array(value))
+            if record.from == user, record.text != nil {
+                record.text = nil
+                erased.append((Array(key), record))
+            }
+            return true
+        }
+        for (key, record) in erased { try put(record.encoded(), for: key, in: table) }
+    }
+}
+
+struct MessageRecord: SentMessageRecord, Hashable {
     var id: MessageID
     var from: UserID
     var to: UserID

@@ -2,8 +2,9 @@ import ChorusDomain
 import ChorusLog
 import ChorusStorage
 
-/// Each user's Following feed, materialised on write: a post goes into its author's feed and each follower's;
-/// a follow back-fills the followee's posts; an unfollow takes them out. A feed is the sorted list of its posts'
+/// Each user's Following feed, materialised on write: a post (or a plain repost) goes into its author's (reposter's)
+/// feed and each follower's; a follow back-fills the followee's posts and reposts (their `user-posts` entries); an
+/// unfollow takes them out. A feed is the sorted list of its posts'
 /// positions, in ``PositionChunks``, so a back-filled post lands where it belongs in time; ``HomeTimeline`` maps a
 /// position to its post.
 ///
@@ -40,6 +41,19 @@ struct FollowingFeeds: DerivedReadModel {
             for reader in try followers(of: author, in: transaction) {
                 try feeds.append(envelope.position, for: reader, in: transaction)
             }
+        case .reposted(let event):
+            // As a post of the reposter's, at the repost's position.
+            let user = Array(event.user.rawValue.utf8)
+            try feeds.append(envelope.position, for: user, in: transaction)
+            for reader in try followers(of: user, in: transaction) {
+                try feeds.append(envelope.position, for: reader, in: transaction)
+            }
+        case .unreposted(let event):
+            let user = Array(event.user.rawValue.utf8)
+            try feeds.remove([event.repostedAt], for: user, in: transaction)
+            for reader in try followers(of: user, in: transaction) {
+                try feeds.remove([event.repostedAt], for: reader, in: transaction)
+            }
         case .postDeleted(let event):
             // The feeds that hold it: its author's and its author's followers' (a follow back-fills, an unfollow
             // takes out).
@@ -55,7 +69,8 @@ struct FollowingFeeds: DerivedReadModel {
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
-            .messageSent, .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked,
+            .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .sessionStarted, .sessionEnded,
+            .passwordChanged, .passwordResetRequested, .blocked,
             .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
             .accountDeleted, .erasureCompleted:
             break
@@ -113,7 +128,8 @@ struct FollowingFeeds: DerivedReadModel {
 }
 
 extension ReadView {
-    /// Posts of the users `user` follows, and `user`'s own, newest first.
+    /// Posts and plain reposts of the users `user` follows, and `user`'s own, newest first; a post once, at its newest
+    /// repost among them.
     public func followingFeed(of user: UserID, kind: PostKind = .all, page: PageRequest) throws -> Page<Post> {
         try Page(copying: { try followingFeed(of: user, kind: kind, page: page, $0) })
     }
@@ -126,12 +142,55 @@ extension ReadView {
             guard let id = try postID(at: position) else {
                 throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
             }
-            guard let post = try postInPlace(at: id, viewer: user, muting: true), kind.admits(post) else {
-                return false
-            }
+            guard let post = try feedEntry(at: position, post: id, viewer: user, scope: .following(user)),
+                kind.admits(post)
+            else { return false }
             try each(post.lent())
             return true
         }
+    }
+}
+
+extension ReadView {
+    /// Lends `body` the post as `viewer`'s Following feed shows it at `position` (where it was posted or plainly
+    /// reposted); nil, without calling `body`, when the feed does not show it there (gone, hidden, or shown at a newer
+    /// repost).
+    public func withFeedPost<R>(
+        _ post: PostID, at position: LogPosition, viewer: UserID, _ body: (borrowing StoredPost) throws -> R
+    ) throws -> R? {
+        // The key as the table holds it, so that the answer's id lies in the snapshot too.
+        let key = ProjectionKey(post).bytes
+        var found: UnsafeRawBufferPointer?
+        try transaction.scan(models.posts.posts, from: key) { stored, _ in
+            if stored.elementsEqual(key) { found = stored }
+            return false
+        }
+        guard let found, let shown = try feedEntry(at: position, post: found, viewer: viewer, scope: .following(viewer))
+        else { return nil }
+        return try body(shown.lent())
+    }
+
+    /// Whether `user`'s Following feed holds `post` (by `author`) anywhere: posted by the user or someone they follow,
+    /// or plainly reposted by one of them.
+    func isInFollowingFeed(_ post: PostID, author: UserID, of user: UserID) throws -> Bool {
+        guard try postRecord(post) != nil else { return false }
+        if try author == user || follows(user, author) { return true }
+        var reposted = false
+        try transaction.scan(models.posts.postReposts, prefix: ProjectionKey(post).prefix()) { _, reposter in
+            reposted = try FeedScope.following(user).includes(reposter, in: self)
+            return !reposted
+        }
+        return reposted
+    }
+
+    /// The posts of `user`'s posts tab, posted or plainly reposted, each with its author, newest first.
+    func postsAndReposts(of user: UserID) throws -> [(post: PostID, author: UserID)] {
+        var ids: [PostID] = []
+        try transaction.scan(models.posts.userPosts, prefix: ProjectionKey(user).prefix()) { _, value in
+            ids.append(PostID(unchecked: String(copying: value)))
+            return true
+        }
+        return try ids.reversed().compactMap { post in try postRecord(post).map { (post, $0.author) } }
     }
 }
 

@@ -2,8 +2,9 @@ import ChorusDomain
 import ChorusLog
 import ChorusStorage
 
-/// What others did to one's things: likes and comments on one's posts, follows of oneself. Never one's own acts. An
-/// unlike or unfollow takes its notification back, so that liking and unliking cannot flood anyone.
+/// What others did to one's things: likes, comments and plain reposts of one's posts, follows of oneself. Never one's
+/// own acts. An unlike, unrepost or unfollow takes its notification back, so that liking and unliking cannot flood
+/// anyone.
 ///
 /// A like's or a follow's notification is keyed by the position of the like or follow, which an unlike or unfollow
 /// records. Those recorded before they did (schema version 1) find it in ``Posts``' `post-likes` and ``Profiles``'
@@ -45,6 +46,13 @@ struct Notifications: ReadModel {
                 let author = try author(of: event.post, recorded: event.postAuthor, in: transaction)
             else { return }
             try remove(for: author, at: since, in: transaction)
+        case .reposted(let event) where event.postAuthor != event.user:
+            try add(
+                NotificationRecord(
+                    kind: .repost, actor: event.user, post: event.post, comment: nil, createdAt: envelope.recordedAt),
+                for: event.postAuthor, at: envelope.position, in: transaction)
+        case .unreposted(let event):
+            try remove(for: event.postAuthor, at: event.repostedAt, in: transaction)
         case .followed(let event):
             try add(
                 NotificationRecord(
@@ -80,7 +88,9 @@ struct Notifications: ReadModel {
             for position in positions { try remove(for: event.author, at: position, in: transaction) }
         case .commentDeleted(let event):
             try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
-        case .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .sessionStarted, .sessionEnded,
+        case .reposted, .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .roomCreated,
+            .roomJoined, .roomLeft, .roomMessageSent, .sessionStarted,
+            .sessionEnded,
             .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted, .reportFiled,
             .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
@@ -114,10 +124,10 @@ struct Notifications: ReadModel {
 /// What others did to one's things, as the notifications screen shows it.
 public struct Notification: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {
-        case like, follow, comment
+        case like, follow, comment, repost
     }
 
-    /// The post a like or comment was on.
+    /// The post a like, comment or repost was on.
     public struct PostPart: Sendable, Hashable {
         public let id: PostID
         public let image: MediaID?
@@ -171,6 +181,7 @@ extension ReadView {
             case .like: .like
             case .follow: .follow
             case .comment: .comment
+            case .repost: .repost
             }
         return Notification(
             id: PageCursor(position: position).description, kind: kind, actor: actor,
@@ -183,6 +194,7 @@ struct NotificationRecord: Hashable {
         case like = 1
         case follow = 2
         case comment = 3
+        case repost = 4
     }
 
     struct CommentPart: Hashable {

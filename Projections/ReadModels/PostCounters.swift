@@ -2,27 +2,32 @@ import ChorusDomain
 import ChorusLog
 import ChorusStorage
 
-/// Each post's like and comment counts.
+/// Each post's like, comment and plain repost counts.
 ///
-/// Derived: the counts are the number of entries of ``Posts``' `post-likes` and of ``Comments``' `comments` under the
-/// post. Applied before those models, so that it sees whether a like, an unlike or a deletion changes anything.
+/// Derived: the counts are the number of entries of ``Posts``' `post-likes`, ``Comments``' `comments` and ``Posts``'
+/// `post-reposts` under the post. Applied before those models, so that it sees whether a like, an unlike, a repost or
+/// a deletion changes anything.
 struct PostCounters: DerivedReadModel {
-    /// post → likes, comments (``Counters``)
+    /// post → likes, comments, reposts (``Counters``)
     static let counters: StoreTableDefinition = "post-counters"
     static let tables = [counters]
     /// The order of a post's counters.
-    static let likesCounter = 0, commentsCounter = 1, counterCount = 2
+    static let likesCounter = 0, commentsCounter = 1, repostsCounter = 2, counterCount = 3
 
     let counters: StoreTable
     let posts: StoreTable
     let likes: StoreTable
     let comments: StoreTable
+    let postReposts: StoreTable
+    let userReposts: StoreTable
 
     init(store: KeyValueStore) {
         counters = store.table(Self.counters)
         posts = store.table(Posts.posts)
         likes = store.table(Posts.postLikes)
         comments = store.table(Comments.comments)
+        postReposts = store.table(Posts.postReposts)
+        userReposts = store.table(Posts.userReposts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -33,6 +38,12 @@ struct PostCounters: DerivedReadModel {
         case .unliked(let event):
             guard try hasLiked(event.user, event.post, in: transaction) else { return }
             try count(event.post, Self.likesCounter, by: -1, in: transaction)
+        case .reposted(let event):
+            guard try !hasReposted(event.user, event.post, in: transaction) else { return }
+            try count(event.post, Self.repostsCounter, by: 1, in: transaction)
+        case .unreposted(let event):
+            guard try hasReposted(event.user, event.post, in: transaction) else { return }
+            try count(event.post, Self.repostsCounter, by: -1, in: transaction)
         case .commentAdded(let event):
             try count(event.post, Self.commentsCounter, by: 1, in: transaction)
         case .commentDeleted(let event):
@@ -44,6 +55,7 @@ struct PostCounters: DerivedReadModel {
             // Its likes and comments go with it.
             try transaction.delete(ProjectionKey(event.post).bytes, in: counters)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .followed, .unfollowed, .messageSent,
+            .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
@@ -53,13 +65,19 @@ struct PostCounters: DerivedReadModel {
 
     func derive(in transaction: StoreTransaction) throws {
         // In the order of the counters.
-        try transaction.deriveCounters(in: counters, for: posts, counting: [likes, comments])
+        try transaction.deriveCounters(in: counters, for: posts, counting: [likes, comments, postReposts])
     }
 
     private func hasLiked(_ user: UserID, _ post: PostID, in transaction: StoreTransaction) throws -> Bool {
         var like = ProjectionKey(post)
         like.append(user)
         return try transaction.withValue(for: like.bytes, in: likes) { $0 != nil }
+    }
+
+    private func hasReposted(_ user: UserID, _ post: PostID, in transaction: StoreTransaction) throws -> Bool {
+        var repost = ProjectionKey(user)
+        repost.append(post)
+        return try transaction.withValue(for: repost.bytes, in: userReposts) { $0 != nil }
     }
 
     private func count(_ post: PostID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
@@ -70,8 +88,13 @@ struct PostCounters: DerivedReadModel {
 
 extension ReadView {
     /// A post's counts, read in place: a feed page reads them for every post. `post` is the post's id.
-    func postCountsInPlace(of post: UnsafeRawBufferPointer) throws -> (likes: UInt64, comments: UInt64) {
+    func postCountsInPlace(of post: UnsafeRawBufferPointer) throws -> (
+        likes: UInt64, comments: UInt64, reposts: UInt64
+    ) {
         let counters = try transaction.countersInPlace(post, in: models.postCounters.counters)
-        return (counters[PostCounters.likesCounter], counters[PostCounters.commentsCounter])
+        return (
+            counters[PostCounters.likesCounter], counters[PostCounters.commentsCounter],
+            counters[PostCounters.repostsCounter]
+        )
     }
 }

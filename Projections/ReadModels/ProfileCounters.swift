@@ -4,15 +4,16 @@ import ChorusStorage
 
 /// Each profile's followers, following and posts counts.
 ///
-/// Derived: the counts are the number of entries of ``Profiles``' `followers` and `following` tabs and ``Posts``'
-/// `user-posts` tab under the user. Applied before those models, so that it sees whether a follow or an unfollow
+/// Derived: the counters are the number of entries of ``Profiles``' `followers` and `following` tabs, ``Posts``'
+/// `user-posts` tab and ``Posts``' `user-reposts` under the user; the posts count is the tab's entries less the plain
+/// reposts among them. Applied before those models, so that it sees whether a follow, an unfollow or a repost
 /// changes an edge.
 struct ProfileCounters: DerivedReadModel {
-    /// user → followers, following, posts (``Counters``)
+    /// user → followers, following, posts tab entries, plain reposts (``Counters``)
     static let counters: StoreTableDefinition = "profile-counters"
     static let tables = [counters]
     /// The order of a profile's counters.
-    static let followersCounter = 0, followingCounter = 1, postsCounter = 2, counterCount = 3
+    static let followersCounter = 0, followingCounter = 1, tabCounter = 2, repostsCounter = 3, counterCount = 4
 
     let counters: StoreTable
     let profiles: StoreTable
@@ -20,6 +21,7 @@ struct ProfileCounters: DerivedReadModel {
     let followers: StoreTable
     let following: StoreTable
     let userPosts: StoreTable
+    let userReposts: StoreTable
 
     init(store: KeyValueStore) {
         counters = store.table(Self.counters)
@@ -28,6 +30,7 @@ struct ProfileCounters: DerivedReadModel {
         followers = store.table(Profiles.followers)
         following = store.table(Profiles.following)
         userPosts = store.table(Posts.userPosts)
+        userReposts = store.table(Posts.userReposts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -41,14 +44,22 @@ struct ProfileCounters: DerivedReadModel {
             try count(event.follower, Self.followingCounter, by: -1, in: transaction)
             try count(event.followee, Self.followersCounter, by: -1, in: transaction)
         case .postCreated(let event):
-            try count(event.author, Self.postsCounter, by: 1, in: transaction)
+            try count(event.author, Self.tabCounter, by: 1, in: transaction)
+        case .reposted(let event):
+            guard try !hasReposted(event.user, event.post, in: transaction) else { return }
+            try count(event.user, Self.tabCounter, by: 1, in: transaction)
+            try count(event.user, Self.repostsCounter, by: 1, in: transaction)
+        case .unreposted(let event):
+            guard try hasReposted(event.user, event.post, in: transaction) else { return }
+            try count(event.user, Self.tabCounter, by: -1, in: transaction)
+            try count(event.user, Self.repostsCounter, by: -1, in: transaction)
         case .postDeleted(let event):
             var tab = ProjectionKey(event.author)
             tab.append(event.postedAt)
             guard try transaction.withValue(for: tab.bytes, in: userPosts, { $0 != nil }) else { return }
-            try count(event.author, Self.postsCounter, by: -1, in: transaction)
+            try count(event.author, Self.tabCounter, by: -1, in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .commentDeleted, .liked, .unliked, .commentAdded,
-            .messageSent,
+            .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
@@ -58,13 +69,20 @@ struct ProfileCounters: DerivedReadModel {
 
     func derive(in transaction: StoreTransaction) throws {
         // In the order of the counters.
-        try transaction.deriveCounters(in: counters, for: profiles, counting: [followers, following, userPosts])
+        try transaction.deriveCounters(
+            in: counters, for: profiles, counting: [followers, following, userPosts, userReposts])
     }
 
     private func isFollowing(_ follower: UserID, _ followee: UserID, in transaction: StoreTransaction) throws -> Bool {
         var edge = ProjectionKey(follower)
         edge.append(followee)
         return try transaction.withValue(for: edge.bytes, in: edges) { $0 != nil }
+    }
+
+    private func hasReposted(_ user: UserID, _ post: PostID, in transaction: StoreTransaction) throws -> Bool {
+        var repost = ProjectionKey(user)
+        repost.append(post)
+        return try transaction.withValue(for: repost.bytes, in: userReposts) { $0 != nil }
     }
 
     private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
@@ -80,7 +98,7 @@ extension ReadView {
             ProjectionKey(user).bytes, count: ProfileCounters.counterCount, in: models.profileCounters.counters)
         return (
             counters[ProfileCounters.followersCounter], counters[ProfileCounters.followingCounter],
-            counters[ProfileCounters.postsCounter]
+            counters[ProfileCounters.tabCounter] - counters[ProfileCounters.repostsCounter]
         )
     }
 }

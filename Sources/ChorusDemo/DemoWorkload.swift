@@ -3,8 +3,9 @@ import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
-/// thousands), posts, reposts, likes, unlikes, comments, messages, profile edits, post edits, unfollows, deletions of
-/// posts and comments, blocks and mutes, and at the end one account that writes a little and is deleted.
+/// thousands), posts, plain reposts and unreposts, quotes, likes, unlikes, comments, messages, profile edits, post
+/// edits, unfollows, deletions of posts and comments, blocks and mutes, a lobby room its users join, talk in and leave,
+/// and at the end one account that writes a little and is deleted.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -39,7 +40,7 @@ public struct DemoWorkload: Sendable {
         var posts: [PostID] = []
         /// The author of each of `posts`, who alone may edit or delete it.
         var authors: [UserID] = []
-        /// What was made and deleted, and the plain reposts that go when their original does.
+        /// What was made and deleted.
         var life = Life()
         // Events, not commands: a registration appends two (the user and the first session).
         let startHead = executor.log.head.rawValue
@@ -51,23 +52,20 @@ public struct DemoWorkload: Sendable {
                 case .registerUser:
                     users.append(UserID(unchecked: result.createdID ?? ""))
                     summary.users += 1
-                case .createPost(let author, let caption, let text, let image, let repostOf):
-                    let post = PostID(unchecked: result.createdID ?? "")
-                    posts.append(post)
+                case .createPost(let author, _, _, _, _):
+                    posts.append(PostID(unchecked: result.createdID ?? ""))
                     authors.append(author)
                     summary.posts += 1
-                    if let repostOf, caption == nil, text == nil, image == nil {
-                        life.plainReposts[repostOf, default: []].append(post)
-                    }
                 case .addComment(let author, let post, _):
                     life.comments.append((CommentID(unchecked: result.createdID ?? ""), post, author))
                 case .deletePost(_, let post):
                     life.deletedPosts.insert(post)
-                    for repost in life.plainReposts.removeValue(forKey: post) ?? [] {
-                        life.deletedPosts.insert(repost)
-                    }
                 case .deleteComment(_, _, let comment):
                     life.deletedComments.insert(comment)
+                case .joinRoom(let user, _):
+                    life.roomMembers.insert(user)
+                case .leaveRoom(let user, _):
+                    life.roomMembers.remove(user)
                 default:
                     break
                 }
@@ -105,6 +103,11 @@ public struct DemoWorkload: Sendable {
             record(wave, try await execute(wave, on: executor, durability: durability))
         }
 
+        // One room everyone may join, as in Flash Chat.
+        let lobby = try await executor.execute(.createRoom(creator: users[0], name: "Lobby"), durability: durability)
+        life.room = RoomID(unchecked: lobby.createdID ?? "")
+        life.roomMembers.insert(users[0])
+
         // Then everyday life, until about `events` are appended.
         while summary.events < events {
             var wave: [Command] = []
@@ -120,7 +123,8 @@ public struct DemoWorkload: Sendable {
         return summary
     }
 
-    /// One account that signs up, writes a post, a comment and a message, follows and likes, and is deleted: the
+    /// One account that signs up, writes a post, a comment, a message and a room message, follows and likes, and is
+    /// deleted: the
     /// demo's account deletion, apart from the `user…@demo.chorus` accounts that benchmarks sign in as.
     private func leave(
         after users: [UserID], posts: [PostID], life: Life, on executor: CommandExecutor, durability: WriteDurability
@@ -134,6 +138,11 @@ public struct DemoWorkload: Sendable {
             .follow(follower: leaver, followee: users[0]),
             .sendMessage(from: leaver, to: users[0], text: "Thanks for everything"),
         ]
+        if let room = life.room {
+            commands += [
+                .joinRoom(user: leaver, room: room), .sendRoomMessage(from: leaver, room: room, text: "Bye, lobby"),
+            ]
+        }
         if let standing {
             commands += [
                 .like(user: leaver, post: standing), .addComment(author: leaver, post: standing, text: "So long"),
@@ -187,17 +196,34 @@ public struct DemoWorkload: Sendable {
         }
         let post = posts[index]
         switch roll {
-        case 24..<29:
-            return .createPost(author: user, repostOf: post)
+        case 24..<27:
+            return .repost(user: user, post: post)
+        case 27..<29:
+            return .createPost(
+                author: user,
+                text: DemoNames.sentence(words: Int.random(in: 2...10, using: &generator), using: &generator),
+                repostOf: post)
         case 29..<52:
             return .like(user: user, post: post)
-        case 52..<55:
+        case 52..<54:
             return .unlike(user: user, post: post)
+        case 54:
+            return .unrepost(user: user, post: post)
         case 55..<70:
             return .addComment(
                 author: user, post: post,
                 text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator))
-        case 70..<84 where user != other:
+        case 70..<72 where life.room != nil:
+            // The lobby: members talk, others join, and now and then one leaves.
+            let room = life.room!
+            guard life.roomMembers.contains(user) else { return .joinRoom(user: user, room: room) }
+            guard roll > 70 || Int.random(in: 0..<10, using: &generator) > 0 else {
+                return .leaveRoom(user: user, room: room)
+            }
+            return .sendRoomMessage(
+                from: user, room: room,
+                text: DemoNames.sentence(words: Int.random(in: 1...10, using: &generator), using: &generator))
+        case 72..<84 where user != other:
             return .sendMessage(
                 from: user, to: other,
                 text: DemoNames.sentence(words: Int.random(in: 1...10, using: &generator), using: &generator))
@@ -235,7 +261,9 @@ public struct DemoWorkload: Sendable {
 /// What a run made and deleted, so that later commands leave deleted things alone.
 private struct Life {
     var deletedPosts: Set<PostID> = []
-    var plainReposts: [PostID: [PostID]] = [:]
+    /// The lobby, and who is in it.
+    var room: RoomID?
+    var roomMembers: Set<UserID> = []
     /// Each comment made, with its post and author.
     var comments: [(CommentID, PostID, UserID)] = []
     var deletedComments: Set<CommentID> = []

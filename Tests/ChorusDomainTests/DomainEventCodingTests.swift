@@ -8,6 +8,7 @@ struct DomainEventCodingTests {
     static let user = UserID.make()
     static let other = UserID.make()
     static let post = PostID.make()
+    static let room = RoomID.make()
 
     static let samples: [DomainEvent] = [
         .userRegistered(
@@ -55,6 +56,12 @@ struct DomainEventCodingTests {
         .reportResolved(ReportResolved(report: .make(), action: .suspendUser, filedAt: LogPosition(40))),
         .userSuspended(UserSuspended(user: other)),
         .userUnsuspended(UserUnsuspended(user: other)),
+        .reposted(Reposted(user: other, post: post, postAuthor: user)),
+        .unreposted(Unreposted(user: other, post: post, postAuthor: user, repostedAt: LogPosition(50))),
+        .roomCreated(RoomCreated(room: room, creator: user, name: "Flash Chat")),
+        .roomJoined(RoomJoined(room: room, user: other)),
+        .roomLeft(RoomLeft(room: room, user: other, joinedAt: LogPosition(52))),
+        .roomMessageSent(RoomMessageSent(message: .make(), room: room, from: other, text: "모두 안녕")),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

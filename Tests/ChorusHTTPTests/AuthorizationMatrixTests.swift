@@ -68,6 +68,9 @@ struct AuthorizationMatrixTests {
             let filed = try await api.call(
                 .post, "/v1/reports", token: bo.token, json: ["postId": post, "reason": "other"])
             let reportID = try #require(filed.object["id"] as? String)
+            // A room of Bo's, for Ana to join, write to and leave.
+            let roomMade = try await api.call(.post, "/v1/rooms", token: bo.token, json: ["name": "Bo's room"])
+            let room = try #require(roomMade.object["id"] as? String)
             // A second session of Ana's, for her to end.
             let second = try await api.call(
                 .post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"])
@@ -105,6 +108,8 @@ struct AuthorizationMatrixTests {
                 Route(method: .patch, path: "/v1/posts/\(anasPost)", audience: .user, json: ["text": "edited"]),
                 Route(method: .put, path: "/v1/posts/\(post)/like", audience: .user),
                 Route(method: .delete, path: "/v1/posts/\(post)/like", audience: .user),
+                Route(method: .put, path: "/v1/posts/\(post)/repost", audience: .user),
+                Route(method: .delete, path: "/v1/posts/\(post)/repost", audience: .user),
                 Route(method: .get, path: "/v1/posts/\(post)/comments", audience: .user),
                 Route(method: .post, path: "/v1/posts/\(post)/comments", audience: .user, json: ["text": "nice"]),
                 Route(method: .delete, path: "/v1/posts/\(post)/comments/\(commentID)", audience: .user),
@@ -115,6 +120,13 @@ struct AuthorizationMatrixTests {
                 Route(method: .post, path: "/v1/messages", audience: .user, json: ["to": bo.id, "text": "hello"]),
                 Route(method: .get, path: "/v1/conversations", audience: .user),
                 Route(method: .get, path: "/v1/conversations/\(bo.id)/messages", audience: .user),
+                Route(method: .post, path: "/v1/rooms", audience: .user, json: ["name": "Ana's room"]),
+                Route(method: .get, path: "/v1/rooms", audience: .user),
+                Route(method: .get, path: "/v1/rooms/\(room)", audience: .user),
+                Route(method: .put, path: "/v1/rooms/\(room)/membership", audience: .user),
+                Route(method: .post, path: "/v1/rooms/\(room)/messages", audience: .user, json: ["text": "hi"]),
+                Route(method: .get, path: "/v1/rooms/\(room)/messages", audience: .user),
+                Route(method: .delete, path: "/v1/rooms/\(room)/membership", audience: .user),
                 Route(method: .get, path: "/v1/admin/projections", audience: .admin),
                 Route(method: .get, path: "/v1/admin/webhooks", audience: .admin),
                 Route(method: .get, path: "/v1/admin/erasures", audience: .admin),

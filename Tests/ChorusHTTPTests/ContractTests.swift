@@ -74,6 +74,11 @@ struct ContractTests {
                 .delete, "/v1/posts/{id}/like",
                 try await api.call(.delete, "/v1/posts/\(postID)/like", token: ana.token))
             expect(.put, "/v1/posts/{id}/like", try await api.call(.put, "/v1/posts/\(postID)/like", token: ana.token))
+            let repostPath = "/v1/posts/\(postID)/repost"
+            expect(.put, "/v1/posts/{id}/repost", try await api.call(.put, repostPath, token: ana.token))
+            expect(.delete, "/v1/posts/{id}/repost", try await api.call(.delete, repostPath, token: ana.token))
+            expect(.put, "/v1/posts/{id}/repost", try await api.call(.put, repostPath, token: ana.token))
+            expect(.put, "/v1/posts/{id}/repost", try await api.call(.put, "/v1/posts/nope/repost", token: ana.token))
             expect(
                 .post, "/v1/posts/{id}/comments",
                 try await api.call(.post, "/v1/posts/\(postID)/comments", token: ana.token, json: ["text": "nice"]))
@@ -124,6 +129,28 @@ struct ContractTests {
                 .patch, "/v1/posts/{id}",
                 try await api.call(.patch, "/v1/posts/\(postID)", token: bo.token, json: ["text": "back"]))
             expect(.delete, deleteComment, try await api.call(.delete, commentPath, token: bo.token))
+            // Rooms.
+            let room = try await api.call(.post, "/v1/rooms", token: ana.token, json: ["name": "Lobby"])
+            expect(.post, "/v1/rooms", room)
+            expect(.post, "/v1/rooms", try await api.call(.post, "/v1/rooms", token: ana.token, json: ["name": ""]))
+            let roomPath = "/v1/rooms/\(room.object["id"] as? String ?? "")"
+            expect(.get, "/v1/rooms", try await api.call(.get, "/v1/rooms?scope=all", token: bo.token))
+            expect(.get, "/v1/rooms/{id}", try await api.call(.get, roomPath, token: bo.token))
+            expect(.get, "/v1/rooms/{id}", try await api.call(.get, "/v1/rooms/nope", token: bo.token))
+            expect(
+                .post, "/v1/rooms/{id}/messages",
+                try await api.call(.post, roomPath + "/messages", token: bo.token, json: ["text": "hi"]))
+            expect(.get, "/v1/rooms/{id}/messages", try await api.call(.get, roomPath + "/messages", token: bo.token))
+            expect(
+                .put, "/v1/rooms/{id}/membership", try await api.call(.put, roomPath + "/membership", token: bo.token))
+            expect(
+                .post, "/v1/rooms/{id}/messages",
+                try await api.call(.post, roomPath + "/messages", token: bo.token, json: ["text": "hi"]))
+            expect(.get, "/v1/rooms/{id}/messages", try await api.call(.get, roomPath + "/messages", token: bo.token))
+            expect(
+                .delete, "/v1/rooms/{id}/membership",
+                try await api.call(.delete, roomPath + "/membership", token: bo.token))
+            expect(.get, "/v1/rooms", try await api.call(.get, "/v1/rooms", token: ana.token))
             // Blocks and mutes.
             let cy = try await api.register("Cy")
             for (method, path) in [
@@ -237,9 +264,11 @@ struct ContractTests {
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",
                 "/v1/users/{id}/block", "/v1/users/{id}/mute", "/v1/me/blocks", "/v1/me/mutes",
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
-                "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}", "/v1/feed/home", "/v1/feed/following",
+                "/v1/posts/{id}/repost", "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}",
+                "/v1/feed/home", "/v1/feed/following",
                 "/v1/notifications", "/v1/messages",
-                "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/live", "/health", "/metrics",
+                "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/rooms", "/v1/rooms/{id}",
+                "/v1/rooms/{id}/membership", "/v1/rooms/{id}/messages", "/v1/live", "/health", "/metrics",
                 "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild", "/v1/admin/webhooks",
                 "/v1/reports", "/v1/admin/reports", "/v1/admin/reports/{id}/resolve", "/v1/admin/users/{id}/unsuspend",
                 "/v1/admin/erasures",

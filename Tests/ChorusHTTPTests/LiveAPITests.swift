@@ -98,6 +98,69 @@ struct LiveAPITests {
         }
     }
 
+    @Test(
+        "feed sends a followed user's plain repost as the post with repostedBy, and post_removed when an unrepost or an unfollow takes a post out; post:{id} sends repost counts; each resumes after Last-Event-ID once"
+    )
+    func repostsAndRemovals() async throws {
+        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let dee = try await api.register("Dee")
+            let post = try await api.post(ana, "ana's post")
+            _ = try await api.call(.put, "/v1/users/\(bo.id)/follow", token: dee.token)
+            let bosOwn = try await api.post(bo, "bo's own")
+            let start = try #require(try await api.call(.get, "/v1/feed/following", token: dee.token).position)
+            let port = try #require(api.client.port)
+            let topics = "/v1/live?topics=feed,post:\(post)"
+            func open(after position: UInt64) async throws -> RawHTTPStream {
+                let headers = ["Authorization": "Bearer \(dee.token)", "Last-Event-ID": "\(position)"]
+                return try await offPool {
+                    let stream = try RawHTTPStream(port: port, path: topics, headers: headers)
+                    guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
+                    return stream
+                }
+            }
+            let stream = try await open(after: start)
+            /// Does `write`, then reads the two events it makes.
+            func events(after write: () async throws -> Void) async throws -> [LiveEvent] {
+                try await write()
+                return try await offPool { try stream.nextEvents(2) }
+            }
+
+            let reposted = try await events {
+                _ = try await api.call(.put, "/v1/posts/\(post)/repost", token: bo.token)
+            }
+            #expect(reposted.map(\.name) == ["post", "repost"])
+            #expect(reposted[0].data["id"] as? String == post)
+            #expect((reposted[0].data["repostedBy"] as? [String: Any])?["id"] as? String == bo.id)
+            #expect(reposted[1].data["postId"] as? String == post && reposted[1].data["reposts"] as? Int == 1)
+
+            let unreposted = try await events {
+                _ = try await api.call(.delete, "/v1/posts/\(post)/repost", token: bo.token)
+            }
+            #expect(unreposted.map(\.name) == ["post_removed", "repost"])
+            #expect(unreposted[0].data["id"] as? String == post && unreposted[1].data["reposts"] as? Int == 0)
+
+            let again = try await events { _ = try await api.call(.put, "/v1/posts/\(post)/repost", token: bo.token) }
+            #expect(again.map(\.name) == ["post", "repost"])
+
+            // The unfollow takes out both of Bo's, his repost and his own post, at one position.
+            let unfollowed = try await events {
+                _ = try await api.call(.delete, "/v1/users/\(bo.id)/follow", token: dee.token)
+            }
+            #expect(unfollowed.map(\.name) == ["post_removed", "post_removed"])
+            #expect(Set(unfollowed.map { $0.data["id"] as? String }) == [post, bosOwn])
+            #expect(unfollowed[0].id == unfollowed[1].id)
+
+            // Resumed after the unrepost, a stream gets what followed once, as the read models show it now: Dee no
+            // longer follows Bo, so the repost that came after is no post of hers.
+            let resumed = try await open(after: unreposted[1].id)
+            let later = try await offPool { try resumed.eventsUntilHeartbeat() }
+            #expect(later.map(\.name) == ["repost", "post_removed", "post_removed"])
+            #expect(later.map(\.id) == [again[1].id] + unfollowed.map(\.id))
+        }
+    }
+
     @Test("idle streams get heartbeat comments; unknown topics are 400 and a stream needs a token")
     func heartbeatsAndRefusals() async throws {
         try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(100) }) { api in

@@ -39,19 +39,48 @@ final class RawHTTPStream: @unchecked Sendable {
         while true {
             let block = try nextBlock()
             guard !block.hasPrefix(":") else { continue }
-            var id: UInt64 = 0
-            var name = ""
-            var data: [String: Any] = [:]
-            for line in block.split(separator: "\n") {
-                if line.hasPrefix("id: ") { id = UInt64(line.dropFirst(4)) ?? 0 }
-                if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
-                if line.hasPrefix("data: ") {
-                    data =
-                        (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any] ?? [:]
-                }
-            }
-            return LiveEvent(id: id, name: name, data: data)
+            return Self.event(block)
         }
+    }
+
+    /// The next `count` events; throws if they have not all come within `heartbeats` heartbeats.
+    func nextEvents(_ count: Int, heartbeats: Int = 20) throws -> [LiveEvent] {
+        var events: [LiveEvent] = []
+        var idle = 0
+        while events.count < count {
+            let block = try nextBlock()
+            if block == ": heartbeat" {
+                idle += 1
+                guard idle < heartbeats else { throw StreamError("\(events.count) of \(count) events came") }
+            } else if !block.hasPrefix(":") {
+                events.append(Self.event(block))
+            }
+        }
+        return events
+    }
+
+    /// Every event up to the first heartbeat: a stream sends all it has caught up with before it idles.
+    func eventsUntilHeartbeat() throws -> [LiveEvent] {
+        var events: [LiveEvent] = []
+        while true {
+            let block = try nextBlock()
+            if block == ": heartbeat" { return events }
+            if !block.hasPrefix(":") { events.append(Self.event(block)) }
+        }
+    }
+
+    private static func event(_ block: String) -> LiveEvent {
+        var id: UInt64 = 0
+        var name = ""
+        var data: [String: Any] = [:]
+        for line in block.split(separator: "\n") {
+            if line.hasPrefix("id: ") { id = UInt64(line.dropFirst(4)) ?? 0 }
+            if line.hasPrefix("event: ") { name = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: ") {
+                data = (try? JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8))) as? [String: Any] ?? [:]
+            }
+        }
+        return LiveEvent(id: id, name: name, data: data)
     }
 
     private func findBlankLine() -> Int? {

@@ -38,6 +38,9 @@ struct EmbeddedProfileTests {
                     case 6 where user != other: .follow(follower: user, followee: other)
                     case 7 where user != other: .unfollow(follower: user, followee: other)
                     case 8 where user != other: .sendMessage(from: user, to: other, text: "hi")
+                    case 9 where post != nil:
+                        Bool.random(using: &generator)
+                            ? .repost(user: user, post: post!) : .unrepost(user: user, post: post!)
                     default: .createPost(author: user, text: "another")
                     }
                 let result = try await app.chorus.execute(command)
@@ -64,12 +67,13 @@ struct EmbeddedProfileTests {
         }
     }
 
-    /// Every user summary any answer embeds: feeds, posts and their reposts, comments, followers and following,
+    /// Every user summary any answer embeds: feeds and tabs, posts, the posts they quote and who reposted them, comments, followers and following,
     /// notifications, conversations and messages.
     private func embeddedUsers(in view: borrowing ReadView, users: [UserID]) throws -> [UserSummary] {
         var found: [UserSummary] = []
         func add(_ post: Post) {
             found.append(post.author)
+            if let reposter = post.repostedBy { found.append(reposter) }
             if let original = post.repostOf { found.append(original.author) }
         }
         let home = try view.homeFeed(viewer: nil, page: PageRequest(limit: 100))
@@ -79,6 +83,7 @@ struct EmbeddedProfileTests {
         }
         for user in users {
             try view.followingFeed(of: user, page: PageRequest(limit: 100)).items.forEach(add)
+            try view.posts(by: user, viewer: nil, page: PageRequest(limit: 100))?.items.forEach(add)
             found += try view.followers(of: user, viewer: nil, page: PageRequest(limit: 100))?.items ?? []
             found += try view.following(of: user, viewer: nil, page: PageRequest(limit: 100))?.items ?? []
             if let profile = try view.profile(user, viewer: nil) { found.append(profile.summary) }

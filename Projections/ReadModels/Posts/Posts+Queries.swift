@@ -19,6 +19,13 @@ public struct Post: Sendable, Hashable {
     public let comments: UInt64
     /// Whether the viewer likes it.
     public let hasLiked: Bool
+    /// How many users repost it plainly.
+    public let reposts: UInt64
+    /// Whether the viewer reposted it plainly.
+    public let hasReposted: Bool
+    /// In a feed or tab, who plainly reposted it at the place it is shown (the newest repost the list holds); nil
+    /// where it is shown as posted.
+    public let repostedBy: UserSummary?
 
     /// Boxes the reposted post, which a struct cannot hold directly.
     public indirect enum Repost: Sendable, Hashable { case of(Post) }
@@ -45,11 +52,15 @@ public struct StoredPost: ~Copyable {
         public let likes: UInt64
         public let comments: UInt64
         public let hasLiked: Bool
+        public let reposts: UInt64
+        public let hasReposted: Bool
     }
 
     public let post: Fields
     /// The reposted post (shown without the post it in turn reposts).
     public let repostOf: Fields?
+    /// Who plainly reposted it at the place a feed or tab shows it (see ``Post/repostedBy``).
+    public let repostedBy: StoredUserSummary?
 }
 
 extension Post {
@@ -57,13 +68,18 @@ extension Post {
     public init(_ stored: borrowing StoredPost) {
         let repost: Repost? =
             switch stored.repostOf {
-            case .some(let original): .of(Post(original, repost: nil))
+            case .some(let original): .of(Post(original, repost: nil, repostedBy: nil))
             case .none: nil
             }
-        self.init(stored.post, repost: repost)
+        let repostedBy: UserSummary? =
+            switch stored.repostedBy {
+            case .some(let user): UserSummary(user)
+            case .none: nil
+            }
+        self.init(stored.post, repost: repost, repostedBy: repostedBy)
     }
 
-    private init(_ fields: borrowing StoredPost.Fields, repost: Repost?) {
+    private init(_ fields: borrowing StoredPost.Fields, repost: Repost?, repostedBy: UserSummary?) {
         let image: MediaID? =
             switch fields.image {
             case .some(let image): MediaID(unchecked: image.string)
@@ -72,7 +88,8 @@ extension Post {
         self.init(
             id: PostID(unchecked: fields.id.string), author: UserSummary(fields.author), caption: fields.caption.string,
             text: fields.text.string, image: image, repost: repost, createdAt: fields.createdAt,
-            editedAt: fields.editedAt, likes: fields.likes, comments: fields.comments, hasLiked: fields.hasLiked)
+            editedAt: fields.editedAt, likes: fields.likes, comments: fields.comments, hasLiked: fields.hasLiked,
+            reposts: fields.reposts, hasReposted: fields.hasReposted, repostedBy: repostedBy)
     }
 }
 
@@ -89,12 +106,14 @@ struct PostInPlace {
         let likes: UInt64
         let comments: UInt64
         let hasLiked: Bool
+        let reposts: UInt64
+        let hasReposted: Bool
 
         func lent() -> StoredPost.Fields {
             StoredPost.Fields(
                 id: StoredText(id), author: author.lent(), caption: StoredText(caption), text: StoredText(text),
                 image: image.map(StoredText.init), createdAt: createdAt, editedAt: editedAt, likes: likes,
-                comments: comments, hasLiked: hasLiked)
+                comments: comments, hasLiked: hasLiked, reposts: reposts, hasReposted: hasReposted)
         }
     }
 
@@ -103,6 +122,8 @@ struct PostInPlace {
     let repostOf: Fields?
     /// Whether it reposts a post, shown or not.
     let isRepost: Bool
+    /// Who plainly reposted it where a list shows it; nil where it is shown as posted.
+    var repostedBy: SummaryInPlace?
 
     func lent() -> StoredPost {
         let original: StoredPost.Fields? =
@@ -110,7 +131,7 @@ struct PostInPlace {
             case .some(let fields): fields.lent()
             case .none: nil
             }
-        return StoredPost(post: post.lent(), repostOf: original)
+        return StoredPost(post: post.lent(), repostOf: original, repostedBy: repostedBy?.lent())
     }
 }
 
@@ -144,7 +165,17 @@ extension ReadView {
         _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
         guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
-        return try postPage(models.posts.userPosts, owner: user, kind: kind, viewer: viewer, page: page, each)
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.forEachInPage(
+            models.posts.userPosts, prefix: prefix, order: .newestFirst, request: page
+        ) { key, value in
+            let position = ProjectionKey.position(in: key, at: prefix.count)
+            guard let post = try feedEntry(at: position, post: value, viewer: viewer, scope: .user(user)),
+                kind.admits(post)
+            else { return false }
+            try each(post.lent())
+            return true
+        }
     }
 
     /// The likes tab: posts `user` liked, most recently liked first; nil for an unknown user.
@@ -157,10 +188,51 @@ extension ReadView {
         by user: UserID, viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
         guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
-        return try postPage(models.posts.userLikes, owner: user, kind: .all, viewer: viewer, page: page, each)
+        let prefix = ProjectionKey(user).prefix()
+        return try transaction.forEachInPage(
+            models.posts.userLikes, prefix: prefix, order: .newestFirst, request: page
+        ) { _, value in
+            guard let post = try postInPlace(at: value, viewer: viewer) else { return false }
+            try each(post.lent())
+            return true
+        }
     }
 
     // MARK: Joins, for the other models' queries
+
+    /// The post a feed or tab shows at `position`, which holds `id` (a buffer in the snapshot): as posted there, or
+    /// with `repostedBy` when a plain repost put it there. Nil when hidden from the viewer (its author, or the user who
+    /// reposted it, blocked either way, or in a feed muted), and when the list shows it at a newer place: a list shows each post
+    /// once, at the newest repost of it by someone in `scope` (or as posted when there is none).
+    func feedEntry(at position: LogPosition, post id: UnsafeRawBufferPointer, viewer: UserID?, scope: FeedScope) throws
+        -> PostInPlace?
+    {
+        guard var post = try postInPlace(at: id, viewer: viewer, muting: scope.mutes) else { return nil }
+        // Most posts are not reposted, and then nothing need be looked up.
+        guard post.post.reposts > 0 else { return post }
+        var here = ProjectionKey(bytes: id)
+        here.append(position)
+        // The reposter's id as the table holds it, in the snapshot.
+        let reposter = try here.bytes.withUnsafeBytes {
+            try transaction.valueInPlace(for: $0, in: models.posts.postReposts)
+        }
+        if let reposter {
+            guard try !hides(bytes: reposter, from: viewer, muting: scope.mutes),
+                let summary = try summaryInPlace(of: reposter)
+            else { return nil }
+            post.repostedBy = summary
+        }
+        var newer = false
+        var next = ProjectionKey(bytes: id)
+        next.append(position.next)
+        try transaction.scan(models.posts.postReposts, from: next.bytes) { key, reposter in
+            // Keys of this post: its id, NUL, a position.
+            guard key.count == id.count + 9, key.starts(withBytes: id), key[id.count] == 0 else { return false }
+            newer = try scope.includes(reposter, in: self) && !hides(bytes: reposter, from: viewer, muting: scope.mutes)
+            return !newer
+        }
+        return newer ? nil : post
+    }
 
     func postRecord(_ post: PostID) throws -> PostRecord? {
         try transaction.value(for: ProjectionKey(post).bytes, in: models.posts.posts).map(PostRecord.init(decoding:))
@@ -187,12 +259,17 @@ extension ReadView {
             return nil
         }
         let counts = try postCountsInPlace(of: id)
-        var hasLiked = false
-        // Most posts have no likes, and then no one need be looked up.
+        var (hasLiked, hasReposted) = (false, false)
+        // Most posts have no likes or reposts, and then no one need be looked up.
         if let viewer, counts.likes > 0 {
             var like = ProjectionKey(bytes: id)
             like.append(viewer)
             hasLiked = try transaction.withValue(for: like.bytes, in: models.posts.likes) { $0 != nil }
+        }
+        if let viewer, counts.reposts > 0 {
+            var repost = ProjectionKey(viewer)
+            repost.append(bytes: id)
+            hasReposted = try transaction.withValue(for: repost.bytes, in: models.posts.userReposts) { $0 != nil }
         }
         guard let author = try summaryInPlace(of: record.author) else {
             throw ProjectionError.inconsistent("no profile for the author of \(String(copying: id))")
@@ -200,21 +277,35 @@ extension ReadView {
         let fields = PostInPlace.Fields(
             id: id, author: author, caption: record.caption, text: record.text, image: record.image,
             createdAt: record.createdAt, editedAt: record.editedAt, likes: counts.likes, comments: counts.comments,
-            hasLiked: hasLiked)
+            hasLiked: hasLiked, reposts: counts.reposts, hasReposted: hasReposted)
         return (fields, record.repostOf)
     }
+}
 
-    /// A page of `table` (owner, position → post id), its posts lent to `each` in place.
-    private func postPage(
-        _ table: StoreTable, owner: UserID, kind: PostKind, viewer: UserID?, page: PageRequest,
-        _ each: (borrowing StoredPost) throws -> Void
-    ) throws -> PageEnd {
-        try transaction.forEachInPage(table, prefix: ProjectionKey(owner).prefix(), order: .newestFirst, request: page)
-        {
-            _, value in
-            guard let post = try postInPlace(at: value, viewer: viewer), kind.admits(post) else { return false }
-            try each(post.lent())
+/// Whose plain reposts put posts into a list: everyone's (Home), the owner's and the users they follow (a Following
+/// feed), or one user's (a posts tab).
+enum FeedScope {
+    case everyone
+    case following(UserID)
+    case user(UserID)
+
+    /// Whether the list hides what muted users post and repost: feeds do; a user's own tab does not.
+    var mutes: Bool {
+        if case .user = self { false } else { true }
+    }
+
+    /// Whether `user`, an id read in place, reposts into the list.
+    func includes(_ user: UnsafeRawBufferPointer, in view: borrowing ReadView) throws -> Bool {
+        switch self {
+        case .everyone:
             return true
+        case .user(let owner):
+            return owner.rawValue.utf8.elementsEqual(user)
+        case .following(let owner):
+            if owner.rawValue.utf8.elementsEqual(user) { return true }
+            var edge = ProjectionKey(owner)
+            edge.append(bytes: user)
+            return try view.transaction.withValue(for: edge.bytes, in: view.models.profiles.edges) { $0 != nil }
         }
     }
 }
@@ -223,19 +314,20 @@ extension ReadView {
 /// images only. A page of a kind reads past the posts of other kinds to fill itself.
 public enum PostKind: String, Sendable, CaseIterable {
     case all
-    /// Posts that repost nothing.
+    /// Posts as posted that repost nothing.
     case original
-    /// Posts that repost another, plain or quoting.
+    /// Plain reposts, and posts that quote another.
     case reposts
-    /// Posts with an image of their own.
+    /// Posts as posted with an image of their own (a plain repost of one is a repost).
     case media
 
     func admits(_ post: PostInPlace) -> Bool {
-        switch self {
+        let reposted = post.repostedBy != nil
+        return switch self {
         case .all: true
-        case .original: !post.isRepost
-        case .reposts: post.isRepost
-        case .media: post.post.image != nil
+        case .original: !post.isRepost && !reposted
+        case .reposts: post.isRepost || reposted
+        case .media: post.post.image != nil && !reposted
         }
     }
 }

@@ -2,33 +2,42 @@ import ChorusDomain
 import ChorusLog
 import ChorusStorage
 
-/// Posts, who liked them, and the posts and likes tabs of profiles (their counts: ``PostCounters``; their queries:
-/// Posts+Queries.swift).
+/// Posts, who liked and who plainly reposted them, and the posts and likes tabs of profiles (their counts:
+/// ``PostCounters``; their queries: Posts+Queries.swift).
 struct Posts: ReadModel {
     /// post → ``PostRecord``
     static let posts: StoreTableDefinition = "posts"
     /// post, user → position of the like
     static let postLikes: StoreTableDefinition = "post-likes"
-    /// author, position → post (the posts tab, newest first)
+    /// user, position → post (the posts tab, newest first): the user's posts at their own positions, and the posts
+    /// they reposted plainly at the positions of their reposts
     static let userPosts: StoreTableDefinition = "user-posts"
     /// user, position of the like → post (the likes tab)
     static let userLikes: StoreTableDefinition = "user-likes"
+    /// post, position of a plain repost → the user who reposted it (who reposted what a feed shows at a position)
+    static let postReposts: StoreTableDefinition = "post-reposts"
+    /// user, post → position of the user's plain repost of it (whether a viewer reposted a post)
+    static let userReposts: StoreTableDefinition = "user-reposts"
 
-    static let tables = [posts, postLikes, userPosts, userLikes]
+    static let tables = [posts, postLikes, userPosts, userLikes, postReposts, userReposts]
     /// An unlike recorded before it carried the like's position (schema version 1) reads `post-likes`, which merges
     /// what a build loaded into it so far: slower, but only for old logs.
-    static let tablesLoadedInKeyOrder = [userLikes, userPosts, postLikes]
+    static let tablesLoadedInKeyOrder = [userLikes, userPosts, postLikes, postReposts, userReposts]
 
     let posts: StoreTable
     let likes: StoreTable
     let userPosts: StoreTable
     let userLikes: StoreTable
+    let postReposts: StoreTable
+    let userReposts: StoreTable
 
     init(store: KeyValueStore) {
         posts = store.table(Self.posts)
         likes = store.table(Self.postLikes)
         userPosts = store.table(Self.userPosts)
         userLikes = store.table(Self.userLikes)
+        postReposts = store.table(Self.postReposts)
+        userReposts = store.table(Self.userReposts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -85,12 +94,40 @@ struct Posts: ReadModel {
             var tab = ProjectionKey(event.user)
             tab.append(since)
             try transaction.delete(tab.bytes, in: userLikes)
+        case .reposted(let event):
+            let keys = RepostKeys(event.user, event.post, at: envelope.position)
+            try transaction.put(Array(event.user.rawValue.utf8), for: keys.byPost, in: postReposts)
+            try transaction.put(PositionValue.encode(envelope.position), for: keys.byUser, in: userReposts)
+            try transaction.put(Array(event.post.rawValue.utf8), for: keys.tab, in: userPosts)
+        case .unreposted(let event):
+            let keys = RepostKeys(event.user, event.post, at: event.repostedAt)
+            try transaction.delete(keys.byPost, in: postReposts)
+            try transaction.delete(keys.byUser, in: userReposts)
+            try transaction.delete(keys.tab, in: userPosts)
         case .userRegistered, .profileEdited, .commentAdded, .commentDeleted, .followed, .unfollowed, .messageSent,
+            .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
         }
+    }
+}
+
+/// The keys a plain repost is kept under: `post-reposts`, `user-reposts` and the reposter's `user-posts` entry.
+struct RepostKeys {
+    let byPost: [UInt8]
+    let byUser: [UInt8]
+    let tab: [UInt8]
+
+    init(_ user: UserID, _ post: PostID, at position: LogPosition) {
+        var byPost = ProjectionKey(post)
+        byPost.append(position)
+        var byUser = ProjectionKey(user)
+        byUser.append(post)
+        var tab = ProjectionKey(user)
+        tab.append(position)
+        (self.byPost, self.byUser, self.tab) = (byPost.bytes, byUser.bytes, tab.bytes)
     }
 }
 

@@ -65,7 +65,8 @@ struct Profiles: ReadModel {
             // What stays of a deleted account: its id, shown as a deleted user where others still meet it (their
             // conversations). Its follows went before, in events of their own.
             try transaction.put(ProfileRecord.deleted.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
-        case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .commentAdded, .commentDeleted, .messageSent,
+        case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .reposted, .unreposted, .commentAdded,
+            .commentDeleted, .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted:
             break

@@ -31,6 +31,10 @@ public enum Command: Sendable, Hashable {
     case deletePost(author: UserID, post: PostID)
     case like(user: UserID, post: PostID)
     case unlike(user: UserID, post: PostID)
+    /// Reposts a post plainly (repeats change nothing): naming a plain repost reposts its original.
+    case repost(user: UserID, post: PostID)
+    /// Takes a plain repost back (repeats change nothing).
+    case unrepost(user: UserID, post: PostID)
     case addComment(author: UserID, post: PostID, text: String)
     /// Deletes a comment on `post`: its author may, and so may the post's author. Deleting it again changes nothing.
     case deleteComment(user: UserID, post: PostID, comment: CommentID)
@@ -51,6 +55,14 @@ public enum Command: Sendable, Hashable {
     case follow(follower: UserID, followee: UserID)
     case unfollow(follower: UserID, followee: UserID)
     case sendMessage(from: UserID, to: UserID, text: String)
+    /// Makes a room (its name 1–100 characters) and joins its creator to it.
+    case createRoom(creator: UserID, name: String)
+    /// Joins a room (repeats change nothing); any user may join any room.
+    case joinRoom(user: UserID, room: RoomID)
+    /// Leaves a room (repeats change nothing).
+    case leaveRoom(user: UserID, room: RoomID)
+    /// A message to a room's members, by one of them (``DomainError/Code/forbidden`` for anyone else).
+    case sendRoomMessage(from: UserID, room: RoomID, text: String)
     /// Deletes the account (``DomainError/Code/wrongPassword`` unless `password` is right), with everything it wrote
     /// and every relation it had (see ``AccountDeleted``); its data key is destroyed once that is appended.
     case deleteAccount(user: UserID, password: String)

@@ -13,6 +13,7 @@ public enum FieldLimits {
     public static let postText = 280
     public static let comment = 1000
     public static let message = 2000
+    public static let roomName = 100
 }
 
 /// Normalises text as Chorus stores it: Unicode NFC, leading and trailing white space removed.

@@ -53,6 +53,9 @@ extension CommandExecutor {
                 throw DomainError(.unknownPost, "no post \(post)")
             }
         }
+        func requireRoom(_ room: RoomID) throws {
+            guard try state.roomExists(room, in: transaction) else { throw DomainError(.notFound, "no room \(room)") }
+        }
         /// Refuses what one user does to another when either blocked the other.
         func refuseIfBlocked(_ user: UserID, _ other: UserID) throws {
             guard user != other, try state.eitherBlocked(user, other, in: transaction) else { return }
@@ -112,13 +115,14 @@ extension CommandExecutor {
         case .editProfile(let event):
             try requireUser(event.user)
             return try record(.profileEdited(event))
-        case .createPost(let event):
+        case .createPost(var event):
             try requireUser(event.author)
-            if let original = event.repostOf {
-                try requirePost(original)
-                if let author = try state.author(of: original, in: transaction) {
-                    try refuseIfBlocked(event.author, author)
-                }
+            if let named = event.repostOf {
+                try requirePost(named)
+                // A repost always points at an original: one of a plain repost reposts what that one reposts.
+                let original = try state.repostTarget(of: named, in: transaction)
+                try refuseIfBlocked(event.author, original.author)
+                event.repostOf = original.post
             }
             return try record(.postCreated(event), created: event.post.rawValue)
         case .editPost(let event):
@@ -154,6 +158,27 @@ extension CommandExecutor {
             let like = try state.like(user, post, in: transaction)
             guard like.exists else { return unchanged }
             return try record(.unliked(Unliked(user: user, post: post, postAuthor: author, likedAt: like.since)))
+        case .repost(let user, let post):
+            try requireUser(user)
+            let original = try state.repostTarget(of: post, in: transaction)
+            try refuseIfBlocked(user, original.author)
+            // The answer names the post reposted, which is not the one named when that was a plain repost.
+            guard try !state.share(user, original.post, in: transaction).exists else {
+                return CommandResult(position: batch.head, appended: false, createdID: original.post.rawValue)
+            }
+            return try record(
+                .reposted(Reposted(user: user, post: original.post, postAuthor: original.author)),
+                created: original.post.rawValue)
+        case .unrepost(let user, let post):
+            try requireUser(user)
+            let original = try state.repostTarget(of: post, in: transaction)
+            guard let since = try state.share(user, original.post, in: transaction).since else {
+                return CommandResult(position: batch.head, appended: false, createdID: original.post.rawValue)
+            }
+            return try record(
+                .unreposted(
+                    Unreposted(user: user, post: original.post, postAuthor: original.author, repostedAt: since)),
+                created: original.post.rawValue)
         case .addComment(var event):
             try requireUser(event.author)
             event.postAuthor = try requireStandingPost(event.post).author
@@ -290,6 +315,30 @@ extension CommandExecutor {
                 return unchanged
             }
             return try record(.erasureCompleted(ErasureCompleted(user: user)))
+        case .createRoom(let event):
+            try requireUser(event.creator)
+            return try record(
+                .roomCreated(event), .roomJoined(RoomJoined(room: event.room, user: event.creator)),
+                created: event.room.rawValue)
+        case .joinRoom(let user, let room):
+            try requireUser(user)
+            try requireRoom(room)
+            guard try !state.membership(of: user, in: room, state: transaction).exists else { return unchanged }
+            return try record(.roomJoined(RoomJoined(room: room, user: user)))
+        case .leaveRoom(let user, let room):
+            try requireUser(user)
+            try requireRoom(room)
+            guard let since = try state.membership(of: user, in: room, state: transaction).since else {
+                return unchanged
+            }
+            return try record(.roomLeft(RoomLeft(room: room, user: user, joinedAt: since)))
+        case .sendRoomMessage(let event):
+            try requireUser(event.from)
+            try requireRoom(event.room)
+            guard try state.membership(of: event.from, in: event.room, state: transaction).exists else {
+                throw DomainError(.forbidden, "only members of room \(event.room) can write to it")
+            }
+            return try record(.roomMessageSent(event), created: event.message.rawValue)
         case .sendMessage(let event):
             try requireUser(event.from)
             try requireUser(event.to)

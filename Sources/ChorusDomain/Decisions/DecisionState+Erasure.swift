@@ -26,9 +26,9 @@ extension DecisionState {
     }
 
     /// What deleting `user`'s account appends, each event to its own stream: their follows either way, their posts
-    /// (with the plain reposts that go with them), their comments on others' posts, their likes of others' posts,
-    /// their sessions, and last the ``AccountDeleted``. Reads the posts, comments and follows tables whole: an account
-    /// is deleted rarely, and an index per user would cost every post, comment and follow.
+    /// (with the plain reposts that go with them), their comments on others' posts, their likes and plain reposts of
+    /// others' posts, their room memberships, their sessions, and last the ``AccountDeleted``. Reads the posts, comments,
+    /// follows, shares and room members tables whole: an account is deleted rarely, and an index per user would cost every post, comment and follow.
     func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
         var events: [DomainEvent] = []
         // The follows first: each follower's feed then loses all of the account's posts in one pass, and the posts'
@@ -56,9 +56,12 @@ extension DecisionState {
             return true
         }
         for (post, found) in ownPosts where !deletedPosts.contains(post.rawValue) {
-            for case .postDeleted(let deleted) in try deletions(of: post, found, in: state)
-            where deletedPosts.insert(deleted.post.rawValue).inserted {
-                events.append(.postDeleted(deleted))
+            for event in try deletions(of: post, found, in: state) {
+                // A plain repost post of one of theirs is one of theirs too: deleted once.
+                if case .postDeleted(let deleted) = event, !deletedPosts.insert(deleted.post.rawValue).inserted {
+                    continue
+                }
+                events.append(event)
             }
         }
         /// The author of `post` if it stands after the deletions above.
@@ -90,6 +93,33 @@ extension DecisionState {
             guard let postAuthor = try standingAuthor(post) else { continue }
             events.append(.unliked(Unliked(user: user, post: post, postAuthor: postAuthor, likedAt: like.since)))
         }
+        // Their plain reposts of others' posts: `shares` is keyed by post, so the whole table is read.
+        // Keys of tables keyed by something, then the user.
+        let reposter = [0] + Array(user.rawValue.utf8)
+        var shared: [(PostID, LogPosition)] = []
+        try state.forEach(in: shares) { key, value in
+            guard key.count > reposter.count, key.suffix(reposter.count).elementsEqual(reposter),
+                let since = Edge(value).since
+            else { return true }
+            shared.append(
+                (PostID(unchecked: String(decoding: key.prefix(key.count - reposter.count), as: UTF8.self)), since))
+            return true
+        }
+        for (post, since) in shared {
+            guard let postAuthor = try standingAuthor(post) else { continue }
+            events.append(.unreposted(Unreposted(user: user, post: post, postAuthor: postAuthor, repostedAt: since)))
+        }
+        // The rooms they are in: `room-members` is keyed by room, so the whole table is read.
+        var memberships: [DomainEvent] = []
+        try state.forEach(in: roomMembers) { key, value in
+            guard key.count > reposter.count, key.suffix(reposter.count).elementsEqual(reposter),
+                let since = Edge(value).since
+            else { return true }
+            let room = RoomID(unchecked: String(decoding: key.prefix(key.count - reposter.count), as: UTF8.self))
+            memberships.append(.roomLeft(RoomLeft(room: room, user: user, joinedAt: since)))
+            return true
+        }
+        events += memberships
         for session in try sessions(of: user, in: state) {
             events.append(.sessionEnded(SessionEnded(session: session, user: user)))
         }

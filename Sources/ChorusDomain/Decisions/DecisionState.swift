@@ -14,6 +14,9 @@ import ChorusLog
 /// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
 /// - `follows`: follower, followee → position of the follow (u64 big-endian)
 /// - `likes`: user, post → position of the like (likewise)
+/// - `shares`: post, user → position of the user's plain repost of it (``Reposted``; likewise)
+/// - `rooms`: room → its creator's id (UTF-8)
+/// - `room-members`: room, user → position of the user's ``RoomJoined`` (u64 big-endian)
 /// - `idempotency`: caller (``PreparedCommand/caller``), key → request fingerprint (u64) and the encoded
 ///   ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
@@ -34,6 +37,9 @@ public struct DecisionState: Sendable {
     let comments = StateTable("comments")
     let follows = StateTable("follows")
     let likes = StateTable("likes")
+    let shares = StateTable("shares")
+    let rooms = StateTable("rooms")
+    let roomMembers = StateTable("room-members")
     let idempotency = StateTable("idempotency")
     let sessions = StateTable("sessions")
     let userSessions = StateTable("user-sessions")
@@ -54,8 +60,9 @@ public struct DecisionState: Sendable {
 
     private var allTables: [StateTable] {
         [
-            emails, users, posts, reposts, comments, follows, likes, idempotency, sessions, userSessions, resets,
-            blocks, mutes, reports, resolvedReports, suspended, erasures, completedErasures, format,
+            emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, idempotency, sessions,
+            userSessions, resets, blocks, mutes, reports, resolvedReports, suspended, erasures, completedErasures,
+            format,
         ]
     }
 
@@ -63,8 +70,8 @@ public struct DecisionState: Sendable {
     /// `format`).
     var derivedTables: [StateTable] {
         [
-            emails, users, posts, reposts, comments, follows, likes, sessions, userSessions, resets, blocks, mutes,
-            reports, resolvedReports, suspended, erasures, completedErasures,
+            emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, sessions, userSessions,
+            resets, blocks, mutes, reports, resolvedReports, suspended, erasures, completedErasures,
         ]
     }
 
@@ -98,13 +105,47 @@ public struct DecisionState: Sendable {
         return found
     }
 
-    /// What deleting `post` (which stands, as `found`) appends: its PostDeleted, then one for each plain repost of it,
-    /// which shows nothing of its own and goes with it.
+    /// The post a repost of `post` reposts: `post` itself, or the original of a plain repost (``isPlainRepost(_:)``),
+    /// which shows nothing of its own. Throws if `post` never was, or was deleted.
+    func repostTarget(of post: PostID, in state: some StateReader) throws -> (post: PostID, author: UserID) {
+        guard let found = try self.post(post, in: state) else { throw DomainError(.unknownPost, "no post \(post)") }
+        guard !found.deleted else { throw DomainError(.gone, "post \(post) was deleted") }
+        guard let original = found.repostOf,
+            try state.withValue(for: Self.key(original.rawValue, post.rawValue), in: reposts, { $0 != nil })
+        else { return (post, found.author) }
+        // A plain repost goes with its original: while it stands, so does the original.
+        guard let author = try author(of: original, in: state) else {
+            throw DomainError(.gone, "post \(original) was deleted")
+        }
+        return (original, author)
+    }
+
+    /// Whether `user` reposted `post` plainly (``Reposted``), and since which position.
+    func share(_ user: UserID, _ post: PostID, in state: some StateReader) throws -> Edge {
+        try state.withValue(for: Self.key(post.rawValue, user.rawValue), in: shares, Edge.init)
+    }
+
+    /// The ``Unreposted`` of every plain repost of `post` (by `author`) that stands, in key order.
+    func unreposts(of post: PostID, by author: UserID, in state: some StateReader) throws -> [DomainEvent] {
+        let prefix = Self.key(post.rawValue) + [0]
+        var found: [DomainEvent] = []
+        try state.forEach(in: shares, prefix: prefix) { key, value in
+            let user = UserID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self))
+            guard let since = Edge(value).since else { return true }
+            found.append(.unreposted(Unreposted(user: user, post: post, postAuthor: author, repostedAt: since)))
+            return true
+        }
+        return found
+    }
+
+    /// What deleting `post` (which stands, as `found`) appends: the ``Unreposted`` of its plain reposts by toggle
+    /// (so that they leave the feeds while the post is still there to find), its PostDeleted, then one for each plain
+    /// repost post of it, which shows nothing of its own and goes with it.
     func deletions(of post: PostID, _ found: PostState, in state: some StateReader) throws -> [DomainEvent] {
-        var deletions = [
-            DomainEvent.postDeleted(
-                PostDeleted(post: post, author: found.author, postedAt: found.postedAt, repostOf: found.repostOf))
-        ]
+        var deletions = try unreposts(of: post, by: found.author, in: state)
+        deletions.append(
+            .postDeleted(
+                PostDeleted(post: post, author: found.author, postedAt: found.postedAt, repostOf: found.repostOf)))
         for repost in try plainReposts(of: post, in: state) {
             guard let plain = try self.post(repost, in: state), !plain.deleted else { continue }
             deletions.append(
@@ -145,6 +186,15 @@ public struct DecisionState: Sendable {
     /// Whether `user` likes `post`, and since which position (nil if recorded without it).
     func like(_ user: UserID, _ post: PostID, in state: some StateReader) throws -> Edge {
         try state.withValue(for: Self.key(user.rawValue, post.rawValue), in: likes, Edge.init)
+    }
+
+    func roomExists(_ room: RoomID, in state: some StateReader) throws -> Bool {
+        try state.withValue(for: Self.key(room.rawValue), in: rooms) { $0 != nil }
+    }
+
+    /// Whether `user` is a member of `room`, and since which position.
+    func membership(of user: UserID, in room: RoomID, state: some StateReader) throws -> Edge {
+        try state.withValue(for: Self.key(room.rawValue, user.rawValue), in: roomMembers, Edge.init)
     }
 
     /// Whether `user` blocked `other`, and since which position.
@@ -300,6 +350,24 @@ public struct DecisionState: Sendable {
             ]
         case .unliked(let event):
             [Change(table: likes, key: Self.key(event.user.rawValue, event.post.rawValue), value: nil)]
+        case .reposted(let event):
+            [
+                Change(
+                    table: shares, key: Self.key(event.post.rawValue, event.user.rawValue),
+                    value: Edge.value(since: position))
+            ]
+        case .unreposted(let event):
+            [Change(table: shares, key: Self.key(event.post.rawValue, event.user.rawValue), value: nil)]
+        case .roomCreated(let event):
+            [Change(table: rooms, key: Self.key(event.room.rawValue), value: Array(event.creator.rawValue.utf8))]
+        case .roomJoined(let event):
+            [
+                Change(
+                    table: roomMembers, key: Self.key(event.room.rawValue, event.user.rawValue),
+                    value: Edge.value(since: position))
+            ]
+        case .roomLeft(let event):
+            [Change(table: roomMembers, key: Self.key(event.room.rawValue, event.user.rawValue), value: nil)]
         case .sessionStarted(let event):
             [
                 Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event)),
@@ -364,7 +432,7 @@ public struct DecisionState: Sendable {
                 Change(
                     table: completedErasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position))
             ]
-        case .profileEdited, .postEdited, .messageSent:
+        case .profileEdited, .postEdited, .messageSent, .roomMessageSent:
             []
         }
     }

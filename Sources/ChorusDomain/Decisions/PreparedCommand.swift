@@ -19,6 +19,8 @@ struct PreparedCommand: Sendable {
         case deletePost(UserID, PostID)
         case like(UserID, PostID)
         case unlike(UserID, PostID)
+        case repost(UserID, PostID)
+        case unrepost(UserID, PostID)
         case addComment(CommentAdded)
         case deleteComment(UserID, PostID, CommentID)
         case block(UserID, UserID)
@@ -32,6 +34,10 @@ struct PreparedCommand: Sendable {
         case follow(UserID, UserID)
         case unfollow(UserID, UserID)
         case sendMessage(MessageSent)
+        case createRoom(RoomCreated)
+        case joinRoom(UserID, RoomID)
+        case leaveRoom(UserID, RoomID)
+        case sendRoomMessage(RoomMessageSent)
         /// The stored hash the password was checked against (filled in by the executor).
         case deleteAccount(UserID, checkedHash: String)
         case completeErasure(UserID)
@@ -184,6 +190,14 @@ extension Command {
             canonical.write(UInt8(5))
             canonical.write(post)
             (caller, decision) = (user.rawValue, .unlike(user, post))
+        case .repost(let user, let post):
+            canonical.write(UInt8(27))
+            canonical.write(post)
+            (caller, decision) = (user.rawValue, .repost(user, post))
+        case .unrepost(let user, let post):
+            canonical.write(UInt8(28))
+            canonical.write(post)
+            (caller, decision) = (user.rawValue, .unrepost(user, post))
         case .addComment(let author, let post, let text):
             let text = try Validate.requiredText(text, field: "comment", limit: FieldLimits.comment)
             canonical.write(UInt8(6))
@@ -250,6 +264,28 @@ extension Command {
             canonical.write(text)
             let message = MessageSent(message: .make(), from: from, to: to, text: text)
             (caller, decision) = (from.rawValue, .sendMessage(message))
+        case .createRoom(let creator, let name):
+            let name = try Validate.requiredText(name, field: "name", limit: FieldLimits.roomName)
+            canonical.write(UInt8(29))
+            canonical.write(name)
+            (caller, decision) = (
+                creator.rawValue, .createRoom(RoomCreated(room: .make(), creator: creator, name: name))
+            )
+        case .joinRoom(let user, let room):
+            canonical.write(UInt8(30))
+            canonical.write(room)
+            (caller, decision) = (user.rawValue, .joinRoom(user, room))
+        case .leaveRoom(let user, let room):
+            canonical.write(UInt8(31))
+            canonical.write(room)
+            (caller, decision) = (user.rawValue, .leaveRoom(user, room))
+        case .sendRoomMessage(let from, let room, let text):
+            let text = try Validate.requiredText(text, field: "message", limit: FieldLimits.message)
+            canonical.write(UInt8(32))
+            canonical.write(room)
+            canonical.write(text)
+            let message = RoomMessageSent(message: .make(), room: room, from: from, text: text)
+            (caller, decision) = (from.rawValue, .sendRoomMessage(message))
         case .deleteAccount(let user, _):
             canonical.write(UInt8(25))
             (caller, decision) = (user.rawValue, .deleteAccount(user, checkedHash: ""))

@@ -113,6 +113,16 @@ extension DomainEvent {
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try postAuthor(),
                         likedAt: try position()))
+            case "Reposted":
+                self = .reposted(
+                    Reposted(
+                        user: try reader.read(UserID.self), post: try reader.read(PostID.self),
+                        postAuthor: try reader.read(UserID.self)))
+            case "Unreposted":
+                self = .unreposted(
+                    Unreposted(
+                        user: try reader.read(UserID.self), post: try reader.read(PostID.self),
+                        postAuthor: try reader.read(UserID.self), repostedAt: LogPosition(try reader.readUInt64())))
             case "CommentAdded" where isSealed:
                 let comment = try reader.read(CommentID.self)
                 let post = try reader.read(PostID.self)
@@ -157,6 +167,27 @@ extension DomainEvent {
                     MessageSent(
                         message: try reader.read(MessageID.self), from: try reader.read(UserID.self),
                         to: try reader.read(UserID.self), text: try reader.readString()))
+            case "RoomCreated":
+                self = .roomCreated(
+                    RoomCreated(
+                        room: try reader.read(RoomID.self), creator: try reader.read(UserID.self),
+                        name: try reader.readString()))
+            case "RoomJoined":
+                self = .roomJoined(RoomJoined(room: try reader.read(RoomID.self), user: try reader.read(UserID.self)))
+            case "RoomLeft":
+                self = .roomLeft(
+                    RoomLeft(
+                        room: try reader.read(RoomID.self), user: try reader.read(UserID.self),
+                        joinedAt: LogPosition(try reader.readUInt64())))
+            case "RoomMessageSent":
+                // Sealed from its first version.
+                let message = try reader.read(MessageID.self)
+                let room = try reader.read(RoomID.self)
+                let from = try reader.read(UserID.self)
+                var fields = try opened(from)
+                self = .roomMessageSent(
+                    RoomMessageSent(message: message, room: room, from: from, text: try fields?.readString() ?? ""))
+                try fields?.finish()
             case "SessionStarted":
                 self = .sessionStarted(
                     SessionStarted(

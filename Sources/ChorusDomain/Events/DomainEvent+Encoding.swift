@@ -11,6 +11,7 @@ import ChorusLog
 /// - `CommentAdded` 3, `UserRegistered`, `ProfileEdited`, `PostCreated`, `PostEdited`, `MessageSent` 2: the personal
 ///   fields (e-mail, name, major, bio, caption, text) sealed under their owner's data key (``SealedFields``), after the
 ///   fields that are not personal. Earlier versions hold them in plain; they decode as they are.
+/// - `RoomMessageSent` 1 is sealed from the start (its text, as `MessageSent` 2's).
 /// - every other type 1.
 extension DomainEvent {
     /// The log's type name of the event.
@@ -23,11 +24,17 @@ extension DomainEvent {
         case .postDeleted: "PostDeleted"
         case .liked: "Liked"
         case .unliked: "Unliked"
+        case .reposted: "Reposted"
+        case .unreposted: "Unreposted"
         case .commentAdded: "CommentAdded"
         case .commentDeleted: "CommentDeleted"
         case .followed: "Followed"
         case .unfollowed: "Unfollowed"
         case .messageSent: "MessageSent"
+        case .roomCreated: "RoomCreated"
+        case .roomJoined: "RoomJoined"
+        case .roomLeft: "RoomLeft"
+        case .roomMessageSent: "RoomMessageSent"
         case .sessionStarted: "SessionStarted"
         case .sessionEnded: "SessionEnded"
         case .passwordChanged: "PasswordChanged"
@@ -118,6 +125,15 @@ extension DomainEvent {
             writer.write(event.post)
             writer.write(event.postAuthor)
             writer.write(event.likedAt)
+        case .reposted(let event):
+            writer.write(event.user)
+            writer.write(event.post)
+            writer.write(event.postAuthor)
+        case .unreposted(let event):
+            writer.write(event.user)
+            writer.write(event.post)
+            writer.write(event.postAuthor)
+            writer.write(event.repostedAt.rawValue)
         case .commentAdded(let event):
             writer.write(event.comment)
             writer.write(event.post)
@@ -141,6 +157,22 @@ extension DomainEvent {
             writer.write(event.message)
             writer.write(event.from)
             writer.write(event.to)
+            try sealed(event.from) { $0.write(event.text) }
+        case .roomCreated(let event):
+            writer.write(event.room)
+            writer.write(event.creator)
+            writer.write(event.name)
+        case .roomJoined(let event):
+            writer.write(event.room)
+            writer.write(event.user)
+        case .roomLeft(let event):
+            writer.write(event.room)
+            writer.write(event.user)
+            writer.write(event.joinedAt.rawValue)
+        case .roomMessageSent(let event):
+            writer.write(event.message)
+            writer.write(event.room)
+            writer.write(event.from)
             try sealed(event.from) { $0.write(event.text) }
         case .sessionStarted(let event):
             writer.write(event.session)

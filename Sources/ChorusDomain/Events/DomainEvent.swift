@@ -10,11 +10,17 @@ public enum DomainEvent: Sendable, Hashable {
     case postDeleted(PostDeleted)
     case liked(Liked)
     case unliked(Unliked)
+    case reposted(Reposted)
+    case unreposted(Unreposted)
     case commentAdded(CommentAdded)
     case commentDeleted(CommentDeleted)
     case followed(Followed)
     case unfollowed(Unfollowed)
     case messageSent(MessageSent)
+    case roomCreated(RoomCreated)
+    case roomJoined(RoomJoined)
+    case roomLeft(RoomLeft)
+    case roomMessageSent(RoomMessageSent)
     case sessionStarted(SessionStarted)
     case sessionEnded(SessionEnded)
     case passwordChanged(PasswordChanged)
@@ -151,6 +157,34 @@ public struct Unliked: Sendable, Hashable {
     }
 }
 
+/// A plain repost: `user` shares `post` (always an original, never a plain repost) with their followers, who see it in
+/// their feeds as that post, reposted by `user`. `postAuthor` as in ``Liked``.
+public struct Reposted: Sendable, Hashable {
+    public var user: UserID
+    public var post: PostID
+    public var postAuthor: UserID
+    public init(user: UserID, post: PostID, postAuthor: UserID) {
+        self.user = user
+        self.post = post
+        self.postAuthor = postAuthor
+    }
+}
+
+/// Takes a plain repost back: it leaves every feed, tab and notification it was in. `repostedAt`, the position of the
+/// ``Reposted`` this takes back, so that whoever follows the log can find what it put in without looking it up.
+public struct Unreposted: Sendable, Hashable {
+    public var user: UserID
+    public var post: PostID
+    public var postAuthor: UserID
+    public var repostedAt: LogPosition
+    public init(user: UserID, post: PostID, postAuthor: UserID, repostedAt: LogPosition) {
+        self.user = user
+        self.post = post
+        self.postAuthor = postAuthor
+        self.repostedAt = repostedAt
+    }
+}
+
 /// `author` wrote the comment; `postAuthor` (as in ``Liked``) wrote the post, and is filled in by the decision.
 public struct CommentAdded: Sendable, Hashable {
     public var comment: CommentID
@@ -215,6 +249,56 @@ public struct MessageSent: Sendable, Hashable {
         self.message = message
         self.from = from
         self.to = to
+        self.text = text
+    }
+}
+
+/// A room was made. Its name belongs to the room, which its members share, not to its creator: it is not sealed, and
+/// stays after the creator's account is erased. The creator joins it by a ``RoomJoined`` of the same command.
+public struct RoomCreated: Sendable, Hashable {
+    public var room: RoomID
+    public var creator: UserID
+    public var name: String
+    public init(room: RoomID, creator: UserID, name: String) {
+        self.room = room
+        self.creator = creator
+        self.name = name
+    }
+}
+
+public struct RoomJoined: Sendable, Hashable {
+    public var room: RoomID
+    public var user: UserID
+    public init(room: RoomID, user: UserID) {
+        self.room = room
+        self.user = user
+    }
+}
+
+/// `joinedAt`, the position of the ``RoomJoined`` this ends, so that whoever follows the log can take out what it put
+/// in without looking it up.
+public struct RoomLeft: Sendable, Hashable {
+    public var room: RoomID
+    public var user: UserID
+    public var joinedAt: LogPosition
+    public init(room: RoomID, user: UserID, joinedAt: LogPosition) {
+        self.room = room
+        self.user = user
+        self.joinedAt = joinedAt
+    }
+}
+
+/// A message to everyone in a room, by one of its members; its text sealed under its sender's key, as a direct
+/// message's.
+public struct RoomMessageSent: Sendable, Hashable {
+    public var message: MessageID
+    public var room: RoomID
+    public var from: UserID
+    public var text: String
+    public init(message: MessageID, room: RoomID, from: UserID, text: String) {
+        self.message = message
+        self.room = room
+        self.from = from
         self.text = text
     }
 }
@@ -401,7 +485,8 @@ public struct ErasureCompleted: Sendable, Hashable {
 }
 
 extension DomainEvent {
-    /// The aggregate the event belongs to: `user-…`, `post-…`, or `conversation-…` (the two user ids, sorted).
+    /// The aggregate the event belongs to: `user-…`, `post-…`, `room-…`, `report-…`, or `conversation-…` (the two user
+    /// ids, sorted).
     public var stream: StreamID {
         let name =
             switch self {
@@ -414,9 +499,15 @@ extension DomainEvent {
             case .postDeleted(let event): "post-\(event.post)"
             case .liked(let event): "post-\(event.post)"
             case .unliked(let event): "post-\(event.post)"
+            case .reposted(let event): "post-\(event.post)"
+            case .unreposted(let event): "post-\(event.post)"
             case .commentAdded(let event): "post-\(event.post)"
             case .commentDeleted(let event): "post-\(event.post)"
             case .messageSent(let event): "conversation-\(min(event.from, event.to))-\(max(event.from, event.to))"
+            case .roomCreated(let event): "room-\(event.room)"
+            case .roomJoined(let event): "room-\(event.room)"
+            case .roomLeft(let event): "room-\(event.room)"
+            case .roomMessageSent(let event): "room-\(event.room)"
             case .sessionStarted(let event): "user-\(event.user)"
             case .sessionEnded(let event): "user-\(event.user)"
             case .passwordChanged(let event): "user-\(event.user)"

@@ -47,6 +47,12 @@ public struct MessageID: ChorusIdentifier {
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
 }
 
+/// A chat room many users join (Flash Chat's one room for everyone).
+public struct RoomID: ChorusIdentifier {
+    public let rawValue: String
+    public init(unchecked rawValue: String) { self.rawValue = rawValue }
+}
+
 /// A signed-in session; the bearer token is derived from it (see ``SessionTokens``), and the log holds only the id.
 public struct SessionID: ChorusIdentifier {
     public let rawValue: String

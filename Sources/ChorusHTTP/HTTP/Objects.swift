@@ -29,14 +29,17 @@ struct ObjectRenderer: Sendable {
     func write(_ post: borrowing StoredPost, to json: inout JSONWriter) {
         switch post.repostOf {
         case .some(let original):
-            write(post.post, to: &json) { json in write(original, to: &json) { $0.null() } }
+            write(post.post, to: &json, repostedBy: post.repostedBy) { json in
+                write(original, to: &json, repostedBy: nil) { $0.null() }
+            }
         case .none:
-            write(post.post, to: &json) { $0.null() }
+            write(post.post, to: &json, repostedBy: post.repostedBy) { $0.null() }
         }
     }
 
     private func write(
-        _ post: borrowing StoredPost.Fields, to json: inout JSONWriter, repostOf: (inout JSONWriter) -> Void
+        _ post: borrowing StoredPost.Fields, to json: inout JSONWriter, repostedBy: borrowing StoredUserSummary?,
+        repostOf: (inout JSONWriter) -> Void
     ) {
         json.object { body in
             body.field("id") { $0.string(post.id) }
@@ -50,6 +53,12 @@ struct ObjectRenderer: Sendable {
             body.field("likes", post.likes)
             body.field("comments", post.comments)
             body.field("hasLiked", post.hasLiked)
+            body.field("reposts", post.reposts)
+            body.field("hasReposted", post.hasReposted)
+            switch repostedBy {
+            case .some(let user): body.field("repostedBy") { write(user, to: &$0) }
+            case .none: body.field("repostedBy") { $0.null() }
+            }
         }
     }
 
@@ -107,6 +116,18 @@ struct ObjectRenderer: Sendable {
         MessageJSON(
             id: message.id.rawValue, from: user(message.from), to: user(message.to), text: message.text,
             createdAt: message.createdAt)
+    }
+
+    func roomMessage(_ message: RoomMessage) -> MessageJSON {
+        MessageJSON(
+            id: message.id.rawValue, from: user(message.from), to: nil, text: message.text,
+            createdAt: message.createdAt, roomId: message.room.rawValue)
+    }
+
+    func room(_ room: Room) -> RoomJSON {
+        RoomJSON(
+            id: room.id.rawValue, name: room.name, members: room.members, createdAt: room.createdAt,
+            isMember: room.isMember)
     }
 
     func conversation(_ conversation: Conversation) -> ConversationJSON {
@@ -290,13 +311,15 @@ struct NotificationJSON: JSONWritable {
     }
 }
 
+/// A direct message (`to` set, `roomId` null) or a room's (`to` null, `roomId` set).
 struct MessageJSON: JSONWritable {
     let id: String
     let from: UserJSON
-    let to: UserJSON
+    let to: UserJSON?
     /// Null once the sender's account was deleted.
     let text: String?
     let createdAt: EventTime
+    var roomId: String? = nil
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -305,6 +328,25 @@ struct MessageJSON: JSONWritable {
             $0.field("to", to)
             $0.field("text", text)
             $0.field("createdAt", createdAt)
+            $0.field("roomId", roomId)
+        }
+    }
+}
+
+struct RoomJSON: JSONWritable {
+    let id: String
+    let name: String
+    let members: UInt64
+    let createdAt: EventTime
+    let isMember: Bool
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("id", id)
+            $0.field("name", name)
+            $0.field("members", members)
+            $0.field("createdAt", createdAt)
+            $0.field("isMember", isMember)
         }
     }
 }
@@ -353,6 +395,19 @@ struct FollowJSON: JSONWritable {
         json.object {
             $0.field("following", following)
             $0.field("followers", followers)
+        }
+    }
+}
+
+/// The answer of `PUT|DELETE /v1/posts/{id}/repost`.
+struct RepostJSON: JSONWritable {
+    let reposted: Bool
+    let reposts: UInt64
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("reposted", reposted)
+            $0.field("reposts", reposts)
         }
     }
 }

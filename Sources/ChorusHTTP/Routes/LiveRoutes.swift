@@ -20,6 +20,13 @@ struct LiveRoutes {
         group.get("live") { request, context in
             let caller = try context.requireCaller()
             let topics = try Self.topics(request)
+            // A room's stream is for its members.
+            let rooms = topics.compactMap { topic -> RoomID? in if case .room(let room) = topic { room } else { nil } }
+            if !rooms.isEmpty {
+                try endpoints.backend.readModels.snapshot { view in
+                    for room in rooms { try RoomRoutes.requireMember(caller.user, of: room, in: view) }
+                }
+            }
             var start = endpoints.backend.projections.position
             if let text = request.headers[.lastEventID] ?? request.uri.queryParameters["after"].map(String.init) {
                 guard let after = UInt64(text.trimmingCharacters(in: .whitespaces)) else {
@@ -114,11 +121,12 @@ struct LiveStream: Sendable {
         let renderer = endpoints.renderer
         return try view.liveChanges(of: recorded, for: caller.user, on: topics).compactMap { change in
             switch change {
-            case .post(let post):
+            case .post(let post, let position):
                 var json = JSONWriter()
-                guard try view.withPost(post, viewer: caller.user, { renderer.write($0, to: &json) }) != nil else {
-                    return nil
-                }
+                guard
+                    try view.withFeedPost(post, at: position, viewer: caller.user, { renderer.write($0, to: &json) })
+                        != nil
+                else { return nil }
                 return ("post", json.bytes)
             case .postRemoved(let post):
                 return ("post_removed", JSONBody.encode(LiveRemovalJSON(id: post.rawValue, postId: nil)))
@@ -129,13 +137,20 @@ struct LiveStream: Sendable {
                     "comment_removed", JSONBody.encode(LiveRemovalJSON(id: comment.rawValue, postId: post.rawValue))
                 )
             case .likes(let post, let count):
-                return ("like", JSONBody.encode(LiveLikeJSON(postId: post.rawValue, likes: count)))
+                return ("like", JSONBody.encode(LiveCountJSON(postId: post.rawValue, name: "likes", count: count)))
+            case .reposts(let post, let count):
+                return ("repost", JSONBody.encode(LiveCountJSON(postId: post.rawValue, name: "reposts", count: count)))
             case .notification(let notification):
                 return ("notification", JSONBody.encode(renderer.notification(notification)))
             case .message(let message):
                 return ("message", JSONBody.encode(renderer.message(message)))
             case .conversation(let conversation):
                 return ("conversation", JSONBody.encode(renderer.conversation(conversation)))
+            case .roomMessage(let message):
+                return ("message", JSONBody.encode(renderer.roomMessage(message)))
+            case .room(let room):
+                guard let found = try view.room(room, viewer: caller.user) else { return nil }
+                return ("room", JSONBody.encode(renderer.room(found)))
             case .profile(let user):
                 // Hidden from the caller (a block either way, a suspension): nothing to send.
                 guard let profile = try view.profile(user, viewer: caller.user) else { return nil }
@@ -156,15 +171,17 @@ struct LiveStream: Sendable {
     }
 }
 
-/// The `like` event of a `post:` topic: the post's like count after the change.
-struct LiveLikeJSON: JSONWritable {
+/// The `like` and `repost` events of a `post:` topic: the post's like (`likes`) or repost (`reposts`) count after the
+/// change.
+struct LiveCountJSON: JSONWritable {
     let postId: String
-    let likes: UInt64
+    let name: StaticString
+    let count: UInt64
 
     func write(to json: inout JSONWriter) {
         json.object {
             $0.field("postId", postId)
-            $0.field("likes", likes)
+            $0.field(name, count)
         }
     }
 }

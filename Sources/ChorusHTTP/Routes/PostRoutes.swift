@@ -3,7 +3,7 @@ import ChorusLog
 import ChorusProjections
 import Hummingbird
 
-/// Posts, likes and comments.
+/// Posts, likes, reposts and comments.
 struct PostRoutes {
     let endpoints: Endpoints
 
@@ -78,6 +78,8 @@ struct PostRoutes {
         }
         group.put("posts/:id/like") { request, context in try await like(request, context, liked: true) }
         group.delete("posts/:id/like") { request, context in try await like(request, context, liked: false) }
+        group.put("posts/:id/repost") { request, context in try await repost(request, context, reposted: true) }
+        group.delete("posts/:id/repost") { request, context in try await repost(request, context, reposted: false) }
         group.get("posts/:id/comments") { request, context in
             _ = try context.requireCaller()
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
@@ -129,6 +131,21 @@ struct PostRoutes {
             try await endpoints.write(request, context: context, command: command) { view, _ in
                 let found = try Self.stillThere(view.post(post, viewer: caller.user))
                 return LikeJSON(liked: found.hasLiked, likes: found.likes)
+            }
+        }
+    }
+
+    private func repost(_ request: Request, _ context: ChorusRequestContext, reposted: Bool) async throws -> Response {
+        let caller = try context.requireCaller()
+        let post = try Endpoints.pathID(context, "id", as: PostID.self)
+        let command: Command =
+            reposted ? .repost(user: caller.user, post: post) : .unrepost(user: caller.user, post: post)
+        return try await Self.inPath(post) {
+            try await endpoints.write(request, context: context, command: command) { view, result in
+                // The post reposted: the original, when the path named a plain repost of it.
+                let original = result.createdID.flatMap(PostID.init) ?? post
+                let found = try Self.stillThere(view.post(original, viewer: caller.user))
+                return RepostJSON(reposted: found.hasReposted, reposts: found.reposts)
             }
         }
     }

@@ -115,6 +115,7 @@ public enum ChorusServer {
         PostRoutes(endpoints: endpoints).add(to: signedIn)
         FeedRoutes(endpoints: endpoints).add(to: signedIn)
         MessageRoutes(endpoints: endpoints).add(to: signedIn)
+        RoomRoutes(endpoints: endpoints).add(to: signedIn)
         MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
         LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat).add(to: signedIn)
         return router
