@@ -17,13 +17,14 @@ final class ReadModels: Sendable {
     let blocks: Blocks
     let moderation: Moderation
     let rooms: Rooms
+    let readMarks: ReadMarks
 
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
     static let types: [any ReadModel.Type] = [
         Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
         HomeTimeline.self, FollowingFeeds.self, Conversations.self, RecentMessages.self, UserSearch.self, Blocks.self,
-        Moderation.self, Rooms.self,
+        Moderation.self, Rooms.self, ReadMarks.self,
     ]
 
     /// The checkpoint's table: the position applied through, and the layout's version.
@@ -52,9 +53,10 @@ final class ReadModels: Sendable {
         blocks = Blocks(store: store)
         moderation = Moderation(store: store)
         rooms = Rooms(store: store)
+        readMarks = ReadMarks(store: store)
         inApplyOrder = [
             notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, followingFeeds,
-            conversations, recentMessages, userSearch, blocks, moderation, rooms,
+            conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
     }

@@ -26,6 +26,9 @@ public enum LiveChange: Sendable, Hashable {
     /// A user edited their profile (`profile:{userId}`): every screen showing them can refresh from the new one, read
     /// with ``ReadView/profile(_:viewer:)``.
     case profile(UserID)
+    /// The caller's partner read their conversation (`conversations`): the newest of the caller's messages they have
+    /// read.
+    case read(partner: UserID, upTo: MessageID?)
     /// A new message in a room the caller is in (`room:{id}`).
     case roomMessage(RoomMessage)
     /// Someone joined or left a room the caller is in, or the caller left it (`room:{id}`): read it with
@@ -117,8 +120,11 @@ extension ReadView {
             let partner = event.from == viewer ? to : from
             if topics.contains(.conversation(partner.id)) { changes.append(.message(message)) }
             if topics.contains(.conversations) {
-                changes.append(.conversation(Conversation(partner: partner, lastMessage: message)))
+                changes.append(.conversation(try conversation(of: viewer, with: partner, last: message)))
             }
+        case .conversationRead(let event) where event.partner == viewer && topics.contains(.conversations):
+            changes.append(
+                .read(partner: event.reader, upTo: try partnerReadUpTo(of: viewer, with: event.reader)))
         case .roomMessageSent(let event) where topics.contains(.room(event.room)):
             // Members only, as the read models have them.
             if try isMember(viewer, of: event.room),

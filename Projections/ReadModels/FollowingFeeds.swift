@@ -69,7 +69,8 @@ struct FollowingFeeds: DerivedReadModel {
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.remove(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
-            .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .sessionStarted, .sessionEnded,
+            .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
+            .sessionStarted, .sessionEnded,
             .passwordChanged, .passwordResetRequested, .blocked,
             .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
             .accountDeleted, .erasureCompleted:

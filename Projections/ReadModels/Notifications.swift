@@ -89,7 +89,7 @@ struct Notifications: ReadModel {
         case .commentDeleted(let event):
             try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
         case .reposted, .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .roomCreated,
-            .roomJoined, .roomLeft, .roomMessageSent, .sessionStarted,
+            .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead, .sessionStarted,
             .sessionEnded,
             .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted, .reportFiled,
             .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:

@@ -55,7 +55,7 @@ struct PostCounters: DerivedReadModel {
             // Its likes and comments go with it.
             try transaction.delete(ProjectionKey(event.post).bytes, in: counters)
         case .userRegistered, .profileEdited, .postCreated, .postEdited, .followed, .unfollowed, .messageSent,
-            .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
+            .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:

@@ -59,7 +59,7 @@ struct ProfileCounters: DerivedReadModel {
             guard try transaction.withValue(for: tab.bytes, in: userPosts, { $0 != nil }) else { return }
             try count(event.author, Self.tabCounter, by: -1, in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .commentDeleted, .liked, .unliked, .commentAdded,
-            .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
+            .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:

@@ -81,6 +81,10 @@ struct RecentMessages: DerivedReadModel {
 public struct Conversation: Sendable, Hashable {
     public let partner: UserSummary
     public let lastMessage: Message
+    /// Messages from the partner the user has not read (at most ``ReadView/unreadCountLimit``).
+    public let unread: UInt64
+    /// The newest of the user's messages the partner has read: the read receipt.
+    public let partnerReadUpTo: MessageID?
 }
 
 extension ReadView {
@@ -94,7 +98,7 @@ extension ReadView {
             guard let last = try message(between: user, and: partner, at: position) else {
                 throw ProjectionError.inconsistent("no message behind the conversation of \(user) with \(partner)")
             }
-            return Conversation(partner: try requireSummary(partner), lastMessage: last)
+            return try conversation(of: user, with: try requireSummary(partner), last: last)
         }
     }
 }

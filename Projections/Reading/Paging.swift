@@ -39,7 +39,7 @@ public struct PageCursor: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The position of a position cursor.
-    var position: LogPosition? {
+    public var position: LogPosition? {
         guard bytes.count == 8 else { return nil }
         return bytes.withUnsafeBytes { LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) }
     }

@@ -4,8 +4,8 @@ import ChorusLog
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
 /// thousands), posts, plain reposts and unreposts, quotes, likes, unlikes, comments, messages, profile edits, post
-/// edits, unfollows, deletions of posts and comments, blocks and mutes, a lobby room its users join, talk in and leave,
-/// and at the end one account that writes a little and is deleted.
+/// edits, unfollows, deletions of posts and comments, blocks and mutes, notifications and conversations read, a lobby
+/// room its users join, talk in and leave, and at the end one account that writes a little and is deleted.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -111,9 +111,12 @@ public struct DemoWorkload: Sendable {
         // Then everyday life, until about `events` are appended.
         while summary.events < events {
             var wave: [Command] = []
+            // What notifications a user reads up to: those before this wave.
+            let seen = executor.log.head
             for _ in 0..<min(waveSize, max(1, events - summary.events)) {
                 wave.append(
-                    nextCommand(users: users, posts: posts, authors: authors, life: life, using: &generator))
+                    nextCommand(
+                        users: users, posts: posts, authors: authors, life: life, seen: seen, using: &generator))
             }
             record(wave, try await execute(wave, on: executor, durability: durability))
         }
@@ -181,7 +184,8 @@ public struct DemoWorkload: Sendable {
     }
 
     private func nextCommand(
-        users: [UserID], posts: [PostID], authors: [UserID], life: Life, using generator: inout SeededGenerator
+        users: [UserID], posts: [PostID], authors: [UserID], life: Life, seen: LogPosition,
+        using generator: inout SeededGenerator
     ) -> Command {
         let user = users[generator.skewedIndex(below: users.count, skew: 1.5)]
         let other = users[generator.skewedIndex(below: users.count)]
@@ -209,7 +213,11 @@ public struct DemoWorkload: Sendable {
             return .unlike(user: user, post: post)
         case 54:
             return .unrepost(user: user, post: post)
-        case 55..<70:
+        case 68 where user != other:
+            return .readConversation(reader: user, partner: other)
+        case 69:
+            return .readNotifications(user: user, upTo: seen)
+        case 55..<68:
             return .addComment(
                 author: user, post: post,
                 text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator))

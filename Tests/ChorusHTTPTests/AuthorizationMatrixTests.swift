@@ -68,6 +68,10 @@ struct AuthorizationMatrixTests {
             let filed = try await api.call(
                 .post, "/v1/reports", token: bo.token, json: ["postId": post, "reason": "other"])
             let reportID = try #require(filed.object["id"] as? String)
+            // A notification of Ana's, for her to read.
+            _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: cy.token)
+            let notificationID = try #require(
+                try await api.call(.get, "/v1/notifications", token: ana.token).items.first?["id"] as? String)
             // A room of Bo's, for Ana to join, write to and leave.
             let roomMade = try await api.call(.post, "/v1/rooms", token: bo.token, json: ["name": "Bo's room"])
             let room = try #require(roomMade.object["id"] as? String)
@@ -117,6 +121,10 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/v1/feed/home", audience: .user),
                 Route(method: .get, path: "/v1/feed/following", audience: .user),
                 Route(method: .get, path: "/v1/notifications", audience: .user),
+                Route(
+                    method: .post, path: "/v1/notifications/read", audience: .user,
+                    json: ["upTo": notificationID]),
+                Route(method: .post, path: "/v1/conversations/\(bo.id)/read", audience: .user),
                 Route(method: .post, path: "/v1/messages", audience: .user, json: ["to": bo.id, "text": "hello"]),
                 Route(method: .get, path: "/v1/conversations", audience: .user),
                 Route(method: .get, path: "/v1/conversations/\(bo.id)/messages", audience: .user),

@@ -113,6 +113,19 @@ struct ContractTests {
                 try await api.call(.post, "/v1/messages", token: ana.token, json: ["to": ana.id, "text": "hey"]))
             expect(.get, "/v1/conversations", try await api.call(.get, "/v1/conversations", token: bo.token))
             expect(
+                .post, "/v1/conversations/{userId}/read",
+                try await api.call(.post, "/v1/conversations/\(ana.id)/read", token: bo.token))
+            expect(
+                .post, "/v1/conversations/{userId}/read",
+                try await api.call(.post, "/v1/conversations/nope/read", token: bo.token))
+            let bosNotifications = try await api.call(.get, "/v1/notifications", token: bo.token)
+            expect(
+                .post, "/v1/notifications/read",
+                try await api.call(
+                    .post, "/v1/notifications/read", token: bo.token,
+                    json: ["upTo": bosNotifications.items.first?["id"] as? String ?? ""]))
+            expect(.get, "/v1/me", try await api.call(.get, "/v1/me", token: bo.token))
+            expect(
                 .get, "/v1/conversations/{userId}/messages",
                 try await api.call(.get, "/v1/conversations/\(ana.id)/messages", token: bo.token))
             let comment = try await api.call(
@@ -266,7 +279,7 @@ struct ContractTests {
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
                 "/v1/posts/{id}/repost", "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}",
                 "/v1/feed/home", "/v1/feed/following",
-                "/v1/notifications", "/v1/messages",
+                "/v1/notifications", "/v1/notifications/read", "/v1/messages", "/v1/conversations/{userId}/read",
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/rooms", "/v1/rooms/{id}",
                 "/v1/rooms/{id}/membership", "/v1/rooms/{id}/messages", "/v1/live", "/health", "/metrics",
                 "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild", "/v1/admin/webhooks",

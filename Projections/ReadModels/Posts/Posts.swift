@@ -105,7 +105,7 @@ struct Posts: ReadModel {
             try transaction.delete(keys.byUser, in: userReposts)
             try transaction.delete(keys.tab, in: userPosts)
         case .userRegistered, .profileEdited, .commentAdded, .commentDeleted, .followed, .unfollowed, .messageSent,
-            .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
+            .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:

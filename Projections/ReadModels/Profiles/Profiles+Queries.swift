@@ -28,6 +28,9 @@ public struct Profile: Sendable, Hashable {
     public let isBlocked: Bool
     /// Whether the viewer muted this user.
     public let isMuted: Bool
+    /// Only for the viewer's own profile: how many of their notifications and conversations they have not read.
+    public var unreadNotifications: UInt64?
+    public var unreadConversations: UInt64?
 }
 
 /// A ``UserSummary`` read in place, lent inside a ``StoredPost`` (see ``StoredText``).
@@ -111,7 +114,9 @@ extension ReadView {
             summary: UserSummary(id: user, name: record.name, major: record.major, profileImage: record.profileImage),
             bio: record.bio, followers: counts.followers, following: counts.following, posts: counts.posts,
             isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe, email: isMe ? record.email : nil,
-            isBlocked: block.blocked, isMuted: try viewer.map { try hasMuted($0, user) } ?? false)
+            isBlocked: block.blocked, isMuted: try viewer.map { try hasMuted($0, user) } ?? false,
+            unreadNotifications: isMe ? try unreadNotifications(of: user) : nil,
+            unreadConversations: isMe ? try unreadConversations(of: user) : nil)
     }
 
     /// Whether `user` deleted their account (``profile(_:viewer:)`` is then nil).

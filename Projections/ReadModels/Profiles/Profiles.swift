@@ -66,7 +66,8 @@ struct Profiles: ReadModel {
             // conversations). Its follows went before, in events of their own.
             try transaction.put(ProfileRecord.deleted.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
         case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .reposted, .unreposted, .commentAdded,
-            .commentDeleted, .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent,
+            .commentDeleted, .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead,
+            .conversationRead,
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted:
             break

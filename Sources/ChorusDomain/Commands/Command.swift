@@ -55,6 +55,12 @@ public enum Command: Sendable, Hashable {
     case follow(follower: UserID, followee: UserID)
     case unfollow(follower: UserID, followee: UserID)
     case sendMessage(from: UserID, to: UserID, text: String)
+    /// Marks the user's notifications read up to the one made at `upTo` (a notification's id names it); marking up
+    /// to an earlier one changes nothing.
+    case readNotifications(user: UserID, upTo: LogPosition)
+    /// Marks the user's conversation with `partner` read, up to now; with nothing new since the last time, nothing
+    /// changes.
+    case readConversation(reader: UserID, partner: UserID)
     /// Makes a room (its name 1–100 characters) and joins its creator to it.
     case createRoom(creator: UserID, name: String)
     /// Joins a room (repeats change nothing); any user may join any room.

@@ -339,6 +339,18 @@ extension CommandExecutor {
                 throw DomainError(.forbidden, "only members of room \(event.room) can write to it")
             }
             return try record(.roomMessageSent(event), created: event.message.rawValue)
+        case .readNotifications(let user, let upTo):
+            try requireUser(user)
+            guard upTo <= batch.head else {
+                throw DomainError(.invalidField, "upTo: no notification at position \(upTo) yet")
+            }
+            if let read = try state.notificationsRead(by: user, in: transaction), read >= upTo { return unchanged }
+            return try record(.notificationsRead(NotificationsRead(user: user, upTo: upTo)))
+        case .readConversation(let reader, let partner):
+            try requireUser(reader)
+            try requireUser(partner)
+            guard try !state.hasReadConversation(reader, with: partner, in: transaction) else { return unchanged }
+            return try record(.conversationRead(ConversationRead(reader: reader, partner: partner)))
         case .sendMessage(let event):
             try requireUser(event.from)
             try requireUser(event.to)

@@ -17,6 +17,10 @@ import ChorusLog
 /// - `shares`: post, user → position of the user's plain repost of it (``Reposted``; likewise)
 /// - `rooms`: room → its creator's id (UTF-8)
 /// - `room-members`: room, user → position of the user's ``RoomJoined`` (u64 big-endian)
+/// - `notification-reads`: user → the position their notifications are read up to (u64 big-endian)
+/// - `conversation-reads`: reader, partner → the position of the reader's last ``ConversationRead`` (likewise)
+/// - `conversation-heads`: the two users of a conversation (smaller id first) → the position of its last message
+///   (likewise)
 /// - `idempotency`: caller (``PreparedCommand/caller``), key → request fingerprint (u64) and the encoded
 ///   ``CommandResult``
 /// - `sessions`: session id → user id, NUL, expiry (ms since 1970, i64 big-endian); ended sessions are removed
@@ -40,6 +44,9 @@ public struct DecisionState: Sendable {
     let shares = StateTable("shares")
     let rooms = StateTable("rooms")
     let roomMembers = StateTable("room-members")
+    let notificationReads = StateTable("notification-reads")
+    let conversationReads = StateTable("conversation-reads")
+    let conversationHeads = StateTable("conversation-heads")
     let idempotency = StateTable("idempotency")
     let sessions = StateTable("sessions")
     let userSessions = StateTable("user-sessions")
@@ -60,8 +67,9 @@ public struct DecisionState: Sendable {
 
     private var allTables: [StateTable] {
         [
-            emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, idempotency, sessions,
-            userSessions, resets, blocks, mutes, reports, resolvedReports, suspended, erasures, completedErasures,
+            emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
+            conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
+            resolvedReports, suspended, erasures, completedErasures,
             format,
         ]
     }
@@ -70,8 +78,9 @@ public struct DecisionState: Sendable {
     /// `format`).
     var derivedTables: [StateTable] {
         [
-            emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, sessions, userSessions,
-            resets, blocks, mutes, reports, resolvedReports, suspended, erasures, completedErasures,
+            emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
+            conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
+            resolvedReports, suspended, erasures, completedErasures,
         ]
     }
 
@@ -195,6 +204,26 @@ public struct DecisionState: Sendable {
     /// Whether `user` is a member of `room`, and since which position.
     func membership(of user: UserID, in room: RoomID, state: some StateReader) throws -> Edge {
         try state.withValue(for: Self.key(room.rawValue, user.rawValue), in: roomMembers, Edge.init)
+    }
+
+    /// The position `user`'s notifications are read up to.
+    func notificationsRead(by user: UserID, in state: some StateReader) throws -> LogPosition? {
+        try state.withValue(for: Self.key(user.rawValue), in: notificationReads, Edge.init).since
+    }
+
+    /// Whether `reader` has read their conversation with `partner` since its last message.
+    func hasReadConversation(_ reader: UserID, with partner: UserID, in state: some StateReader) throws -> Bool {
+        let read = try state.withValue(
+            for: Self.key(reader.rawValue, partner.rawValue), in: conversationReads, Edge.init
+        ).since
+        let head = try state.withValue(for: Self.pairKey(reader, partner), in: conversationHeads, Edge.init).since
+        guard let head else { return true }
+        return read.map { $0 > head } ?? false
+    }
+
+    /// The key of a conversation: its two users, the smaller id first.
+    static func pairKey(_ one: UserID, _ other: UserID) -> [UInt8] {
+        key(min(one, other).rawValue, max(one, other).rawValue)
     }
 
     /// Whether `user` blocked `other`, and since which position.
@@ -358,6 +387,20 @@ public struct DecisionState: Sendable {
             ]
         case .unreposted(let event):
             [Change(table: shares, key: Self.key(event.post.rawValue, event.user.rawValue), value: nil)]
+        case .messageSent(let event):
+            [
+                Change(
+                    table: conversationHeads, key: Self.pairKey(event.from, event.to),
+                    value: Edge.value(since: position))
+            ]
+        case .notificationsRead(let event):
+            [Change(table: notificationReads, key: Self.key(event.user.rawValue), value: Edge.value(since: event.upTo))]
+        case .conversationRead(let event):
+            [
+                Change(
+                    table: conversationReads, key: Self.key(event.reader.rawValue, event.partner.rawValue),
+                    value: Edge.value(since: position))
+            ]
         case .roomCreated(let event):
             [Change(table: rooms, key: Self.key(event.room.rawValue), value: Array(event.creator.rawValue.utf8))]
         case .roomJoined(let event):
@@ -432,7 +475,7 @@ public struct DecisionState: Sendable {
                 Change(
                     table: completedErasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position))
             ]
-        case .profileEdited, .postEdited, .messageSent, .roomMessageSent:
+        case .profileEdited, .postEdited, .roomMessageSent:
             []
         }
     }

@@ -38,6 +38,8 @@ struct PreparedCommand: Sendable {
         case joinRoom(UserID, RoomID)
         case leaveRoom(UserID, RoomID)
         case sendRoomMessage(RoomMessageSent)
+        case readNotifications(UserID, LogPosition)
+        case readConversation(UserID, UserID)
         /// The stored hash the password was checked against (filled in by the executor).
         case deleteAccount(UserID, checkedHash: String)
         case completeErasure(UserID)
@@ -286,6 +288,14 @@ extension Command {
             canonical.write(text)
             let message = RoomMessageSent(message: .make(), room: room, from: from, text: text)
             (caller, decision) = (from.rawValue, .sendRoomMessage(message))
+        case .readNotifications(let user, let upTo):
+            canonical.write(UInt8(33))
+            canonical.write(Int64(bitPattern: upTo.rawValue))
+            (caller, decision) = (user.rawValue, .readNotifications(user, upTo))
+        case .readConversation(let reader, let partner):
+            canonical.write(UInt8(34))
+            canonical.write(partner)
+            (caller, decision) = (reader.rawValue, .readConversation(reader, partner))
         case .deleteAccount(let user, _):
             canonical.write(UInt8(25))
             (caller, decision) = (user.rawValue, .deleteAccount(user, checkedHash: ""))

@@ -188,6 +188,12 @@ extension DomainEvent {
                 self = .roomMessageSent(
                     RoomMessageSent(message: message, room: room, from: from, text: try fields?.readString() ?? ""))
                 try fields?.finish()
+            case "NotificationsRead":
+                self = .notificationsRead(
+                    NotificationsRead(user: try reader.read(UserID.self), upTo: LogPosition(try reader.readUInt64())))
+            case "ConversationRead":
+                self = .conversationRead(
+                    ConversationRead(reader: try reader.read(UserID.self), partner: try reader.read(UserID.self)))
             case "SessionStarted":
                 self = .sessionStarted(
                     SessionStarted(

@@ -35,6 +35,8 @@ extension DomainEvent {
         case .roomJoined: "RoomJoined"
         case .roomLeft: "RoomLeft"
         case .roomMessageSent: "RoomMessageSent"
+        case .notificationsRead: "NotificationsRead"
+        case .conversationRead: "ConversationRead"
         case .sessionStarted: "SessionStarted"
         case .sessionEnded: "SessionEnded"
         case .passwordChanged: "PasswordChanged"
@@ -174,6 +176,12 @@ extension DomainEvent {
             writer.write(event.room)
             writer.write(event.from)
             try sealed(event.from) { $0.write(event.text) }
+        case .notificationsRead(let event):
+            writer.write(event.user)
+            writer.write(event.upTo.rawValue)
+        case .conversationRead(let event):
+            writer.write(event.reader)
+            writer.write(event.partner)
         case .sessionStarted(let event):
             writer.write(event.session)
             writer.write(event.user)

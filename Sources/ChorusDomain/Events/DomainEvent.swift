@@ -21,6 +21,8 @@ public enum DomainEvent: Sendable, Hashable {
     case roomJoined(RoomJoined)
     case roomLeft(RoomLeft)
     case roomMessageSent(RoomMessageSent)
+    case notificationsRead(NotificationsRead)
+    case conversationRead(ConversationRead)
     case sessionStarted(SessionStarted)
     case sessionEnded(SessionEnded)
     case passwordChanged(PasswordChanged)
@@ -303,6 +305,27 @@ public struct RoomMessageSent: Sendable, Hashable {
     }
 }
 
+/// The user has seen their notifications up to the one made at `upTo`: those are no longer unread.
+public struct NotificationsRead: Sendable, Hashable {
+    public var user: UserID
+    public var upTo: LogPosition
+    public init(user: UserID, upTo: LogPosition) {
+        self.user = user
+        self.upTo = upTo
+    }
+}
+
+/// `reader` has read their conversation with `partner` up to this event: every message before it is read (what the
+/// partner sees as a read receipt).
+public struct ConversationRead: Sendable, Hashable {
+    public var reader: UserID
+    public var partner: UserID
+    public init(reader: UserID, partner: UserID) {
+        self.reader = reader
+        self.partner = partner
+    }
+}
+
 /// A user signed in (or registered): the session lasts until it expires or the user signs out.
 public struct SessionStarted: Sendable, Hashable {
     public static let lifetime: Duration = .seconds(30 * 24 * 3600)
@@ -508,6 +531,9 @@ extension DomainEvent {
             case .roomJoined(let event): "room-\(event.room)"
             case .roomLeft(let event): "room-\(event.room)"
             case .roomMessageSent(let event): "room-\(event.room)"
+            case .notificationsRead(let event): "user-\(event.user)"
+            case .conversationRead(let event):
+                "conversation-\(min(event.reader, event.partner))-\(max(event.reader, event.partner))"
             case .sessionStarted(let event): "user-\(event.user)"
             case .sessionEnded(let event): "user-\(event.user)"
             case .passwordChanged(let event): "user-\(event.user)"

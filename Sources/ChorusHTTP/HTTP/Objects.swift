@@ -21,7 +21,8 @@ struct ObjectRenderer: Sendable {
             id: profile.summary.id.rawValue, name: profile.summary.name, major: profile.summary.major,
             bio: profile.bio, profileImage: imageURL(profile.summary.profileImage), followers: profile.followers,
             following: profile.following, posts: profile.posts, isFollowed: profile.isFollowed, isMe: profile.isMe,
-            email: profile.email, isBlocked: profile.isBlocked, isMuted: profile.isMuted)
+            email: profile.email, isBlocked: profile.isBlocked, isMuted: profile.isMuted,
+            unreadNotifications: profile.unreadNotifications, unreadConversations: profile.unreadConversations)
     }
 
     /// A post read in place, written without making strings of it (see ``ChorusProjections/StoredPost``), with the
@@ -131,7 +132,9 @@ struct ObjectRenderer: Sendable {
     }
 
     func conversation(_ conversation: Conversation) -> ConversationJSON {
-        ConversationJSON(partner: user(conversation.partner), lastMessage: message(conversation.lastMessage))
+        ConversationJSON(
+            partner: user(conversation.partner), lastMessage: message(conversation.lastMessage),
+            unread: conversation.unread, partnerReadUpTo: conversation.partnerReadUpTo?.rawValue)
     }
 
     func page<Item, JSON: JSONWritable>(_ page: Page<Item>, _ render: (Item) -> JSON) -> PageJSON<JSON> {
@@ -239,6 +242,9 @@ struct ProfileJSON: JSONWritable {
     /// Whether the caller blocked, or muted, this user.
     let isBlocked: Bool
     let isMuted: Bool
+    /// Only on the caller's own profile; absent otherwise.
+    let unreadNotifications: UInt64?
+    let unreadConversations: UInt64?
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -255,6 +261,8 @@ struct ProfileJSON: JSONWritable {
             if let email { $0.field("email", email) }
             $0.field("isBlocked", isBlocked)
             $0.field("isMuted", isMuted)
+            if let unreadNotifications { $0.field("unreadNotifications", unreadNotifications) }
+            if let unreadConversations { $0.field("unreadConversations", unreadConversations) }
         }
     }
 }
@@ -354,11 +362,40 @@ struct RoomJSON: JSONWritable {
 struct ConversationJSON: JSONWritable {
     let partner: UserJSON
     let lastMessage: MessageJSON
+    let unread: UInt64
+    let partnerReadUpTo: String?
 
     func write(to json: inout JSONWriter) {
         json.object {
             $0.field("partner", partner)
             $0.field("lastMessage", lastMessage)
+            $0.field("unread", unread)
+            $0.field("partnerReadUpTo", partnerReadUpTo)
+        }
+    }
+}
+
+/// The answer of marking notifications or a conversation read: what is left unread (`unreadNotifications` or
+/// `unreadConversations`).
+struct UnreadJSON: JSONWritable {
+    let name: StaticString
+    let count: UInt64
+
+    func write(to json: inout JSONWriter) {
+        json.object { $0.field(name, count) }
+    }
+}
+
+/// The `read` event of the `conversations` topic: the partner who read, and the newest of the caller's messages they
+/// have read.
+struct ReadReceiptJSON: JSONWritable {
+    let userId: String
+    let partnerReadUpTo: String?
+
+    func write(to json: inout JSONWriter) {
+        json.object {
+            $0.field("userId", userId)
+            $0.field("partnerReadUpTo", partnerReadUpTo)
         }
     }
 }

@@ -146,6 +146,10 @@ struct LiveStream: Sendable {
                 return ("message", JSONBody.encode(renderer.message(message)))
             case .conversation(let conversation):
                 return ("conversation", JSONBody.encode(renderer.conversation(conversation)))
+            case .read(let partner, let upTo):
+                return (
+                    "read", JSONBody.encode(ReadReceiptJSON(userId: partner.rawValue, partnerReadUpTo: upTo?.rawValue))
+                )
             case .roomMessage(let message):
                 return ("message", JSONBody.encode(renderer.roomMessage(message)))
             case .room(let room):

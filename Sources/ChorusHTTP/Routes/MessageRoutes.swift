@@ -36,6 +36,18 @@ struct MessageRoutes {
         endpoints.getPage(
             group, "conversations", { view, caller, page in try view.conversations(of: caller.user, page: page) },
             render: renderer.conversation)
+        group.post("conversations/:userId/read") { request, context in
+            let caller = try context.requireCaller()
+            let partner = try Endpoints.pathID(context, "userId", as: UserID.self)
+            let command = Command.readConversation(reader: caller.user, partner: partner)
+            do {
+                return try await endpoints.write(request, context: context, command: command) { view, _ in
+                    UnreadJSON(name: "unreadConversations", count: try view.unreadConversations(of: caller.user))
+                }
+            } catch let error as DomainError where error.code == .unknownUser {
+                throw APIError.notFound("no user \(partner)")
+            }
+        }
         group.get("conversations/:userId/messages") { request, context in
             let caller = try context.requireCaller()
             let partner = try Endpoints.pathID(context, "userId", as: UserID.self)

@@ -6,7 +6,7 @@ import ChorusProjections
 /// payload out, `data` holding the same objects the API answers with, rendered from the read models as they are when
 /// the outbox takes the event in (at its position or later, as a live stream renders it).
 ///
-/// - `notification.created`, `{recipient, notification}`: a like, a comment or a follow notified someone
+/// - `notification.created`, `{recipient, notification}`: a like, a comment, a repost or a follow notified someone
 /// - `message.created`, `{recipient, message}`: a message to the recipient
 /// - `password_reset.requested`, `{userId, email, token, expiresAt}`
 /// - `report.filed`, `{report}` (as `GET /v1/admin/reports` shows it), in order among reports
@@ -53,6 +53,8 @@ struct WebhookEvents: Sendable {
         case .liked(let event):
             return try notification(to: event.postAuthor)
         case .commentAdded(let event):
+            return try notification(to: event.postAuthor)
+        case .reposted(let event):
             return try notification(to: event.postAuthor)
         case .followed(let event):
             return try notification(to: event.followee)
