@@ -9,7 +9,7 @@ let crossModuleOptimization: [SwiftSetting] = [
 
 let package = Package(
     name: "chorus",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .executable(name: "chorus", targets: ["chorus"]),
         .library(name: "ChorusLog", targets: ["ChorusLog"]),
@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "ChorusProjections", targets: ["ChorusProjections"]),
         .library(name: "ChorusBackend", targets: ["ChorusBackend"]),
         .library(name: "ChorusHTTP", targets: ["ChorusHTTP"]),
+        // The Swift client SDK for apps.
+        .library(name: "ChorusClient", targets: ["ChorusClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -33,6 +35,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/vapor/console-kit", from: "4.16.2"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusStorage imports it.
@@ -134,6 +139,23 @@ let package = Package(
             dependencies: ["ChorusLog", "ChorusDomain"],
             path: "Sources/ChorusDemo"
         ),
+        // The client SDK: the HTTP layer generated from openapi.yaml (Generated/, by Scripts/generate-client) and the
+        // layer apps call: sign-in with a token store, pages, read-your-writes, live streams that resume.
+        .target(
+            name: "ChorusClient",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(
+                    name: "OpenAPIURLSession", package: "swift-openapi-urlsession",
+                    condition: .when(platforms: [.macOS, .iOS, .tvOS, .watchOS, .visionOS])),
+                .product(
+                    name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client",
+                    condition: .when(platforms: [.linux])),
+            ],
+            path: "Sources/ChorusClient",
+            exclude: ["Generated/openapi.yaml.sha256"]
+        ),
         // The `chorus` command for operators.
         .executableTarget(
             name: "chorus",
@@ -207,6 +229,16 @@ let package = Package(
             ],
             path: "Tests/ChorusHTTPTests"
         ),
+        // The SDK on its own: its generated layer is up to date, its pages and live streams.
+        .testTarget(
+            name: "ChorusClientTests",
+            dependencies: [
+                "ChorusClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+            ],
+            path: "Tests/ChorusClientTests"
+        ),
         // The `chorus` command, run as a process: end to end.
         .testTarget(
             name: "ChorusToolTests",
@@ -216,6 +248,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // The five apps, through the SDK.
+                "ChorusClient",
             ],
             path: "Tests/ChorusToolTests",
             // Read by path: logs as older Chorus versions wrote them.

@@ -143,8 +143,7 @@ extension ReadView {
             guard let id = try postID(at: position) else {
                 throw ProjectionError.inconsistent("no post at position \(position) of the feed of \(user)")
             }
-            guard let post = try feedEntry(at: position, post: id, viewer: user, scope: .following(user)),
-                kind.admits(post)
+            guard let post = try feedEntry(at: position, post: id, viewer: user, scope: .following(user), kind: kind)
             else { return false }
             try each(post.lent())
             return true

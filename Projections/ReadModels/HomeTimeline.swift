@@ -48,8 +48,7 @@ extension ReadView {
         try transaction.forEachInPage(models.homeTimeline.home, prefix: [], order: .newestFirst, request: page) {
             key, value in
             let position = ProjectionKey.position(in: key, at: 0)
-            guard let post = try feedEntry(at: position, post: value, viewer: viewer, scope: .everyone),
-                kind.admits(post)
+            guard let post = try feedEntry(at: position, post: value, viewer: viewer, scope: .everyone, kind: kind)
             else { return false }
             try each(post.lent())
             return true

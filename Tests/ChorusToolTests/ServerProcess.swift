@@ -15,18 +15,21 @@ final class ServerProcess: @unchecked Sendable {
     /// Its exit status, once it has exited.
     private let exit = ExitStatus()
 
-    /// - Parameter logFile: by default beside `data`, as `<data>.log`.
-    init(data: String, logFile: String? = nil, extraArguments: [String] = [], environment: [String: String] = [:])
-        async throws
-    {
+    /// - Parameters:
+    ///   - logFile: by default beside `data`, as `<data>.log`.
+    ///   - port: by default a free one; a restarted server takes its predecessor's.
+    init(
+        data: String, logFile: String? = nil, port: Int? = nil, extraArguments: [String] = [],
+        environment: [String: String] = [:]
+    ) async throws {
         self.logFile = logFile ?? data + ".log"
         guard FileManager.default.createFile(atPath: self.logFile, contents: nil),
             let errors = FileHandle(forWritingAtPath: self.logFile)
         else { throw ServerError("could not create \(self.logFile)") }
-        port = try Self.freePort()
-        base = "http://127.0.0.1:\(port)"
+        self.port = try port ?? Self.freePort()
+        base = "http://127.0.0.1:\(self.port)"
         process.executableURL = try chorusExecutableURL()
-        process.arguments = ["serve", "--data", data, "--port", String(port)] + extraArguments
+        process.arguments = ["serve", "--data", data, "--port", String(self.port)] + extraArguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors

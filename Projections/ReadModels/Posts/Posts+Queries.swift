@@ -170,8 +170,7 @@ extension ReadView {
             models.posts.userPosts, prefix: prefix, order: .newestFirst, request: page
         ) { key, value in
             let position = ProjectionKey.position(in: key, at: prefix.count)
-            guard let post = try feedEntry(at: position, post: value, viewer: viewer, scope: .user(user)),
-                kind.admits(post)
+            guard let post = try feedEntry(at: position, post: value, viewer: viewer, scope: .user(user), kind: kind)
             else { return false }
             try each(post.lent())
             return true
@@ -202,14 +201,16 @@ extension ReadView {
 
     /// The post a feed or tab shows at `position`, which holds `id` (a buffer in the snapshot): as posted there, or
     /// with `repostedBy` when a plain repost put it there. Nil when hidden from the viewer (its author, or the user who
-    /// reposted it, blocked either way, or in a feed muted), and when the list shows it at a newer place: a list shows each post
-    /// once, at the newest repost of it by someone in `scope` (or as posted when there is none).
-    func feedEntry(at position: LogPosition, post id: UnsafeRawBufferPointer, viewer: UserID?, scope: FeedScope) throws
-        -> PostInPlace?
-    {
+    /// reposted it, blocked either way, or in a feed muted), when it is not of `kind`, and when the list shows it at a
+    /// newer place: a list shows each post once, at the newest repost of it by someone in `scope` (or as posted when
+    /// there is none); a list of posts as posted (`original`, `media`) shows no reposts, so none hides a post there.
+    func feedEntry(
+        at position: LogPosition, post id: UnsafeRawBufferPointer, viewer: UserID?, scope: FeedScope,
+        kind: PostKind = .all
+    ) throws -> PostInPlace? {
         guard var post = try postInPlace(at: id, viewer: viewer, muting: scope.mutes) else { return nil }
         // Most posts are not reposted, and then nothing need be looked up.
-        guard post.post.reposts > 0 else { return post }
+        guard post.post.reposts > 0 else { return kind.admits(post) ? post : nil }
         var here = ProjectionKey(bytes: id)
         here.append(position)
         // The reposter's id as the table holds it, in the snapshot.
@@ -222,6 +223,9 @@ extension ReadView {
             else { return nil }
             post.repostedBy = summary
         }
+        // A list of a kind holds only its kind's places: one of posts as posted has no reposts to show it higher.
+        guard kind.admits(post) else { return nil }
+        guard kind.admitsReposts else { return post }
         var newer = false
         var next = ProjectionKey(bytes: id)
         next.append(position.next)
@@ -320,6 +324,9 @@ public enum PostKind: String, Sendable, CaseIterable {
     case reposts
     /// Posts as posted with an image of their own (a plain repost of one is a repost).
     case media
+
+    /// Whether the list holds plain reposts.
+    var admitsReposts: Bool { self == .all || self == .reposts }
 
     func admits(_ post: PostInPlace) -> Bool {
         let reposted = post.repostedBy != nil

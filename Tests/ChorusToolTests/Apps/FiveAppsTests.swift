@@ -1,0 +1,193 @@
+import ChorusClient
+import Foundation
+import Testing
+
+/// The five apps Chorus is for, each rebuilt on it through the SDK alone, against `chorus serve` as a process. In the
+/// middle of each, the server is killed and started again: every live stream drops and must resume by itself, with no
+/// event twice and none missed.
+@Suite("The five apps, through the SDK", .serialized)
+struct FiveAppsTests {
+    @Test("Flash Chat: sign up, one room for everyone, chat in order, live across a server crash, log out")
+    func flashChat() async throws {
+        try await AppServer.run { server in
+            let (ana, _) = try await server.user("Ana")
+            let (bo, _) = try await server.user("Bo")
+            let room = try await ana.createRoom(named: "Flash Chat")
+            // Bo finds the room among every room, and joins.
+            let found = try await bo.rooms(all: true).first(10)
+            #expect(found.map(\.id) == [room.id] && found.first?.isMember == false)
+            #expect(try await bo.join(room: room.id).members == 2)
+
+            // A screen reads, then listens from what it read.
+            #expect(try await ana.messages(inRoom: room.id).first(10).isEmpty)
+            let live = LiveCollector(try await ana.live([.room(room.id)]))
+            try await bo.send("Hi Ana", toRoom: room.id)
+            try await ana.send("Hi Bo", toRoom: room.id)
+            try await live.waitFor(2)
+            try await server.crashAndRestart()
+            try await bo.send("Did the server just restart?", toRoom: room.id)
+            try await ana.send("It did", toRoom: room.id)
+            let events = try await live.waitFor(4)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(live.delivered.count == 4, "nothing twice")
+            let texts = events.compactMap { update -> String? in
+                guard case .message(let message) = update.event else { return nil }
+                return message.text
+            }
+            #expect(texts == ["Hi Ana", "Hi Bo", "Did the server just restart?", "It did"])
+            #expect(events.map(\.position) == events.map(\.position).sorted())
+
+            let history = try await bo.messages(inRoom: room.id).first(10)
+            #expect(history.map(\.text) == texts)
+            #expect(history.allSatisfy { $0.roomId == room.id })
+
+            try await bo.logOut()
+            await #expect(throws: ChorusError.self) { try await bo.me() }
+            live.stop()
+        }
+    }
+
+    @Test("Twitter clone: tweets, retweets, tabs, likes, every user listed, and chat, live across a server crash")
+    func twitterClone() async throws {
+        try await AppServer.run { server in
+            let (ana, anaProfile) = try await server.user("Ana")
+            let (bo, boProfile) = try await server.user("Bo")
+            let (cy, _) = try await server.user("Cy")
+            // The "all users" screen and the new-message picker: no query lists everyone but the caller.
+            let everyone = try await ana.searchUsers().first(10)
+            #expect(
+                Set(everyone.map(\.id)) == Set([boProfile.id]).union(everyone.map(\.id)).subtracting([anaProfile.id]))
+            #expect(everyone.count == 2)
+
+            try await cy.follow(anaProfile.id)
+            let feed = LiveCollector(try await cy.live([.feed]))
+            let tweet = try await ana.post(text: "First tweet")
+            try await feed.waitFor(1)
+            try await server.crashAndRestart()
+            // Bo retweets Ana's tweet, Ana retweets it too: Cy's timeline shows it once, as Ana's retweet.
+            let retweet = try await bo.repost(tweet.id)
+            #expect(retweet.reposted && retweet.reposts == 1)
+            #expect(try await ana.repost(tweet.id).reposts == 2)
+            let quote = try await ana.post(text: "Quoting myself", quoting: tweet.id)
+            let events = try await feed.waitFor(3)
+            #expect(events.map(\.name) == ["post", "post", "post"])
+            if case .post(let reposted) = events[1].event {
+                #expect(reposted.id == tweet.id && reposted.repostedBy?.id == anaProfile.id)
+            }
+
+            let timeline = try await cy.followingFeed().first(10)
+            #expect(timeline.map(\.id) == [quote.id, tweet.id])
+            #expect(timeline[1].repostedBy?.id == anaProfile.id && timeline[1].reposts == 2)
+            // Profile tabs: tweets, retweets.
+            #expect(try await cy.posts(of: anaProfile.id, kind: .original).first(10).map(\.id) == [tweet.id])
+            #expect(try await cy.posts(of: anaProfile.id, kind: .reposts).first(10).map(\.id) == [quote.id, tweet.id])
+            #expect(try await cy.posts(of: boProfile.id).first(10).map(\.repostedBy?.id) == [boProfile.id])
+
+            try await cy.like(tweet.id)
+            #expect(try await cy.likes(of: (try await cy.me()).id).first(10).map(\.id) == [tweet.id])
+            let notifications = try await ana.notifications().first(10)
+            #expect(Set(notifications.map(\._type.rawValue)) == ["like", "repost", "follow"])
+            #expect(try await bo.unrepost(tweet.id).reposts == 1)
+
+            try await cy.send("Great tweet", to: anaProfile.id)
+            let conversation = try #require(try await ana.conversations().first(1).first)
+            #expect(conversation.lastMessage.text == "Great tweet" && conversation.unread == 1)
+            feed.stop()
+        }
+    }
+
+    @Test(
+        "Instagram-like: upload, grid, Following feed, a profile edit seen in old posts and notifications, comments live, messages with unread counts"
+    )
+    func instagramLike() async throws {
+        try await AppServer.run { server in
+            let (ana, anaProfile) = try await server.user("Ana")
+            let (bo, boProfile) = try await server.user("Bo")
+            try await bo.follow(anaProfile.id)
+            let image = try await ana.uploadImage(pngBytes, contentType: .png)
+            let photo = try await ana.post(caption: "Harbour at dawn", image: image.id)
+            _ = try await ana.post(text: "Words only")
+            #expect(try await bo.posts(of: anaProfile.id, kind: .media).first(10).map(\.id) == [photo.id])
+            #expect(try await bo.homeFeed(mediaOnly: true).first(10).map(\.id) == [photo.id])
+            #expect(try await bo.followingFeed().first(10).count == 2)
+
+            let comments = LiveCollector(try await ana.live([.post(photo.id), .conversations]))
+            try await bo.comment(on: photo.id, "Beautiful")
+            try await comments.waitFor(1)
+            try await server.crashAndRestart()
+            try await bo.comment(on: photo.id, "Where is it?")
+            try await bo.send("Can I use it?", to: anaProfile.id)
+            let events = try await comments.waitFor(3)
+            #expect(events.map(\.name) == ["comment", "comment", "conversation"])
+
+            // Bo renames himself and changes his picture: every old place shows the new profile.
+            let picture = try await bo.uploadImage(pngBytes, contentType: .png)
+            try await bo.editProfile(name: "Bo Kim", profileImage: picture.id)
+            let oldComments = try await ana.comments(on: photo.id).first(10)
+            #expect(oldComments.allSatisfy { $0.author.name == "Bo Kim" && $0.author.profileImage != nil })
+            let notifications = try await ana.notifications().first(10)
+            #expect(notifications.filter { $0.actor.id == boProfile.id }.allSatisfy { $0.actor.name == "Bo Kim" })
+
+            #expect(try await ana.me().unreadConversations == 1)
+            let row = try #require(try await ana.conversations().first(1).first)
+            #expect(row.unread == 1 && row.partner.name == "Bo Kim")
+            #expect(try await ana.markConversationRead(with: boProfile.id) == 0)
+            let receipt = try #require(try await bo.conversations().first(1).first)
+            #expect(receipt.partnerReadUpTo == row.lastMessage.id)
+            comments.stop()
+        }
+    }
+
+    @Test("User-feeds fan-out: a follow back-fills, an unfollow takes out, and the feed follows it live across a crash")
+    func userFeedsFanOut() async throws {
+        try await AppServer.run { server in
+            let (ana, _) = try await server.user("Ana")
+            let (bo, boProfile) = try await server.user("Bo")
+            let older = try await bo.post(text: "before the follow")
+            #expect(try await ana.followingFeed().first(10).isEmpty)
+            let feed = LiveCollector(try await ana.live([.feed]))
+            try await ana.follow(boProfile.id)
+            #expect(try await ana.followingFeed().first(10).map(\.id) == [older.id], "back-filled")
+
+            let newer = try await bo.post(text: "after the follow")
+            try await feed.waitFor(1)
+            try await server.crashAndRestart()
+            let newest = try await bo.post(text: "after the crash")
+            try await ana.unfollow(boProfile.id)
+            let events = try await feed.waitFor(5)
+            #expect(events.map(\.name) == ["post", "post", "post_removed", "post_removed", "post_removed"])
+            var removed = Set<String>()
+            for case .postRemoved(let post) in events.map(\.event) { removed.insert(post) }
+            #expect(removed == [older.id, newer.id, newest.id])
+            #expect(try await ana.followingFeed().first(10).isEmpty, "taken out")
+            feed.stop()
+        }
+    }
+
+    @Test("Instagram v0.1: image posts, likes, comments and a profile image")
+    func instagramV01() async throws {
+        try await AppServer.run { server in
+            let (ana, anaProfile) = try await server.user("Ana")
+            let (bo, _) = try await server.user("Bo")
+            let avatar = try await ana.uploadImage(pngBytes, contentType: .png)
+            let profile = try await ana.editProfile(profileImage: avatar.id)
+            #expect(profile.profileImage == avatar.url)
+
+            let image = try await ana.uploadImage(pngBytes, contentType: .png)
+            let post = try await ana.post(caption: "first photo", image: image.id)
+            #expect(post.image == image.url)
+            let likes = LiveCollector(try await ana.live([.post(post.id), .notifications]))
+            #expect(try await bo.like(post.id).likes == 1)
+            try await likes.waitFor(2)
+            try await server.crashAndRestart()
+            try await bo.comment(on: post.id, "Lovely")
+            let events = try await likes.waitFor(4)
+            #expect(events.map(\.name) == ["like", "notification", "comment", "notification"])
+
+            let seen = try await bo.post(post.id)
+            #expect(seen.likes == 1 && seen.comments == 1 && seen.hasLiked)
+            #expect(seen.author.profileImage == avatar.url && seen.author.id == anaProfile.id)
+            likes.stop()
+        }
+    }
+}
