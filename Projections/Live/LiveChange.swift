@@ -7,7 +7,8 @@ public enum LiveChange: Sendable, Hashable {
     /// A new post in the caller's Following feed (`feed`), posted or plainly reposted at `at`: read it in place with
     /// ``ReadView/withFeedPost(_:at:viewer:_:)``.
     case post(PostID, at: LogPosition)
-    /// A post that left the caller's Following feed (`feed`): deleted, unreposted, or its author unfollowed.
+    /// A post that left the caller's Following feed (`feed`): deleted, unreposted, its author unfollowed or blocked
+    /// either way.
     case postRemoved(PostID)
     /// A new comment on a post (`post:{id}`).
     case comment(Comment)
@@ -112,6 +113,16 @@ extension ReadView {
             var removed = Set<PostID>()
             for (post, author) in try postsAndReposts(of: event.followee) where removed.insert(post).inserted {
                 try addRemoved(post, author: author)
+            }
+        case .blocked(let event)
+        where (event.blocker == viewer || event.blocked == viewer) && topics.contains(.feed):
+            // The other's posts that followed users' reposts keep in the feed are hidden from now on. (Those only
+            // their follow kept there leave with the Unfollowed of the same command.)
+            let other = event.blocker == viewer ? event.blocked : event.blocker
+            var removed = Set<PostID>()
+            for (post, author) in try postsAndReposts(of: other)
+            where author == other && removed.insert(post).inserted {
+                if try isInFollowingFeed(post, author: author, of: viewer) { changes.append(.postRemoved(post)) }
             }
         case .messageSent(let event) where event.from == viewer || event.to == viewer:
             guard let from = try userSummary(event.from), let to = try userSummary(event.to) else { break }

@@ -161,6 +161,30 @@ struct LiveAPITests {
         }
     }
 
+    @Test("feed sends post_removed for a blocked user's posts that a followed user's repost kept in the feed")
+    func blockRemovesReposted() async throws {
+        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let dee = try await api.register("Dee")
+            _ = try await api.call(.put, "/v1/users/\(bo.id)/follow", token: dee.token)
+            let post = try await api.post(ana, "ana's post")
+            _ = try await api.call(.put, "/v1/posts/\(post)/repost", token: bo.token)
+            let start = try #require(try await api.call(.get, "/v1/feed/following", token: dee.token).position)
+            #expect(try await api.call(.put, "/v1/users/\(ana.id)/block", token: dee.token).status == .ok)
+            #expect(try await api.call(.get, "/v1/feed/following", token: dee.token).items.isEmpty)
+
+            let port = try #require(api.client.port)
+            let headers = ["Authorization": "Bearer \(dee.token)", "Last-Event-ID": "\(start)"]
+            let events = try await offPool {
+                let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=feed", headers: headers)
+                return try stream.eventsUntilHeartbeat()
+            }
+            #expect(events.map(\.name) == ["post_removed"])
+            #expect(events.first?.data["id"] as? String == post)
+        }
+    }
+
     @Test("idle streams get heartbeat comments; unknown topics are 400 and a stream needs a token")
     func heartbeatsAndRefusals() async throws {
         try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(100) }) { api in
