@@ -35,33 +35,14 @@ struct FollowingFeeds: DerivedReadModel {
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
         switch event {
         case .postCreated(let event):
-            // The newest position of the log is the newest of every feed: each is an append.
-            let author = Array(event.author.rawValue.utf8)
-            try feeds.append(envelope.position, for: author, in: transaction)
-            for reader in try followers(of: author, in: transaction) {
-                try feeds.append(envelope.position, for: reader, in: transaction)
-            }
+            try fanOut(envelope.position, of: event.author, in: transaction)
         case .reposted(let event):
             // As a post of the reposter's, at the repost's position.
-            let user = Array(event.user.rawValue.utf8)
-            try feeds.append(envelope.position, for: user, in: transaction)
-            for reader in try followers(of: user, in: transaction) {
-                try feeds.append(envelope.position, for: reader, in: transaction)
-            }
+            try fanOut(envelope.position, of: event.user, in: transaction)
         case .unreposted(let event):
-            let user = Array(event.user.rawValue.utf8)
-            try feeds.remove([event.repostedAt], for: user, in: transaction)
-            for reader in try followers(of: user, in: transaction) {
-                try feeds.remove([event.repostedAt], for: reader, in: transaction)
-            }
+            try takeOut(event.repostedAt, of: event.user, in: transaction)
         case .postDeleted(let event):
-            // The feeds that hold it: its author's and its author's followers' (a follow back-fills, an unfollow
-            // takes out).
-            let author = Array(event.author.rawValue.utf8)
-            try feeds.remove([event.postedAt], for: author, in: transaction)
-            for reader in try followers(of: author, in: transaction) {
-                try feeds.remove([event.postedAt], for: reader, in: transaction)
-            }
+            try takeOut(event.postedAt, of: event.author, in: transaction)
         case .followed(let event):
             let posts = try positions(of: Array(event.followee.rawValue.utf8), in: transaction)
             try feeds.insert(posts.map { LogPosition($0) }, for: Array(event.follower.rawValue.utf8), in: transaction)
@@ -103,6 +84,26 @@ struct FollowingFeeds: DerivedReadModel {
     /// Positions a derivation keeps of the authors it has read (8 bytes each): a few popular accounts are followed
     /// by most users, and reading their posts once instead of once per follower saves most of the join's reads.
     static let derivationBudget = 1 << 18
+
+    /// Puts the post or repost `owner` made at `position` into their feed and each follower's. The newest position of
+    /// the log is the newest of every feed: each is an append.
+    private func fanOut(_ position: LogPosition, of owner: UserID, in transaction: StoreTransaction) throws {
+        let owner = Array(owner.rawValue.utf8)
+        try feeds.append(position, for: owner, in: transaction)
+        for reader in try followers(of: owner, in: transaction) {
+            try feeds.append(position, for: reader, in: transaction)
+        }
+    }
+
+    /// Takes the post or repost `owner` made at `position` out of the feeds that hold it: theirs and their followers'
+    /// (a follow back-fills, an unfollow takes out).
+    private func takeOut(_ position: LogPosition, of owner: UserID, in transaction: StoreTransaction) throws {
+        let owner = Array(owner.rawValue.utf8)
+        try feeds.remove([position], for: owner, in: transaction)
+        for reader in try followers(of: owner, in: transaction) {
+            try feeds.remove([position], for: reader, in: transaction)
+        }
+    }
 
     /// The ids of `author`'s followers.
     private func followers(of author: [UInt8], in transaction: StoreTransaction) throws -> [[UInt8]] {
@@ -158,14 +159,8 @@ extension ReadView {
     public func withFeedPost<R>(
         _ post: PostID, at position: LogPosition, viewer: UserID, _ body: (borrowing StoredPost) throws -> R
     ) throws -> R? {
-        // The key as the table holds it, so that the answer's id lies in the snapshot too.
-        let key = ProjectionKey(post).bytes
-        var found: UnsafeRawBufferPointer?
-        try transaction.scan(models.posts.posts, from: key) { stored, _ in
-            if stored.elementsEqual(key) { found = stored }
-            return false
-        }
-        guard let found, let shown = try feedEntry(at: position, post: found, viewer: viewer, scope: .following(viewer))
+        guard let found = try storedID(of: post),
+            let shown = try feedEntry(at: position, post: found, viewer: viewer, scope: .following(viewer))
         else { return nil }
         return try body(shown.lent())
     }

@@ -39,10 +39,10 @@ struct PostCounters: DerivedReadModel {
             guard try hasLiked(event.user, event.post, in: transaction) else { return }
             try count(event.post, Self.likesCounter, by: -1, in: transaction)
         case .reposted(let event):
-            guard try !hasReposted(event.user, event.post, in: transaction) else { return }
+            guard try !transaction.hasReposted(event.user, event.post, in: userReposts) else { return }
             try count(event.post, Self.repostsCounter, by: 1, in: transaction)
         case .unreposted(let event):
-            guard try hasReposted(event.user, event.post, in: transaction) else { return }
+            guard try transaction.hasReposted(event.user, event.post, in: userReposts) else { return }
             try count(event.post, Self.repostsCounter, by: -1, in: transaction)
         case .commentAdded(let event):
             try count(event.post, Self.commentsCounter, by: 1, in: transaction)
@@ -72,12 +72,6 @@ struct PostCounters: DerivedReadModel {
         var like = ProjectionKey(post)
         like.append(user)
         return try transaction.withValue(for: like.bytes, in: likes) { $0 != nil }
-    }
-
-    private func hasReposted(_ user: UserID, _ post: PostID, in transaction: StoreTransaction) throws -> Bool {
-        var repost = ProjectionKey(user)
-        repost.append(post)
-        return try transaction.withValue(for: repost.bytes, in: userReposts) { $0 != nil }
     }
 
     private func count(_ post: PostID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {

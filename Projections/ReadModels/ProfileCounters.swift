@@ -46,11 +46,11 @@ struct ProfileCounters: DerivedReadModel {
         case .postCreated(let event):
             try count(event.author, Self.tabCounter, by: 1, in: transaction)
         case .reposted(let event):
-            guard try !hasReposted(event.user, event.post, in: transaction) else { return }
+            guard try !transaction.hasReposted(event.user, event.post, in: userReposts) else { return }
             try count(event.user, Self.tabCounter, by: 1, in: transaction)
             try count(event.user, Self.repostsCounter, by: 1, in: transaction)
         case .unreposted(let event):
-            guard try hasReposted(event.user, event.post, in: transaction) else { return }
+            guard try transaction.hasReposted(event.user, event.post, in: userReposts) else { return }
             try count(event.user, Self.tabCounter, by: -1, in: transaction)
             try count(event.user, Self.repostsCounter, by: -1, in: transaction)
         case .postDeleted(let event):
@@ -77,12 +77,6 @@ struct ProfileCounters: DerivedReadModel {
         var edge = ProjectionKey(follower)
         edge.append(followee)
         return try transaction.withValue(for: edge.bytes, in: edges) { $0 != nil }
-    }
-
-    private func hasReposted(_ user: UserID, _ post: PostID, in transaction: StoreTransaction) throws -> Bool {
-        var repost = ProjectionKey(user)
-        repost.append(post)
-        return try transaction.withValue(for: repost.bytes, in: userReposts) { $0 != nil }
     }
 
     private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {

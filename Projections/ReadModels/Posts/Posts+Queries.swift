@@ -142,15 +142,22 @@ extension ReadView {
 
     /// Lends `body` the post read in place; nil, without calling `body`, when there is no such post.
     public func withPost<R>(_ post: PostID, viewer: UserID?, _ body: (borrowing StoredPost) throws -> R) throws -> R? {
-        // The key as the table holds it, so that the answer's id lies in the snapshot too.
+        guard let found = try storedID(of: post), let post = try postInPlace(at: found, viewer: viewer) else {
+            return nil
+        }
+        return try body(post.lent())
+    }
+
+    /// The post's id as the posts table holds it as a key, so that an answer's id lies in the snapshot too; nil when
+    /// there is no such post.
+    func storedID(of post: PostID) throws -> UnsafeRawBufferPointer? {
         let key = ProjectionKey(post).bytes
         var found: UnsafeRawBufferPointer?
         try transaction.scan(models.posts.posts, from: key) { stored, _ in
             if stored.elementsEqual(key) { found = stored }
             return false
         }
-        guard let found, let post = try postInPlace(at: found, viewer: viewer) else { return nil }
-        return try body(post.lent())
+        return found
     }
 
     /// The posts tab, newest first, only the posts of `kind`; nil for an unknown user.

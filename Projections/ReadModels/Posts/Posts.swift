@@ -114,6 +114,16 @@ struct Posts: ReadModel {
     }
 }
 
+extension StoreTransaction {
+    /// Whether `user` plainly reposts `post`, as ``Posts``' `user-reposts` says: the counters ask before ``Posts`` applies
+    /// a repost or an unrepost.
+    func hasReposted(_ user: UserID, _ post: PostID, in userReposts: StoreTable) throws -> Bool {
+        var repost = ProjectionKey(user)
+        repost.append(post)
+        return try withValue(for: repost.bytes, in: userReposts) { $0 != nil }
+    }
+}
+
 /// The keys a plain repost is kept under: `post-reposts`, `user-reposts` and the reposter's `user-posts` entry.
 struct RepostKeys {
     let byPost: [UInt8]

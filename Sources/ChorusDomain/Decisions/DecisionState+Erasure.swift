@@ -28,7 +28,8 @@ extension DecisionState {
     /// What deleting `user`'s account appends, each event to its own stream: their follows either way, their posts
     /// (with the plain reposts that go with them), their comments on others' posts, their likes and plain reposts of
     /// others' posts, their room memberships, their sessions, and last the ``AccountDeleted``. Reads the posts, comments,
-    /// follows, shares and room members tables whole: an account is deleted rarely, and an index per user would cost every post, comment and follow.
+    /// follows, shares and room members tables whole: an account is deleted rarely, and an index per user would cost
+    /// every post, comment and follow.
     func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
         var events: [DomainEvent] = []
         // The follows first: each follower's feed then loses all of the account's posts in one pass, and the posts'
@@ -39,12 +40,10 @@ extension DecisionState {
             events.append(.unfollowed(Unfollowed(follower: user, followee: followee, followedAt: Edge(value).since)))
             return true
         }
-        let suffix = [0] + Array(user.rawValue.utf8)
-        try state.forEach(in: follows) { key, value in
-            guard key.count > suffix.count, key.suffix(suffix.count).elementsEqual(suffix) else { return true }
-            let follower = UserID(unchecked: String(decoding: key.prefix(key.count - suffix.count), as: UTF8.self))
-            events.append(.unfollowed(Unfollowed(follower: follower, followee: user, followedAt: Edge(value).since)))
-            return true
+        for (follower, follow) in try entries(endingWith: user, in: follows, state: state) {
+            events.append(
+                .unfollowed(
+                    Unfollowed(follower: UserID(unchecked: follower), followee: user, followedAt: follow.since)))
         }
         var deletedPosts = Set<String>()
         var ownPosts: [(PostID, PostState)] = []
@@ -93,38 +92,36 @@ extension DecisionState {
             guard let postAuthor = try standingAuthor(post) else { continue }
             events.append(.unliked(Unliked(user: user, post: post, postAuthor: postAuthor, likedAt: like.since)))
         }
-        // Their plain reposts of others' posts: `shares` is keyed by post, so the whole table is read.
-        // Keys of tables keyed by something, then the user.
-        let reposter = [0] + Array(user.rawValue.utf8)
-        var shared: [(PostID, LogPosition)] = []
-        try state.forEach(in: shares) { key, value in
-            guard key.count > reposter.count, key.suffix(reposter.count).elementsEqual(reposter),
-                let since = Edge(value).since
-            else { return true }
-            shared.append(
-                (PostID(unchecked: String(decoding: key.prefix(key.count - reposter.count), as: UTF8.self)), since))
-            return true
-        }
-        for (post, since) in shared {
-            guard let postAuthor = try standingAuthor(post) else { continue }
+        // Their plain reposts of others' posts, and the rooms they are in.
+        for (post, share) in try entries(endingWith: user, in: shares, state: state) {
+            let post = PostID(unchecked: post)
+            guard let since = share.since, let postAuthor = try standingAuthor(post) else { continue }
             events.append(.unreposted(Unreposted(user: user, post: post, postAuthor: postAuthor, repostedAt: since)))
         }
-        // The rooms they are in: `room-members` is keyed by room, so the whole table is read.
-        var memberships: [DomainEvent] = []
-        try state.forEach(in: roomMembers) { key, value in
-            guard key.count > reposter.count, key.suffix(reposter.count).elementsEqual(reposter),
-                let since = Edge(value).since
-            else { return true }
-            let room = RoomID(unchecked: String(decoding: key.prefix(key.count - reposter.count), as: UTF8.self))
-            memberships.append(.roomLeft(RoomLeft(room: room, user: user, joinedAt: since)))
-            return true
+        for (room, membership) in try entries(endingWith: user, in: roomMembers, state: state) {
+            guard let since = membership.since else { continue }
+            events.append(.roomLeft(RoomLeft(room: RoomID(unchecked: room), user: user, joinedAt: since)))
         }
-        events += memberships
         for session in try sessions(of: user, in: state) {
             events.append(.sessionEnded(SessionEnded(session: session, user: user)))
         }
         events.append(.accountDeleted(AccountDeleted(user: user)))
         return events
+    }
+
+    /// The entries of `table` (keyed by something, NUL, a user) whose user is `user`: that something, and the entry's
+    /// edge. The whole table is read.
+    private func entries(endingWith user: UserID, in table: StateTable, state: some StateReader) throws -> [(
+        String, Edge
+    )] {
+        let suffix = [0] + Array(user.rawValue.utf8)
+        var found: [(String, Edge)] = []
+        try state.forEach(in: table) { key, value in
+            guard key.count > suffix.count, key.suffix(suffix.count).elementsEqual(suffix) else { return true }
+            found.append((String(decoding: key.prefix(key.count - suffix.count), as: UTF8.self), Edge(value)))
+            return true
+        }
+        return found
     }
 
     /// An erasure as the state keeps it: when it was asked for, and when it completed (nil while pending).
