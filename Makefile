@@ -2,15 +2,16 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: start test deps fuzz-deps
+.PHONY: start test deps fuzz-deps postgres-deps
 
 ## Starts Chorus: `chorus serve` (release build) on ./chorus-data at 127.0.0.1:8080, filled with demo data the first
 ## time. CHORUS_DATA, CHORUS_HOST, CHORUS_PORT and CHORUS_ADMIN_TOKEN change the defaults.
 start: deps
 	$(SWIFT) run -c release chorus serve --demo-events 20000
 
-## Runs every test: the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml.
-test: deps fuzz-deps
+## Runs every test: the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml. The cluster
+## tests start a throwaway PostgreSQL of their own (initdb in a temporary directory, loopback only).
+test: deps fuzz-deps postgres-deps
 	$(SWIFT) test
 	Tests/ContractFuzzing/run
 
@@ -19,6 +20,14 @@ deps:
 	@pkg-config --exists lmdb || { \
 		echo "installing liblmdb-dev"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev pkg-config; \
+	}
+
+## Installs PostgreSQL's server programs (Debian: postgresql) when there are none, for the cluster tests; no server is
+## started or enabled here.
+postgres-deps:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		echo "installing postgresql"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql; \
 	}
 
 ## Installs schemathesis from PyPI, which contract fuzzing runs, when Python cannot import it.

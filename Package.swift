@@ -38,6 +38,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusStorage imports it.
@@ -92,6 +93,21 @@ let package = Package(
             path: "Projections",
             swiftSettings: crossModuleOptimization
         ),
+        // Cluster mode: the log kept in PostgreSQL, shared by every node, each node's LMDB log a replica tailing it.
+        .target(
+            name: "ChorusCluster",
+            dependencies: [
+                "ChorusLog",
+                "ChorusDomain",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/ChorusCluster"
+        ),
         // The composition root: a data directory opened whole (log, decisions, read models, media, stored
         // responses), commands executed against it, and the services that keep it running.
         .target(
@@ -101,6 +117,7 @@ let package = Package(
                 "ChorusLog",
                 "ChorusDomain",
                 "ChorusProjections",
+                "ChorusCluster",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -165,6 +182,7 @@ let package = Package(
                 "ChorusDomain",
                 "ChorusProjections",
                 "ChorusBackend",
+                "ChorusCluster",
                 "ChorusHTTP",
                 "ChorusDemo",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -243,13 +261,17 @@ let package = Package(
         .testTarget(
             name: "ChorusToolTests",
             dependencies: [
-                "chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend",
+                "chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend", "ChorusCluster",
                 // A webhook receiver on loopback.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // The five apps, through the SDK.
                 "ChorusClient",
+                // Requests to the servers the tests start.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Tests/ChorusToolTests",
             // Read by path: logs as older Chorus versions wrote them.

@@ -1,3 +1,4 @@
+import ChorusCluster
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
@@ -16,8 +17,10 @@ public final class ChorusBackend: Sendable {
     /// The read models being served; an online rebuild replaces them.
     public let readModels: ServedReadModels
     public let media: MediaStore
-    /// Each user's data key (``DataKeyStore``).
-    public let keys: DataKeyStore
+    /// Each user's data key: this directory's ``DataKeyStore``, or in a cluster the cluster's keys cached in it.
+    public let keys: any PersonalDataKeys
+    /// This directory's own store of data keys (in a cluster, the cache of the cluster's).
+    public let keyStore: DataKeyStore
     /// How long after an account deletion every file is rid of the account's personal data, at most.
     public let erasureDelay: Duration
     public let tokens: SessionTokens
@@ -26,8 +29,10 @@ public final class ChorusBackend: Sendable {
     public let maximumWriteLag: UInt64
     package let responses: StoredResponses
     let activity: SessionActivity
-    /// The embedded log behind ``log``, whose writer and files the backend runs and closes.
+    /// The embedded log behind ``log`` (in a cluster, this node's replica), whose files the backend closes.
     private let embeddedLog: LMDBEventLog
+    /// In a cluster, the log ``log`` is: it runs the replica's writer.
+    private let clusterLog: ClusterEventLog?
 
     var embeddedLogIsReadOnly: Bool { embeddedLog.isReadOnly }
     private let logger: Logger
@@ -37,22 +42,40 @@ public final class ChorusBackend: Sendable {
 
     /// Opens (creating if needed) the backend in `data`. With `readOnly`, the log is only read (a past state made by
     /// `chorus replay --into`, or a copy): nothing can be appended. Past `maximumLogSize` bytes every append fails.
+    /// With `cluster`, the node's log is a replica of the cluster's (``ClusterEventLog``): call ``joinCluster(_:data:)``
+    /// first, and run the database's pool for as long as the backend is open.
     /// The log is written and the read models follow it while ``services`` run (the server's service group runs
     /// them). `maximumWriteLag`: 10,000 events is a fraction of a second of the read models' work, and far beyond
     /// what they lag under load (a few hundred events at most under `chorus bench soak`).
     public init(
         data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil, maximumWriteLag: UInt64 = 10_000,
-        erasureDelay: Duration = .seconds(600), passwordHasher: PasswordHasher = PasswordHasher(), logger: Logger
+        erasureDelay: Duration = .seconds(600), passwordHasher: PasswordHasher = PasswordHasher(),
+        cluster: ClusterDatabase? = nil, logger: Logger
     ) throws {
         self.data = data
         self.maximumWriteLag = maximumWriteLag
         self.erasureDelay = erasureDelay
         let metrics = self.metrics
-        let log = try data.openLog(
-            readOnly: readOnly, maximumSize: maximumLogSize, commitObserver: { metrics.recordCommit($0) })
+        let embedded = try data.openLog(
+            readOnly: readOnly, maximumSize: maximumLogSize, replica: cluster != nil,
+            commitObserver: { metrics.recordCommit($0) })
+        let log: any EventLog
         do {
-            let keys = try data.openKeys()
-            self.keys = keys
+            let keyStore = try data.openKeys()
+            self.keyStore = keyStore
+            if let cluster {
+                let keys = ClusterDataKeys(local: keyStore, database: cluster)
+                self.keys = keys
+                let clusterLog = ClusterEventLog(
+                    replica: embedded, database: cluster, logger: logger,
+                    onApplied: { Self.forgetErasedKeys(in: $0, keys: keys, logger: logger) })
+                self.clusterLog = clusterLog
+                log = clusterLog
+            } else {
+                keys = keyStore
+                clusterLog = nil
+                log = embedded
+            }
             let media = try MediaStore(directory: data.media, keys: keys)
             self.media = media
             commands = CommandExecutor(log: log, keys: keys, media: media, passwordHasher: passwordHasher)
@@ -61,12 +84,36 @@ public final class ChorusBackend: Sendable {
             responses = try StoredResponses(directory: data.responses)
             activity = SessionActivity(path: data.sessionActivity)
         } catch {
-            log.close()
+            embedded.close()
             throw error
         }
         self.log = log
-        embeddedLog = log
+        embeddedLog = embedded
         self.logger = logger
+    }
+
+    /// Makes the cluster's schema if it has none (the first node), and takes the cluster's session secret into
+    /// `data`, so that a token one node signs every node accepts. The database's pool must be running.
+    public static func joinCluster(_ cluster: ClusterDatabase, data: DataDirectory) async throws {
+        try await cluster.prepareSchema()
+        let secret = try await cluster.secret(named: "session", proposing: try data.sessionSecretBytes())
+        try data.adoptSessionSecret(secret)
+    }
+
+    /// On every node but the one that deleted an account, the cached copy of its data key goes when the deletion is
+    /// applied; if that fails, the key stays readable on this node until its erasure runs (logged).
+    private static func forgetErasedKeys(in events: [RecordedEvent], keys: ClusterDataKeys, logger: Logger) {
+        for event in events where event.type == "AccountDeleted" {
+            do {
+                if case .accountDeleted(let deleted) = try DomainEvent(decoding: event, keys: keys) {
+                    try keys.forget(deleted.user)
+                }
+            } catch {
+                logger.error(
+                    "could not drop an erased user's cached key",
+                    metadata: ["position": "\(event.position)", "error": "\(error)"])
+            }
+        }
     }
 
     /// What keeps the backend running, for a service group: the log's writer, the read models following the log, and
@@ -85,7 +132,10 @@ public final class ChorusBackend: Sendable {
     }
 
     /// The log's writer: until it runs, appends wait.
-    public var logWriterService: any Service { LogWriterService(log: embeddedLog) }
+    public var logWriterService: any Service {
+        if let clusterLog { return ClusterLogService(log: clusterLog) }
+        return LogWriterService(log: embeddedLog)
+    }
 
     /// The read models following the log, and the online rebuilds asked for: until it runs, they stand still.
     public var projectionService: any Service { ProjectionService(readModels: readModels) }
@@ -107,15 +157,26 @@ public final class ChorusBackend: Sendable {
             throw WritesUnavailable(
                 "the server cannot take writes now: its read models are \(lag) events behind the log; retry shortly")
         }
-        return try await commands.execute(command, idempotencyKey: idempotencyKey)
+        do {
+            return try await commands.execute(command, idempotencyKey: idempotencyKey)
+        } catch let error as ClusterError {
+            throw WritesUnavailable("the server cannot take writes now: \(error.description); retry shortly")
+        }
     }
 
     /// The user a bearer token speaks for: its MAC is ours and its session has neither ended nor expired. The session
     /// counts as seen now.
-    public func user(forToken token: String) throws -> (user: UserID, session: SessionID)? {
-        guard let session = tokens.session(fromToken: token), let user = try commands.user(ofSession: session) else {
-            return nil
+    ///
+    /// On a cluster node, a session opened on another node a moment ago may not have reached this replica yet (a
+    /// client behind a load balancer signs in on one node and calls the next). Its MAC is the cluster's own, so such a
+    /// token is worth one catch-up with the cluster before it is refused; a forged token never gets that far.
+    public func user(forToken token: String) async throws -> (user: UserID, session: SessionID)? {
+        guard let session = tokens.session(fromToken: token) else { return nil }
+        var user = try commands.user(ofSession: session)
+        if user == nil, let clusterLog, (try? await clusterLog.catchUp()) != nil {
+            user = try commands.user(ofSession: session)
         }
+        guard let user else { return nil }
         activity.record(session)
         return (user, session)
     }
@@ -139,7 +200,7 @@ public final class ChorusBackend: Sendable {
         let commands = self.commands
         try? activity.save(keeping: { (try? commands.user(ofSession: $0)) != nil })
         responses.close()
-        keys.close()
+        keyStore.close()
         embeddedLog.close()
     }
 }
@@ -162,6 +223,16 @@ struct LogWriterService: Service {
             try? await gracefulShutdown()
             return
         }
+        await cancelWhenGracefulShutdown { await log.run() }
+    }
+}
+
+/// A cluster node's log as a service: the replica's writer, the tail of the cluster's log and the cluster writer; on
+/// graceful shutdown they stop and what is still queued is refused.
+struct ClusterLogService: Service {
+    let log: ClusterEventLog
+
+    func run() async {
         await cancelWhenGracefulShutdown { await log.run() }
     }
 }

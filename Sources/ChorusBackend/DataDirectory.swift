@@ -1,3 +1,4 @@
+import ChorusCluster
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
@@ -30,11 +31,14 @@ public struct DataDirectory: Sendable {
 
     /// The log, with the domain's decision state in it; its writer runs while ``LMDBEventLog/run()`` runs.
     /// - Parameter maximumSize: bytes the log's file may grow to, past which every append fails (LMDB's map size).
+    /// - Parameter replica: a cluster node's replica of the cluster's log, which keeps its bookkeeping beside the
+    ///   decision state (``ClusterEventLog/replicaStateTables``).
     public func openLog(
-        readOnly: Bool = false, maximumSize: Int? = nil, commitObserver: (@Sendable (CommitReport) -> Void)? = nil
+        readOnly: Bool = false, maximumSize: Int? = nil, replica: Bool = false,
+        commitObserver: (@Sendable (CommitReport) -> Void)? = nil
     ) throws -> LMDBEventLog {
         var configuration = LMDBEventLog.Configuration()
-        configuration.stateTables = DecisionState.tableNames
+        configuration.stateTables = DecisionState.tableNames + (replica ? ClusterEventLog.replicaStateTables : [])
         configuration.readOnly = readOnly
         if let maximumSize {
             configuration.maximumMapSize = maximumSize
@@ -47,6 +51,12 @@ public struct DataDirectory: Sendable {
     /// The users' data keys. A bulk write (`durable: false`) syncs them with ``DataKeyStore/sync()``.
     public func openKeys(durable: Bool = true) throws -> DataKeyStore {
         try DataKeyStore(directory: keys, durable: durable)
+    }
+
+    /// Stores `secret` as the session secret (a cluster's, shared by every node), replacing this directory's own.
+    public func adoptSessionSecret(_ secret: [UInt8]) throws {
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try AtomicFile.write(secret, to: sessionSecret, permissions: 0o600)
     }
 
     /// The session secret, made on first use: readable by the owner only, written whole or not at all.

@@ -62,7 +62,7 @@ struct ErasureService: Service {
             try backend.media.removeAll(of: erasure.user)
             try backend.responses.forget(caller: erasure.user.rawValue)
         }
-        try backend.keys.compact()
+        try backend.keyStore.compact()
         try await backend.readModels.compactAndSwap()
         for holder in holders {
             try await holder.forget(pending.map(\.user), deletedThrough: last, timeout: patience)

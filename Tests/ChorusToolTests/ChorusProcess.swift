@@ -1,3 +1,4 @@
+import ChorusCluster
 import Foundation
 
 /// The output of one run of the `chorus` executable built beside this test binary.
@@ -21,9 +22,8 @@ func runChorus(_ arguments: [String], environment: [String: String] = [:]) throw
     // Read both pipes to their end before waiting, so that a full pipe cannot stall the child.
     let outputData = output.fileHandleForReading.readDataToEndOfFile()
     let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
     return ChorusRun(
-        status: process.terminationStatus,
+        status: process.waitForExit(),
         standardOutput: String(decoding: outputData, as: UTF8.self),
         standardError: String(decoding: errorData, as: UTF8.self))
 }

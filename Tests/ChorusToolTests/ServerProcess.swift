@@ -1,4 +1,8 @@
+import AsyncHTTPClient
+import ChorusCluster
 import Foundation
+import NIOCore
+import NIOHTTP1
 import Synchronization
 
 #if canImport(FoundationNetworking)
@@ -12,8 +16,6 @@ final class ServerProcess: @unchecked Sendable {
     let base: String
     /// Where the server's standard error (its log) goes: a file, which a chatty server cannot fill as it can a pipe.
     let logFile: String
-    /// Its exit status, once it has exited.
-    private let exit = ExitStatus()
 
     /// - Parameters:
     ///   - logFile: by default beside `data`, as `<data>.log`.
@@ -33,11 +35,10 @@ final class ServerProcess: @unchecked Sendable {
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
-        process.terminationHandler = { [exit] process in exit.set(process.terminationStatus) }
         try process.run()
         for _ in 0..<300 {
             if (try? await call("GET", "/health"))?.status == 200 { return }
-            guard process.isRunning else { throw ServerError("chorus serve exited: \(standardError())") }
+            guard process.isStillRunning else { throw ServerError("chorus serve exited: \(standardError())") }
             try await Task.sleep(for: .milliseconds(100))
         }
         throw ServerError("chorus serve did not answer /health within 30 s")
@@ -55,25 +56,30 @@ final class ServerProcess: @unchecked Sendable {
         var position: UInt64? { headers["chorus-position"].flatMap(UInt64.init) }
     }
 
+    /// One request, through AsyncHTTPClient: Foundation's URLSession on Linux has been seen to stall for good, its
+    /// dispatch threads spinning, after servers it talks to are killed and restarted.
     func call(
         _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil, body: Data? = nil,
         headers: [String: String] = [:]
     ) async throws -> Answer {
-        var request = URLRequest(url: URL(string: base + path)!)
-        request.httpMethod = method
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        var request = HTTPClientRequest(url: base + path)
+        request.method = HTTPMethod(rawValue: method)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let json {
-            request.httpBody = try JSONSerialization.data(withJSONObject: json)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.body = .bytes(ByteBuffer(bytes: Array(try JSONSerialization.data(withJSONObject: json))))
+            request.headers.add(name: "Content-Type", value: "application/json")
         }
-        if let body { request.httpBody = body }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        guard let http = response as? HTTPURLResponse else { throw ServerError("not an HTTP response") }
+        if let body { request.body = .bytes(ByteBuffer(bytes: Array(body))) }
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        // A server that stops answering fails the test instead of hanging it.
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+        let data = Data((try await response.body.collect(upTo: 64 << 20)).readableBytesView)
         var fields: [String: String] = [:]
-        for (name, value) in http.allHeaderFields { fields["\(name)".lowercased()] = "\(value)" }
+        for (name, value) in response.headers {
+            fields[name.lowercased()] = fields[name.lowercased()].map { $0 + ", " + value } ?? value
+        }
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return Answer(status: http.statusCode, headers: fields, json: object)
+        return Answer(status: Int(response.status.code), headers: fields, json: object)
     }
 
     /// Sends SIGTERM and waits for the process to exit; returns its status.
@@ -82,9 +88,20 @@ final class ServerProcess: @unchecked Sendable {
         return await exited()
     }
 
-    /// Waits for the process to exit (SIGKILLed, say); returns its status.
+    /// Waits for the process to exit (SIGKILLed, say); returns its status (-1 if Foundation reaped it without telling).
+    /// Polls: Foundation's notice of an exit is sometimes lost (see `Process.childState`).
     func exited() async -> Int32 {
-        await exit.value()
+        var reapedPolls = 0
+        while true {
+            switch process.childState {
+            case .exited(let status): return status
+            case .reaped:
+                reapedPolls += 1
+                if reapedPolls > 50 { return -1 }
+            case .running: break
+            }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
     }
 
     func standardError() -> String {
@@ -107,30 +124,6 @@ final class ServerProcess: @unchecked Sendable {
         }
         guard bound else { throw ServerError("could not find a free port") }
         return Int(UInt16(bigEndian: address.sin_port))
-    }
-}
-
-/// A process's exit status, awaited.
-private final class ExitStatus: Sendable {
-    private let state = Mutex<(status: Int32?, waiting: [CheckedContinuation<Int32, Never>])>((nil, []))
-
-    func set(_ status: Int32) {
-        let waiting = state.withLock { state in
-            state.status = status
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in waiting { continuation.resume(returning: status) }
-    }
-
-    func value() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let known = state.withLock { state in
-                if state.status == nil { state.waiting.append(continuation) }
-                return state.status
-            }
-            if let known { continuation.resume(returning: known) }
-        }
     }
 }
 

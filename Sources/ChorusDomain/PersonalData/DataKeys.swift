@@ -16,6 +16,13 @@ public protocol PersonalDataKeys: Sendable {
     func destroy(_ user: UserID) throws
 }
 
+extension PersonalDataKeys {
+    /// Whether the user's key is destroyed.
+    public func isDestroyed(_ user: UserID) throws -> Bool {
+        do { return try key(of: user) == nil } catch DataKeyError.missing { return false }
+    }
+}
+
 public enum DataKeyError: Error, CustomStringConvertible {
     case missing(UserID)
     case destroyed(UserID)
@@ -76,9 +83,14 @@ public final class DataKeyStore: PersonalDataKeys {
         try store.write { try $0.put([], for: Array(user.rawValue.utf8), in: table) }
     }
 
-    /// Whether the user's key is destroyed.
-    public func isDestroyed(_ user: UserID) throws -> Bool {
-        do { return try key(of: user) == nil } catch DataKeyError.missing { return false }
+    /// Keeps `bytes` as the user's key (empty: destroyed) unless the store has one for them already: a key made
+    /// elsewhere (another node of a cluster), cached here.
+    public func adopt(_ bytes: [UInt8], for user: UserID) throws {
+        try store.write(durable: durable) { transaction in
+            guard try transaction.value(for: Array(user.rawValue.utf8), in: table) == nil else { return }
+            try transaction.put(bytes, for: Array(user.rawValue.utf8), in: table)
+        }
+        cache.withLock { $0[user] = nil }
     }
 
     /// Copies the store without its freed pages, which may still hold destroyed keys, and swaps the copy in.
@@ -88,6 +100,18 @@ public final class DataKeyStore: PersonalDataKeys {
     public func copy(to destination: String) throws {
         try FileManager.default.createDirectory(atPath: destination, withIntermediateDirectories: true)
         try store.copyCompacted(to: destination)
+    }
+
+    /// Every user's stored key (empty when destroyed), in user id order: what a cluster is seeded with.
+    public func allKeys() throws -> [(user: String, key: [UInt8])] {
+        try store.read { transaction in
+            var keys: [(String, [UInt8])] = []
+            try transaction.scan(table) { key, value in
+                keys.append((String(decoding: key, as: UTF8.self), Array(value)))
+                return true
+            }
+            return keys
+        }
     }
 
     /// Forces every key written to disk.

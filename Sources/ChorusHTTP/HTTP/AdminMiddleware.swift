@@ -20,7 +20,7 @@ struct AdminMiddleware: RouterMiddleware {
         if let adminToken, Self.constantTimeEqual(presented, adminToken) {
             return try await next(request, context)
         }
-        if try backend.user(forToken: presented) != nil {
+        if try await backend.user(forToken: presented) != nil {
             throw APIError.forbidden("admin routes need the admin token, not a user's")
         }
         throw APIError.unauthorized("admin routes need the admin token")

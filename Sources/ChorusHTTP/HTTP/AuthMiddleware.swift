@@ -14,7 +14,7 @@ struct AuthMiddleware: RouterMiddleware {
         guard let token = Self.bearerToken(request) else {
             throw APIError.unauthorized("send Authorization: Bearer <token>")
         }
-        guard let (user, session) = try backend.user(forToken: token) else {
+        guard let (user, session) = try await backend.user(forToken: token) else {
             throw APIError.unauthorized("the token is not valid, has expired, or was revoked")
         }
         var context = context

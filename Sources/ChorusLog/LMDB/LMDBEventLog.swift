@@ -199,6 +199,25 @@ public final class LMDBEventLog: EventLog {
         }
     }
 
+    /// Runs `body` as the writer's next transaction would, alone, then rolls that transaction back: `body` reads the
+    /// decision state and the head a write would, appends as it would, and nothing it wrote stays. A replica of a log
+    /// kept elsewhere decides this way, sends what was decided to be committed there, and applies it once it is.
+    public func rehearse<Output: Sendable>(
+        eventCount: Int, _ body: @escaping @Sendable (any DecisionBatch) throws -> Output
+    ) async throws -> Output {
+        guard let writer else { throw EventLogError.readOnly }
+        return try await withUnsafeThrowingContinuation { continuation in
+            let job = ContinuationWriteJob(
+                durability: .nonDurableBulkImport, eventCount: eventCount, rollsBack: true, body: body,
+                continuation: continuation)
+            do {
+                try writer.submit(job)
+            } catch {
+                continuation.resume(throwing: error)
+            }
+        }
+    }
+
     private static func lastEvent(environment: LMDBEnvironment, schema: LogSchema) throws -> RecordedEvent? {
         do {
             return try environment.read { transaction in

@@ -145,10 +145,14 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// Takes queued jobs in order while they fit in `eventBudget` (always at least one). Called with the lock held.
+    /// A rehearsal is taken alone: its transaction is rolled back, so nothing else may share it.
     private func takeQueued(eventBudget: Int) -> [any WriteJob] {
+        if queue.first?.rollsBack == true { return [queue.removeFirst()] }
         var taken = 0
         var events = 0
-        while taken < queue.count, taken == 0 || events + queue[taken].eventCount <= eventBudget {
+        while taken < queue.count, !queue[taken].rollsBack,
+            taken == 0 || events + queue[taken].eventCount <= eventBudget
+        {
             events += queue[taken].eventCount
             taken += 1
         }
@@ -199,6 +203,7 @@ final class LogWriter: @unchecked Sendable {
     }
 
     private func commit(startingWith first: [any WriteJob]) {
+        if first.count == 1, first[0].rollsBack { return rehearse(first[0]) }
         var jobs = first
         var events = first.reduce(0) { $0 + $1.eventCount }
         let durable = first.contains { $0.durability == .durable }
@@ -246,6 +251,26 @@ final class LogWriter: @unchecked Sendable {
         // After answering: the callers need not wait for the index.
         if tail.eventCount >= limits.indexBatchSize || (durable && tail.streamCount >= limits.indexBatchStreams) {
             writeIndex(durable: durable)
+        }
+    }
+
+    /// Stages `job` in a transaction that is then rolled back: it saw the state and the head a commit would have, and
+    /// left nothing.
+    private func rehearse(_ job: any WriteJob) {
+        struct RolledBack: Error {}
+        let (startHead, committedTail) = (head, tail)
+        do {
+            try environment.write(durable: false) { transaction in
+                let batch = LogWriteBatch(
+                    transaction: transaction, schema: schema, head: startHead, committedTail: committedTail,
+                    recordedAt: max(EventTime.now, lastRecordedAt))
+                try job.stage(in: batch)
+                throw RolledBack()
+            }
+        } catch is RolledBack {
+            job.succeed()
+        } catch {
+            job.fail((error as? LMDBError).map(EventLogError.storage) ?? EventLogError(.storage, "\(error)"))
         }
     }
 

@@ -5,6 +5,8 @@ protocol WriteJob: AnyObject, Sendable {
     var durability: WriteDurability { get }
     /// About how many events the job appends, to keep one transaction a sensible size.
     var eventCount: Int { get }
+    /// A rehearsal: staged alone in a transaction that is rolled back (``LMDBEventLog/rehearse(eventCount:_:)``).
+    var rollsBack: Bool { get }
 
     /// Runs inside the transaction; may run again from the start if the map had to grow. A failure of this job alone
     /// is kept for ``succeed()``; a thrown ``LMDBError`` aborts the whole batch.
@@ -22,6 +24,7 @@ protocol WriteJob: AnyObject, Sendable {
 final class ContinuationWriteJob<Output: Sendable>: WriteJob, @unchecked Sendable {
     let durability: WriteDurability
     let eventCount: Int
+    let rollsBack: Bool
     private let body: @Sendable (any DecisionBatch) throws -> Output
     private let continuation: UnsafeContinuation<Output, any Error>
     // Written by the writer thread in stage, read by it in succeed: never shared.
@@ -30,11 +33,13 @@ final class ContinuationWriteJob<Output: Sendable>: WriteJob, @unchecked Sendabl
     init(
         durability: WriteDurability,
         eventCount: Int,
+        rollsBack: Bool = false,
         body: @escaping @Sendable (any DecisionBatch) throws -> Output,
         continuation: UnsafeContinuation<Output, any Error>
     ) {
         self.durability = durability
         self.eventCount = eventCount
+        self.rollsBack = rollsBack
         self.body = body
         self.continuation = continuation
     }

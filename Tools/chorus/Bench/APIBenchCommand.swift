@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusCluster
 import ChorusDemo
 import ChorusLog
 import ChorusProjections
@@ -104,11 +105,12 @@ final class BenchServer: @unchecked Sendable {
     let base: String
     private let process = Process()
 
-    init(data: String) async throws {
+    /// Starts `chorus serve` on `data` with `arguments` besides.
+    init(data: String, arguments: [String] = []) async throws {
         let port = try FreePort.find()
         base = "http://127.0.0.1:\(port)"
         process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["serve", "--data", data, "--port", String(port)]
+        process.arguments = ["serve", "--data", data, "--port", String(port)] + arguments
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -131,7 +133,7 @@ final class BenchServer: @unchecked Sendable {
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
-        process.waitUntilExit()
+        process.waitForExit()
     }
 
     /// Runs `body` with a server on a fresh demo log of about `events` events and the first `users` demo users signed

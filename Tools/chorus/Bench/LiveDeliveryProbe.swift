@@ -2,11 +2,23 @@ import Foundation
 import Synchronization
 
 /// Times messages from the moment the sender sends them to the moment they arrive on the recipient's live stream
-/// (`GET /v1/live?topics=conversation:<sender>`), one message at a time.
+/// (`GET /v1/live?topics=conversation:<sender>`), one message at a time. The stream may be on another server than the
+/// one the messages are sent to: another node of a cluster.
 struct LiveDeliveryProbe {
     let server: BenchServer
     let sender: (user: String, token: String)
     let recipient: (user: String, token: String)
+    var streamServer: BenchServer?
+
+    init(
+        server: BenchServer, sender: (user: String, token: String), recipient: (user: String, token: String),
+        streamingFrom streamServer: BenchServer? = nil
+    ) {
+        self.server = server
+        self.sender = sender
+        self.recipient = recipient
+        self.streamServer = streamServer
+    }
 
     struct Figures {
         var p50: Double
@@ -14,7 +26,7 @@ struct LiveDeliveryProbe {
     }
 
     func measure(messages: Int) async throws -> Figures {
-        let port = Int(server.base.split(separator: ":").last ?? "") ?? 0
+        let port = Int((streamServer ?? server).base.split(separator: ":").last ?? "") ?? 0
         let stream = try EventStreamReader(
             port: port, path: "/v1/live?topics=conversation:\(sender.user)", token: recipient.token)
         var latencies: [Double] = []

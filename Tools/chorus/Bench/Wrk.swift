@@ -1,3 +1,4 @@
+import ChorusCluster
 import Foundation
 
 /// The wrk load generator (Debian's `wrk`), run with a Lua script that spreads requests over many users' tokens.
@@ -8,6 +9,8 @@ struct Wrk {
     struct Result {
         var requestsPerSecond: Double
         var p99Milliseconds: Double
+        /// Requests answered, errors included.
+        var requests: Int
         /// Responses that were not 2xx or 3xx, and socket errors.
         var errors: Int
     }
@@ -28,7 +31,7 @@ struct Wrk {
             }
             process.standardOutput = FileHandle.nullDevice
             try process.run()
-            process.waitUntilExit()
+            process.waitForExit()
         }
         guard let found = which("wrk") else { throw BenchmarkError("could not install wrk") }
         return Wrk(path: found)
@@ -97,7 +100,7 @@ struct Wrk {
         process.standardOutput = output
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        process.waitForExit()
         guard let rateLine = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
             let rate = Double(rateLine.split(separator: " ").last ?? ""),
             let summary = text.split(separator: "\n").first(where: { $0.hasPrefix("chorus: ") })
@@ -105,7 +108,9 @@ struct Wrk {
         let parts = summary.split(separator: " ")
         let errors = Int(parts[1]) ?? 0
         let p99Microseconds = Double(parts[3]) ?? .nan
-        return Result(requestsPerSecond: rate, p99Milliseconds: p99Microseconds / 1000, errors: errors)
+        return Result(
+            requestsPerSecond: rate, p99Milliseconds: p99Microseconds / 1000, requests: Int(parts[2]) ?? 0,
+            errors: errors)
     }
 
     private static func which(_ name: String) -> String? {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusCluster
 import ChorusDomain
 import ChorusHTTP
 import ChorusLog
@@ -23,6 +24,8 @@ struct ServeCommand: AsyncParsableCommand {
             default an hour) for 24 hours, across \
             restarts. CHORUS_WEBHOOK_TIMEOUT_MS (default 10000) bounds each attempt. The outbox starts with what \
             happens after webhooks are first configured. GET /v1/admin/webhooks shows how delivery goes.
+
+            Cluster: with --cluster (or CHORUS_CLUSTER_URL) the server is one node of a cluster whose log is kept in             PostgreSQL; the data directory holds the node's replica of it and its own read models. The first node             makes the schema; `chorus cluster init --from DIR` moves a single node's log in first.
             """
     )
 
@@ -69,6 +72,17 @@ struct ServeCommand: AsyncParsableCommand {
                 Deletions within one delay share one compaction.
                 """))
     var erasureDelay: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Join a cluster: its PostgreSQL, as postgresql://user[:password]@host:port/database (CHORUS_CLUSTER_URL).",
+            discussion: "The data directory then holds this node's replica of the cluster's log and its read models."))
+    var cluster: String?
+
+    @Option(
+        help: "In a cluster, how long a write waits for the cluster's log (a lock held by another session) before it answers 503, such as 5s (CHORUS_CLUSTER_WRITE_TIMEOUT; default 5s)."
+    )
+    var clusterWriteTimeout: String?
 
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -119,15 +133,32 @@ struct ServeCommand: AsyncParsableCommand {
                 "--erasure-delay (or CHORUS_ERASURE_DELAY) must be a positive duration such as 500ms, 30s, 10m or 1h, "
                     + "not \(erasureDelayText)")
         }
+        let clusterDatabase = try clusterDatabase(environment, logger: logger)
+        if clusterDatabase != nil, readOnly || demoEvents != nil {
+            throw ValidationError(
+                "--cluster cannot go with --read-only or --demo-events (fill a cluster with `chorus cluster init`)")
+        }
+        // The pool runs until the server has stopped and closed the backend.
+        let pool = clusterDatabase.map { database in Task { await database.run() } }
+        defer { pool?.cancel() }
+        if let clusterDatabase {
+            do {
+                try await ChorusBackend.joinCluster(clusterDatabase, data: data)
+            } catch {
+                throw OperatorError(
+                    "could not join the cluster at \(clusterDatabase.address): \(ClusterError.summary(error))")
+            }
+        }
         let backend = try ChorusBackend(
             data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes, erasureDelay: erasureDelay,
-            logger: logger)
+            cluster: clusterDatabase, logger: logger)
         defer { backend.close() }
         logger.info(
             "serving",
             metadata: [
                 "data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
-                "position": "\(backend.log.head)", "mode": "\(readOnly ? "read-only" : "read-write")",
+                "position": "\(backend.log.head)",
+                "mode": "\(readOnly ? "read-only" : clusterDatabase.map { "cluster node of \($0.address)" } ?? "read-write")",
             ])
         settings.webhooks = try Self.webhooks(environment)
         let application = try ChorusServer.makeApplication(
@@ -147,6 +178,24 @@ struct ServeCommand: AsyncParsableCommand {
         logger.info(
             "demo data written; every demo user's password is 'password'",
             metadata: ["events": "\(summary.events)", "users": "\(summary.users)", "e-mail": "user0@demo.chorus"])
+    }
+
+    /// The cluster to join, from --cluster or CHORUS_CLUSTER_URL; nil for a single node.
+    private func clusterDatabase(_ environment: [String: String], logger: Logger) throws -> ClusterDatabase? {
+        guard let url = cluster ?? environment["CHORUS_CLUSTER_URL"].flatMap({ $0.isEmpty ? nil : $0 }) else {
+            return nil
+        }
+        let address: ClusterAddress
+        do { address = try ClusterAddress(url) } catch let error as ClusterError {
+            throw ValidationError("--cluster (or CHORUS_CLUSTER_URL): \(error.description)")
+        }
+        let timeoutText = clusterWriteTimeout ?? environment["CHORUS_CLUSTER_WRITE_TIMEOUT"] ?? "5s"
+        guard let timeout = Self.duration(timeoutText), timeout >= .milliseconds(1) else {
+            throw ValidationError(
+                "--cluster-write-timeout (or CHORUS_CLUSTER_WRITE_TIMEOUT) must be a duration such as 500ms or 5s, "
+                    + "not \(timeoutText)")
+        }
+        return ClusterDatabase(address: address, lockTimeout: timeout, logger: logger)
     }
 
     /// The webhook settings of the environment; nil without `CHORUS_WEBHOOK_URL`.

@@ -13,11 +13,27 @@ struct HTTPJSONClient: Sendable {
         self.base = base.hasSuffix("/") ? String(base.dropLast()) : base
     }
 
+    /// An answer: its status, its JSON object (empty if it is none) and its header fields, names lowercased.
+    struct Answer: @unchecked Sendable {
+        let status: Int
+        let body: [String: Any]
+        let headers: [String: String]
+    }
+
     /// Sends `json` (if any) as the body; returns the status and the answer's JSON object (empty if it is none).
     @discardableResult
     func call(_ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil) async throws
         -> (status: Int, body: [String: Any])
     {
+        let answer = try await exchange(method, path, token: token, json: json)
+        return (answer.status, answer.body)
+    }
+
+    /// Sends `json` (if any) as the body and `headers` besides; returns the whole answer.
+    func exchange(
+        _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil,
+        headers: [String: String] = [:]
+    ) async throws -> Answer {
         guard let url = URL(string: base + path) else { throw OperatorError("\(base + path) is not a URL") }
         var request = URLRequest(url: url)
         request.httpMethod = method
@@ -26,8 +42,12 @@ struct HTTPJSONClient: Sendable {
             request.httpBody = try JSONSerialization.data(withJSONObject: json)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         let (data, response) = try await URLSession.shared.data(for: request)
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
+        let http = response as? HTTPURLResponse
+        var fields: [String: String] = [:]
+        for (name, value) in http?.allHeaderFields ?? [:] { fields["\(name)".lowercased()] = "\(value)" }
+        return Answer(status: http?.statusCode ?? 0, body: object, headers: fields)
     }
 }

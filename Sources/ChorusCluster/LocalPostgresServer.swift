@@ -1,0 +1,117 @@
+import Foundation
+
+/// A throwaway PostgreSQL on this machine, for the cluster tests and `chorus bench cluster`: `initdb` in a temporary
+/// directory, the server on a free loopback port with trust authentication for the user `chorus`, everything removed
+/// by ``stop()``. Debian's `postgresql` package provides the programs (`make test` installs it).
+///
+/// `pg_ctl` starts and stops the server, which runs on its own (not as a child of this process). PostgreSQL refuses
+/// to run as root, so as root every program runs as the `postgres` user the package made, through `setpriv`, which
+/// executes it in place instead of forking.
+public final class LocalPostgresServer: Sendable {
+    public let directory: String
+    public let port: Int
+    private let programs: String
+
+    /// The address `chorus serve --cluster` takes.
+    public var url: String { "postgresql://chorus@127.0.0.1:\(port)/postgres" }
+    private var dataDirectory: String { directory + "/data" }
+
+    /// Makes the database cluster and starts the server on `port`.
+    public init(port: Int) throws {
+        guard let programs = Self.programs() else {
+            throw ClusterError(
+                "no PostgreSQL programs under /usr/lib/postgresql: install Debian's postgresql (make test does)")
+        }
+        self.programs = programs
+        self.port = port
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("chorus-pg-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        if getuid() == 0 { try Self.run("/bin/chown", ["postgres", directory], asPostgres: false) }
+        try Self.run(
+            programs + "/initdb", ["-D", dataDirectory, "-U", "chorus", "--auth=trust", "-E", "UTF8", "--no-sync"])
+        try start()
+    }
+
+    /// Starts the server and waits (at most 60 s) until it takes connections.
+    public func start() throws {
+        try Self.run(
+            programs + "/pg_ctl",
+            [
+                "-D", dataDirectory, "-l", directory + "/server.log", "-w", "-t", "60", "-o",
+                "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c max_connections=200", "start",
+            ])
+    }
+
+    /// Stops the server: a fast shutdown, or with `immediate` a crash (recovery from the WAL at the next start).
+    public func stopServer(immediate: Bool = false) {
+        _ = try? Self.run(
+            programs + "/pg_ctl", ["-D", dataDirectory, "-m", immediate ? "immediate" : "fast", "-w", "stop"])
+    }
+
+    /// Stops the server and removes everything it had.
+    public func stop() {
+        stopServer()
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs `sql` with psql and returns its unaligned output.
+    @discardableResult
+    public func psql(_ sql: String) throws -> String {
+        try Self.run(
+            programs + "/psql",
+            [
+                "-h", "127.0.0.1", "-p", String(port), "-U", "chorus", "-d", "postgres", "-At", "-v",
+                "ON_ERROR_STOP=1", "-c", sql,
+            ],
+            asPostgres: false)
+    }
+
+    /// psql running `sql` in the background, until it ends.
+    public func psqlInBackground(_ sql: String) throws -> Process {
+        let process = Self.process(
+            programs + "/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "chorus", "-d", "postgres", "-c", sql],
+            asPostgres: false)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
+    /// The newest installed version's programs.
+    private static func programs() -> String? {
+        let root = "/usr/lib/postgresql"
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []
+        return versions.compactMap(Int.init).sorted().reversed().map { "\(root)/\($0)/bin" }
+            .first { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }
+    }
+
+    private static func process(_ program: String, _ arguments: [String], asPostgres: Bool = true) -> Process {
+        let process = Process()
+        if asPostgres && getuid() == 0 {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments =
+                ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = arguments
+        }
+        process.currentDirectoryURL = URL(fileURLWithPath: "/")
+        return process
+    }
+
+    @discardableResult
+    private static func run(_ program: String, _ arguments: [String], asPostgres: Bool = true) throws -> String {
+        let process = process(program, arguments, asPostgres: asPostgres)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        let status = process.waitForExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard status == 0 else {
+            throw ClusterError("\((program as NSString).lastPathComponent) failed (\(status)): \(text)")
+        }
+        return text
+    }
+}

@@ -1,0 +1,107 @@
+import ChorusCluster
+import ChorusTestSupport
+import Foundation
+import Synchronization
+
+/// A cluster for a test: a throwaway PostgreSQL and `chorus serve --cluster` nodes on data directories of their own,
+/// each a process on a port of its own; everything stopped and removed at the end.
+final class ClusterFixture: Sendable {
+    let postgres: LocalPostgresServer
+    let directory: String
+    private let nodes: Mutex<[ServerProcess]>
+    /// How long a write waits for the head row before its 503.
+    let writeTimeout: String
+
+    private init(postgres: LocalPostgresServer, directory: String, writeTimeout: String) {
+        self.postgres = postgres
+        self.directory = directory
+        self.writeTimeout = writeTimeout
+        nodes = Mutex([])
+    }
+
+    /// Runs `body` with `count` nodes started (A, B, C, … are nodes 0, 1, 2, …).
+    static func run(
+        nodes count: Int = 3, writeTimeout: String = "5s", _ body: (ClusterFixture) async throws -> Void
+    ) async throws {
+        try await withTemporaryDirectory { directory in
+            let postgres = try LocalPostgresServer(port: ServerProcess.freePort())
+            defer { postgres.stop() }
+            let cluster = ClusterFixture(postgres: postgres, directory: directory, writeTimeout: writeTimeout)
+            do {
+                for index in 0..<count { try await cluster.start(index) }
+                try await body(cluster)
+            } catch {
+                await cluster.stopAll()
+                throw error
+            }
+            await cluster.stopAll()
+        }
+    }
+
+    func data(_ index: Int) -> String { directory + "/node-\(index)" }
+
+    func node(_ index: Int) -> ServerProcess { nodes.withLock { $0[index] } }
+
+    var count: Int { nodes.withLock { $0.count } }
+
+    /// Starts node `index` (again, on its old port, if it ran before).
+    @discardableResult
+    func start(_ index: Int) async throws -> ServerProcess {
+        let port = nodes.withLock { index < $0.count ? $0[index].port : nil }
+        let server = try await ServerProcess(
+            data: data(index), port: port,
+            extraArguments: ["--cluster", postgres.url, "--no-rate-limits", "--cluster-write-timeout", writeTimeout])
+        nodes.withLock { nodes in
+            if index < nodes.count { nodes[index] = server } else { nodes.append(server) }
+        }
+        return server
+    }
+
+    /// Kills node `index` outright (SIGKILL).
+    func kill(_ index: Int) async {
+        let server = node(index)
+        Foundation.kill(server.process.processIdentifier, SIGKILL)
+        _ = await server.exited()
+    }
+
+    func stopAll() async {
+        for server in nodes.withLock({ $0 }) where server.process.isStillRunning { _ = await server.stop() }
+    }
+
+    /// The cluster's last position, from PostgreSQL.
+    func clusterHead() throws -> UInt64 {
+        let text = try postgres.psql("SELECT position FROM chorus_head").trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let head = UInt64(text) else { throw ServerError("chorus_head answered \(text)") }
+        return head
+    }
+
+    /// Waits (at most 30 s) until every running node's log and read models are at the cluster's head.
+    func waitUntilCaughtUp() async throws {
+        let head = try clusterHead()
+        for index in 0..<count where node(index).process.isStillRunning {
+            var health = try await node(index).call("GET", "/health")
+            for _ in 0..<300 {
+                let readModels = (health.json["projections"] as? [String: Any])?["readModels"] as? Int
+                if health.json["position"] as? Int == Int(head), readModels == Int(head) { break }
+                try await Task.sleep(for: .milliseconds(100))
+                health = try await node(index).call("GET", "/health")
+            }
+            guard health.json["position"] as? Int == Int(head) else {
+                throw ServerError("node \(index) is at \(health.json) after 30 s, the cluster at \(head)")
+            }
+        }
+    }
+}
+
+extension ServerProcess {
+    /// Signs up a new user here: their id and token.
+    func register(_ name: String) async throws -> (id: String, token: String, email: String) {
+        let email = "\(name.lowercased())-\(UUID().uuidString.prefix(8))@example.com"
+        let answer = try await call(
+            "POST", "/v1/auth/register", json: ["email": email, "password": "password1", "name": name])
+        guard answer.status == 201, let token = answer.json["token"] as? String,
+            let id = (answer.json["user"] as? [String: Any])?["id"] as? String
+        else { throw ServerError("register answered \(answer.status): \(answer.json)") }
+        return (id, token, email)
+    }
+}

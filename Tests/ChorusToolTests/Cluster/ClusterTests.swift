@@ -1,0 +1,281 @@
+import ChorusBackend
+import ChorusClient
+import ChorusTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// Three `chorus serve --cluster` nodes on one throwaway PostgreSQL, each a process with a data directory of its own:
+/// what a client sees across nodes, what concurrent writers leave behind, and what survives crashes of a node, of a
+/// node's disk and of PostgreSQL.
+@Suite("Cluster", .serialized)
+struct ClusterTests {
+    @Test("a write on one node is read on another with Chorus-Min-Position, and streamed live on a third")
+    func readYourWritesAcrossNodes() async throws {
+        try await ClusterFixture.run { cluster in
+            let (a, b, c) = (cluster.node(0), cluster.node(1), cluster.node(2))
+            let ana = try await a.register("Ana")
+            let bo = try await b.register("Bo")
+            // A session opened on one node is good on another at once: a client behind a load balancer.
+            #expect(try await c.call("GET", "/v1/me", token: ana.token).status == 200)
+            let followed = try await b.call("PUT", "/v1/users/\(ana.id)/follow", token: bo.token)
+            #expect(followed.status == 200)
+
+            let watcher = ChorusClient(serverURL: URL(string: b.base)!)
+            try await watcher.logIn(email: bo.email, password: "password1")
+            let live = LiveCollector(try await watcher.live([.feed]))
+
+            let posted = try await a.call("POST", "/v1/posts", token: ana.token, json: ["text": "hello, cluster"])
+            #expect(posted.status == 201)
+            let id = try #require(posted.json["id"] as? String)
+            let position = try #require(posted.position)
+            let read = try await c.call(
+                "GET", "/v1/posts/\(id)", token: bo.token, headers: ["Chorus-Min-Position": String(position)])
+            #expect(read.status == 200)
+            #expect(read.json["text"] as? String == "hello, cluster")
+            #expect(try #require(read.position) >= position)
+            let feed = try await c.call(
+                "GET", "/v1/feed/following", token: bo.token, headers: ["Chorus-Min-Position": String(position)])
+            #expect(feed.items.first?["id"] as? String == id)
+
+            let streamed = try await live.waitFor(1)
+            #expect(streamed.map(\.name).contains("post"), "node B streams the post written on node A")
+        }
+    }
+
+    @Test("one e-mail signed up on two nodes at once, and one idempotency key on two nodes, each take effect once")
+    func conflictsAcrossNodes() async throws {
+        try await ClusterFixture.run { cluster in
+            let (a, b, c) = (cluster.node(0), cluster.node(1), cluster.node(2))
+            for round in 0..<5 {
+                let email = "same-\(round)@example.com"
+                async let onA = a.call(
+                    "POST", "/v1/auth/register", json: ["email": email, "password": "password1", "name": "Same"])
+                async let onB = b.call(
+                    "POST", "/v1/auth/register", json: ["email": email, "password": "password1", "name": "Same"])
+                let statuses = try await [onA.status, onB.status].sorted()
+                #expect(statuses == [201, 409], "round \(round): one sign-up wins, the other is email_taken")
+            }
+
+            let ana = try await a.register("Ana")
+            for round in 0..<5 {
+                let headers = ["Idempotency-Key": "post-\(round)"]
+                let body = ["text": "once, round \(round)"]
+                async let onA = a.call("POST", "/v1/posts", token: ana.token, json: body, headers: headers)
+                async let onC = c.call("POST", "/v1/posts", token: ana.token, json: body, headers: headers)
+                let (first, second) = try await (onA, onC)
+                #expect(first.status == 201 && second.status == 201, "\(first.json) \(second.json)")
+                #expect(first.json["id"] as? String == second.json["id"] as? String, "round \(round): one post")
+            }
+            try await cluster.waitUntilCaughtUp()
+            for index in 0..<3 {
+                let posts = try await cluster.node(index).call(
+                    "GET", "/v1/users/\(ana.id)/posts?limit=50", token: ana.token)
+                #expect(posts.items.count == 5, "node \(index) holds each idempotent post once")
+            }
+        }
+    }
+
+    @Test(
+        "writers on every node at once: every node's log verifies, equals PostgreSQL's, and rebuilds the same read models"
+    )
+    func concurrentWritersConverge() async throws {
+        try await ClusterFixture.run { cluster in
+            let acknowledged = try await Self.writeConcurrently(on: cluster, writersPerNode: 6, operations: 12)
+            #expect(acknowledged.count >= 60, "18 writers post 4 times each")
+            let reader = try await cluster.node(0).register("Reader")
+            try await cluster.waitUntilCaughtUp()
+            for index in 0..<3 {
+                let node = cluster.node(index)
+                for id in acknowledged.shuffled().prefix(20) {
+                    #expect(
+                        try await node.call("GET", "/v1/posts/\(id)", token: reader.token).status == 200,
+                        "node \(index) has \(id)")
+                }
+            }
+            await cluster.stopAll()
+            var readModels: [[String: [[UInt8]]]] = []
+            for index in 0..<3 {
+                let data = cluster.data(index)
+                let verified = try runChorus(["log", "verify", "--data", data])
+                #expect(verified.status == 0, "node \(index): \(verified.standardOutput) \(verified.standardError)")
+                let same = try runChorus(["cluster", "verify", "--data", data, "--cluster", cluster.postgres.url])
+                #expect(same.status == 0, "node \(index): \(same.standardOutput) \(same.standardError)")
+                #expect(same.standardOutput.contains("through position \(try cluster.clusterHead())"))
+                let rebuilt = try runChorus(["projections", "rebuild", "--data", data])
+                #expect(rebuilt.status == 0, "node \(index): \(rebuilt.standardError)")
+                readModels.append(try dumpReadModels(atDirectory: DataDirectory(data).projections))
+            }
+            #expect(readModels[0] == readModels[1] && readModels[1] == readModels[2], "the same read models")
+            #expect(!(readModels[0].isEmpty))
+        }
+    }
+
+    @Test("a node killed under load catches up after its restart; a node whose data is deleted refills from PostgreSQL")
+    func nodesRecover() async throws {
+        try await ClusterFixture.run { cluster in
+            let load = Task {
+                try await Self.writeConcurrently(on: cluster, nodes: [0], writersPerNode: 4, operations: 40)
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            await cluster.kill(1)
+            try await Task.sleep(for: .milliseconds(500))
+            try await cluster.start(1)
+            _ = await cluster.node(2).stop()
+            try FileManager.default.removeItem(atPath: cluster.data(2))
+            try await cluster.start(2)
+            let acknowledged = try await load.value
+            let reader = try await cluster.node(0).register("Reader")
+            try await cluster.waitUntilCaughtUp()
+            for index in [1, 2] {
+                for id in acknowledged.shuffled().prefix(20) {
+                    #expect(
+                        try await cluster.node(index).call("GET", "/v1/posts/\(id)", token: reader.token).status == 200)
+                }
+                let same = try runChorus([
+                    "cluster", "verify", "--data", cluster.data(index), "--cluster", cluster.postgres.url,
+                ])
+                #expect(same.status == 0, "node \(index): \(same.standardOutput) \(same.standardError)")
+            }
+            // The refilled node serves sign-ins made before it was emptied: keys and the session secret came back too.
+            let ana = try await cluster.node(0).register("Ana")
+            let posted = try await cluster.node(0).call("POST", "/v1/posts", token: ana.token, json: ["text": "sealed"])
+            let read = try await cluster.node(2).call(
+                "GET", "/v1/posts/\(posted.json["id"] as? String ?? "")", token: ana.token,
+                headers: ["Chorus-Min-Position": String(posted.position ?? 0)])
+            #expect(read.status == 200 && (read.json["author"] as? [String: Any])?["name"] as? String == "Ana")
+        }
+    }
+
+    @Test(
+        "PostgreSQL crashing and restarting under load loses no acknowledged write, and the nodes resume by themselves")
+    func postgresRestart() async throws {
+        try await ClusterFixture.run { cluster in
+            let stop = StopSignal()
+            let load = Task { try await Self.writeConcurrently(on: cluster, writersPerNode: 3, until: stop) }
+            try await stop.waitForAcknowledged(10)
+            cluster.postgres.stopServer(immediate: true)
+            try await Task.sleep(for: .seconds(1))
+            try cluster.postgres.start()
+            // Writes go through again on every node, without a restart of any.
+            for index in 0..<3 {
+                let user = try await Self.eventually { try await cluster.node(index).register("After\(index)") }
+                let posted = try await Self.eventually {
+                    let answer = try await cluster.node(index).call(
+                        "POST", "/v1/posts", token: user.token, json: ["text": "after the restart"])
+                    guard answer.status == 201 else { throw ServerError("\(answer.status)") }
+                    return answer
+                }
+                #expect(posted.status == 201)
+            }
+            try await stop.waitForAcknowledged(10)
+            stop.raise()
+            let acknowledged = try await load.value
+            #expect(acknowledged.count >= 20)
+            let reader = try await cluster.node(0).register("Reader")
+            try await cluster.waitUntilCaughtUp()
+            for index in 0..<3 {
+                for id in acknowledged {
+                    let read = try await cluster.node(index).call("GET", "/v1/posts/\(id)", token: reader.token)
+                    #expect(read.status == 200, "node \(index) lost acknowledged post \(id)")
+                }
+            }
+        }
+    }
+
+    @Test("a session holding the head row's lock makes writes answer 503 after the write timeout, not hang")
+    func heldLockTimesOut() async throws {
+        try await ClusterFixture.run(nodes: 1, writeTimeout: "1s") { cluster in
+            let a = cluster.node(0)
+            let ana = try await a.register("Ana")
+            let holder = try cluster.postgres.psqlInBackground(
+                "BEGIN; SELECT * FROM chorus_head FOR UPDATE; SELECT pg_sleep(6); COMMIT;")
+            try await Task.sleep(for: .milliseconds(700))
+            let started = ContinuousClock.now
+            let refused = try await a.call("POST", "/v1/posts", token: ana.token, json: ["text": "waits"])
+            let waited = ContinuousClock.now - started
+            #expect(refused.status == 503)
+            #expect(waited < .seconds(4), "answered after \(waited)")
+            holder.waitForExit()
+            let accepted = try await a.call("POST", "/v1/posts", token: ana.token, json: ["text": "goes through"])
+            #expect(accepted.status == 201)
+        }
+    }
+
+    // MARK: Load
+
+    /// Users on `nodes` posting, liking and following concurrently; returns the ids of the posts acknowledged (201).
+    /// Stops after `operations` each, or once `stop` is set; 503s (the cluster unreachable) are counted as refused.
+    static func writeConcurrently(
+        on cluster: ClusterFixture, nodes: [Int] = [0, 1, 2], writersPerNode: Int, operations: Int = .max,
+        until stop: StopSignal? = nil
+    ) async throws -> [String] {
+        var writers: [(ServerProcess, (id: String, token: String, email: String))] = []
+        for index in nodes {
+            for writer in 0..<writersPerNode {
+                writers.append((cluster.node(index), try await cluster.node(index).register("W\(index)x\(writer)")))
+            }
+        }
+        let everyone = writers.map(\.1.id)
+        return try await withThrowingTaskGroup(of: [String].self) { group in
+            for (server, user) in writers {
+                group.addTask {
+                    var posted: [String] = []
+                    var count = 0
+                    while count < operations, !(stop?.isRaised ?? false) {
+                        count += 1
+                        let answer: ServerProcess.Answer
+                        switch count % 3 {
+                        case 0 where !posted.isEmpty:
+                            answer = try await server.call(
+                                "PUT", "/v1/posts/\(posted.randomElement()!)/like", token: user.token)
+                        case 1:
+                            answer = try await server.call(
+                                "PUT", "/v1/users/\(everyone.filter { $0 != user.id }.randomElement()!)/follow",
+                                token: user.token)
+                        default:
+                            answer = try await server.call(
+                                "POST", "/v1/posts", token: user.token, json: ["text": "post \(count) by \(user.id)"])
+                            if answer.status == 201, let id = answer.json["id"] as? String {
+                                posted.append(id)
+                                stop?.noteAcknowledged()
+                            }
+                        }
+                        guard [200, 201, 409, 503].contains(answer.status) else {
+                            throw ServerError("a write answered \(answer.status): \(answer.json)")
+                        }
+                        if answer.status == 503 { try await Task.sleep(for: .milliseconds(100)) }
+                    }
+                    return posted
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+    }
+
+    /// `body`'s answer once it stops throwing (at most 30 s).
+    static func eventually<R>(_ body: () async throws -> R) async throws -> R {
+        var lastError: (any Error)?
+        for _ in 0..<150 {
+            do { return try await body() } catch { lastError = error }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        throw lastError ?? ServerError("never")
+    }
+}
+
+/// Tells background writers to stop, and counts the posts they have had acknowledged so far.
+final class StopSignal: Sendable {
+    private let raised = Mutex(false)
+    private let acknowledged = Mutex(0)
+    var isRaised: Bool { raised.withLock { $0 } }
+    func raise() { raised.withLock { $0 = true } }
+    func noteAcknowledged() { acknowledged.withLock { $0 += 1 } }
+
+    /// Waits (at most 60 s) until `count` more posts than now have been acknowledged.
+    func waitForAcknowledged(_ count: Int) async throws {
+        let target = acknowledged.withLock { $0 } + count
+        for _ in 0..<600 where acknowledged.withLock({ $0 }) < target { try await Task.sleep(for: .milliseconds(100)) }
+        guard acknowledged.withLock({ $0 }) >= target else { throw ServerError("the writers made no progress") }
+    }
+}
