@@ -25,7 +25,9 @@ struct ServeCommand: AsyncParsableCommand {
             restarts. CHORUS_WEBHOOK_TIMEOUT_MS (default 10000) bounds each attempt. The outbox starts with what \
             happens after webhooks are first configured. GET /v1/admin/webhooks shows how delivery goes.
 
-            Cluster: with --cluster (or CHORUS_CLUSTER_URL) the server is one node of a cluster whose log is kept in             PostgreSQL; the data directory holds the node's replica of it and its own read models. The first node             makes the schema; `chorus cluster init --from DIR` moves a single node's log in first.
+            Cluster: with --cluster (or CHORUS_CLUSTER_URL) the server is one node of a cluster whose log is kept \
+            in PostgreSQL; the data directory holds the node's replica of it and its own read models. The first \
+            node makes the schema; `chorus cluster init --from DIR` moves a single node's log in first.
             """
     )
 
