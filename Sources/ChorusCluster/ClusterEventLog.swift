@@ -1,7 +1,6 @@
 import ChorusLog
 import Foundation
 import Logging
-import PostgresNIO
 import Synchronization
 
 /// The event log of a cluster: PostgreSQL holds the authoritative log, and this node's ``LMDBEventLog`` is a replica
@@ -196,18 +195,5 @@ public final class ClusterEventLog: EventLog {
             guard accepted else { return job.fail(EventLogError(.closed, "the log is closed")) }
             doorbell.yield()
         }
-    }
-}
-
-extension ClusterError {
-    /// An error in one line: PostgreSQL's own message when it sent one, else the client's account of it
-    /// (PostgresNIO's plain description of a `PSQLError` hides everything; its reflection names the cause).
-    public static func summary(_ error: any Error) -> String {
-        let text = String(reflecting: error)
-        if let range = text.range(of: "message: ") {
-            return String(text[range.upperBound...].prefix { $0 != "," && $0 != ")" && $0 != "\n" })
-        }
-        if error is PSQLError { return String(text.prefix(300)) }
-        return "\(error)"
     }
 }

@@ -29,7 +29,7 @@ struct LiveDeliveryProbe {
         let port = Int((streamServer ?? server).base.split(separator: ":").last ?? "") ?? 0
         let stream = try EventStreamReader(
             port: port, path: "/v1/live?topics=conversation:\(sender.user)", token: recipient.token)
-        var latencies: [Double] = []
+        var latencies = Latencies()
         let clock = ContinuousClock()
         for index in 0..<messages {
             let sent = clock.now
@@ -40,12 +40,10 @@ struct LiveDeliveryProbe {
             guard let arrived = await stream.arrival(of: marker, timeout: .seconds(10)) else {
                 throw BenchmarkError("message \(index) never arrived on the live stream")
             }
-            latencies.append((arrived - sent).seconds * 1000)
+            latencies.add(arrived - sent)
         }
         stream.close()
-        latencies.sort()
-        func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
-        return Figures(p50: percentile(0.5), p99: percentile(0.99))
+        return Figures(p50: latencies.percentile(0.5), p99: latencies.percentile(0.99))
     }
 }
 
