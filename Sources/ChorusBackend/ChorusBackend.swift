@@ -68,7 +68,8 @@ public final class ChorusBackend: Sendable {
                 self.keys = keys
                 let clusterLog = ClusterEventLog(
                     replica: embedded, database: cluster, logger: logger,
-                    onApplied: { Self.forgetErasedKeys(in: $0, keys: keys, logger: logger) })
+                    onApplied: { Self.forgetErasedKeys(in: $0, keys: keys, logger: logger) },
+                    commitObserver: { metrics.recordClusterCommit($0) })
                 self.clusterLog = clusterLog
                 log = clusterLog
             } else {

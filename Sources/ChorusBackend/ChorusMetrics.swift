@@ -1,3 +1,4 @@
+import ChorusCluster
 import ChorusLog
 import CoreMetrics
 import Foundation
@@ -57,6 +58,15 @@ package final class ChorusMetrics: Sendable {
         CoreMetrics.Counter(label: "chorus_log_appended_events_total", factory: factory).increment(by: report.events)
         CoreMetrics.Recorder(label: "chorus_log_commit_appends", factory: factory).record(report.appends)
         CoreMetrics.Timer(label: "chorus_log_commit_duration_seconds", factory: factory)
+            .recordNanoseconds(report.duration.nanoseconds)
+    }
+
+    /// One commit this node made to the cluster; a commit decided more than once lost turns to other nodes' commits.
+    func recordClusterCommit(_ report: ClusterCommitReport) {
+        CoreMetrics.Counter(label: "chorus_cluster_commits_total", factory: factory).increment()
+        CoreMetrics.Counter(label: "chorus_cluster_repeated_decisions_total", factory: factory)
+            .increment(by: report.attempts - 1)
+        CoreMetrics.Timer(label: "chorus_cluster_commit_duration_seconds", factory: factory)
             .recordNanoseconds(report.duration.nanoseconds)
     }
 

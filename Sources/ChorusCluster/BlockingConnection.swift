@@ -41,8 +41,7 @@ final class BlockingConnection: @unchecked Sendable {
                 return try waitBounded(connection.query(query, logger: logger), "answering").rows
             } catch {
                 self.connection = nil
-                let closing: EventLoopFuture<Void> = connection.close()
-                closing.whenComplete { _ in }
+                Self.release(connection)
                 throw ClusterError("the cluster's database failed a key lookup (\(ClusterError.summary(error)))")
             }
         }
@@ -50,10 +49,15 @@ final class BlockingConnection: @unchecked Sendable {
 
     func close() {
         lock.withLock {
-            let closing: EventLoopFuture<Void>? = connection?.close()
-            closing?.whenComplete { _ in }
+            if let connection { Self.release(connection) }
             connection = nil
         }
+    }
+
+    /// Closes `connection`, holding it until it is closed: PostgresNIO requires a connection be closed before it is
+    /// deinitialised (and traps otherwise in debug builds).
+    private static func release(_ connection: PostgresConnection) {
+        connection.close().whenComplete { _ in withExtendedLifetime(connection) {} }
     }
 
     /// Waits for `future` on this thread, at most `timeout`. With a semaphore, not `EventLoopFuture.wait()`, which

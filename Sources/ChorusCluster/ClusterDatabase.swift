@@ -14,16 +14,24 @@ public final class ClusterDatabase: Sendable {
     let client: PostgresClient
     let logger: Logger
     private let eventLoops: MultiThreadedEventLoopGroup
-    /// How long a statement may take (a lock wait included) before it fails.
+    /// How long a statement may take (a lock wait included) before it fails. PostgresNIO 1.33 has been seen to leave a
+    /// statement sent as PostgreSQL crashed unanswered for good; the node's writer waits on it meanwhile, so the margin
+    /// past the lock wait is short: statements take milliseconds.
     private let statementDeadline: Duration
     /// The data keys' connection: they are asked for synchronously.
     private let keyConnection: BlockingConnection
+    /// The statements awaiting their answers, by a number of their own.
+    private let inFlight = Mutex<(next: Int, answers: [Int: PendingAnswer])>((0, [:]))
+    /// False from the moment the tail's listener loses its connection until it has one again: statements then fail at
+    /// once instead of queueing for a connection (PostgresNIO 1.33 has been seen to leave a statement queued while the
+    /// server was down unanswered for good, after the server came back).
+    private let reachable = Atomic<Bool>(true)
 
     /// `lockTimeout`: how long an append waits for the head row (another session holding it) before it fails.
     public init(address: ClusterAddress, lockTimeout: Duration = .seconds(5), logger: Logger) {
         self.address = address
         self.logger = logger
-        statementDeadline = lockTimeout + .seconds(15)
+        statementDeadline = lockTimeout + .seconds(5)
         eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         client = PostgresClient(
             configuration: address.clientConfiguration(lockTimeout: lockTimeout), eventLoopGroup: eventLoops,
@@ -76,27 +84,33 @@ public final class ClusterDatabase: Sendable {
         throw ClusterError("chorus_append answered nothing")
     }
 
-    /// The number of the commit its node called `batch`, if it committed.
+    /// The number of the commit its node called `batch`, if it committed. Asked once PostgreSQL can be reached again
+    /// (within the statement deadline), since the answer decides what the node tells its client.
     func commitNumber(ofBatch batch: UUID) async throws -> UInt64? {
-        try await rows("SELECT commit_number FROM chorus_commits WHERE batch = \(batch)").first.map {
+        let clock = ContinuousClock()
+        let giveUp = clock.now + statementDeadline
+        while !reachable.load(ordering: .relaxed), clock.now < giveUp { try await Task.sleep(for: .milliseconds(50)) }
+        return try await rows("SELECT commit_number FROM chorus_commits WHERE batch = \(batch)").first.map {
             UInt64(try $0.decode(Int64.self))
         }
     }
 
-    /// Up to `limit` commits after `commit`, in order.
-    func commits(after commit: UInt64, limit: Int) async throws -> [ClusterCommit] {
+    /// Up to `limit` commits after `commit`, in order, each with its events' records: as many commits as start within
+    /// `events` events of the first (at least one). A commit of more events than that comes without its records (nil),
+    /// to be read in parts with ``records(from:through:)``.
+    func commitsWithRecords(after commit: UInt64, limit: Int, events: Int) async throws
+        -> [(commit: ClusterCommit, records: [[UInt8]]?)]
+    {
         let found = try await rows(
-            """
-            SELECT commit_number, first_position, last_position, state_changes FROM chorus_commits
-            WHERE commit_number > \(Int64(commit)) ORDER BY commit_number LIMIT \(limit)
-            """)
-        var commits: [ClusterCommit] = []
+            "SELECT * FROM chorus_read(\(Int64(commit)), \(Int32(limit)), \(Int64(events)))")
+        var commits: [(commit: ClusterCommit, records: [[UInt8]]?)] = []
         for row in found {
-            let (number, first, last, changes) = try row.decode((Int64, Int64, Int64, ByteBuffer).self)
-            commits.append(
-                ClusterCommit(
-                    number: UInt64(number), firstPosition: UInt64(first), lastPosition: UInt64(last),
-                    changes: Array(buffer: changes)))
+            let (number, first, last, changes, records) = try row.decode(
+                (Int64, Int64, Int64, ByteBuffer, [ByteBuffer]?).self)
+            let commit = ClusterCommit(
+                number: UInt64(number), firstPosition: UInt64(first), lastPosition: UInt64(last),
+                changes: Array(buffer: changes))
+            commits.append((commit, records?.map { Array(buffer: $0) }))
         }
         return commits
     }
@@ -121,33 +135,60 @@ public final class ClusterDatabase: Sendable {
         throw ClusterError("the secret \(name) could not be stored")
     }
 
-    /// Every row `query` answers, or a ``ClusterError`` once `statementDeadline` has passed without them: PostgresNIO
-    /// has no statement timeout of its own, and a statement on a connection that died without a word (PostgreSQL
-    /// crashed under it) would otherwise hold the writer or the tail for good. The statement's task is cancelled and
-    /// left behind; the caller goes on at once.
+    /// Every row `query` answers, or a ``ClusterError`` once `statementDeadline` has passed without them, or once
+    /// ``failStatementsInFlight(_:)`` is called: PostgresNIO has no statement timeout of its own, and a statement on a
+    /// connection that died without a word (PostgreSQL crashed under it) would otherwise hold the writer or the tail for
+    /// good. The statement's task is cancelled and left behind; the caller goes on at once.
     private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         let client = self.client
         let logger = self.logger
         let limit = statementDeadline
+        guard reachable.load(ordering: .relaxed) else {
+            throw ClusterError("PostgreSQL cannot be reached; the node is reconnecting")
+        }
         let answer = PendingAnswer()
+        let number = inFlight.withLock { inFlight in
+            defer { inFlight.next += 1 }
+            inFlight.answers[inFlight.next] = answer
+            return inFlight.next
+        }
+        defer { _ = inFlight.withLock { $0.answers.removeValue(forKey: number) } }
         return try await withCheckedThrowingContinuation { continuation in
-            answer.slot.withLock { $0 = continuation }
+            answer.wait(continuation)
             let statement = Task {
                 do {
                     var collected: [PostgresRow] = []
                     for try await row in try await client.query(query, logger: logger) { collected.append(row) }
-                    answer.slot.withLock { $0.take() }?.resume(returning: collected)
+                    answer.resume(with: .success(collected))
                 } catch {
-                    answer.slot.withLock { $0.take() }?.resume(throwing: error)
+                    answer.resume(with: .failure(error))
                 }
             }
-            Task {
-                try? await Task.sleep(for: limit)
-                guard let waiting = answer.slot.withLock({ $0.take() }) else { return }
-                statement.cancel()
-                waiting.resume(throwing: ClusterError("PostgreSQL did not answer within \(limit)"))
-            }
+            // A statement that cannot be cancelled (its connection silently gone) is abandoned, not awaited: hence
+            // unstructured tasks rather than a task group, which would wait for it.
+            answer.limit(
+                Task {
+                    try await Task.sleep(for: limit)
+                    statement.cancel()
+                    answer.resume(with: .failure(ClusterError("PostgreSQL did not answer within \(limit)")))
+                })
         }
+    }
+
+    /// The tail's listener lost its connection: PostgreSQL is down or unreachable, and the statements in flight may
+    /// never be answered. Fails them, and every statement until ``connectionRestored()``. An append failed this way is
+    /// looked up by its batch id once PostgreSQL is back (``ClusterEventLog``).
+    func connectionLost(_ cause: String) {
+        reachable.store(false, ordering: .relaxed)
+        let answers = inFlight.withLock { Array($0.answers.values) }
+        for answer in answers {
+            answer.resume(with: .failure(ClusterError("the connection to PostgreSQL broke (\(cause))")))
+        }
+    }
+
+    /// The tail's listener is connected again.
+    func connectionRestored() {
+        reachable.store(true, ordering: .relaxed)
     }
 
     /// The user's data key: empty once destroyed, nil if they never had one.
@@ -175,6 +216,35 @@ public final class ClusterDatabase: Sendable {
 }
 
 /// The continuation a statement and its deadline race to resume: whichever comes first takes it.
+/// A statement's answer awaited by one caller: resumed once, by the statement or by its deadline, whichever comes first;
+/// the deadline's timer is stopped as soon as the answer is in.
 private final class PendingAnswer: Sendable {
-    let slot = Mutex<CheckedContinuation<[PostgresRow], any Error>?>(nil)
+    private struct State {
+        var continuation: CheckedContinuation<[PostgresRow], any Error>?
+        var timer: Task<Void, any Error>?
+        var answered = false
+    }
+    private let state = Mutex(State())
+
+    func wait(_ continuation: CheckedContinuation<[PostgresRow], any Error>) {
+        state.withLock { $0.continuation = continuation }
+    }
+
+    func limit(_ timer: Task<Void, any Error>) {
+        let answered = state.withLock { state in
+            if !state.answered { state.timer = timer }
+            return state.answered
+        }
+        if answered { timer.cancel() }
+    }
+
+    func resume(with result: Result<[PostgresRow], any Error>) {
+        let (continuation, timer) = state.withLock { state in
+            state.answered = true
+            defer { (state.continuation, state.timer) = (nil, nil) }
+            return (state.continuation, state.timer)
+        }
+        timer?.cancel()
+        continuation?.resume(with: result)
+    }
 }

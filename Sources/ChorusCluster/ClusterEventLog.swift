@@ -22,6 +22,7 @@ public final class ClusterEventLog: EventLog {
     private let doorbell: AsyncStream<Void>.Continuation
     private let rings: AsyncStream<Void>
     private let logger: Logger
+    private let commitObserver: (@Sendable (ClusterCommitReport) -> Void)?
 
     private struct WriteQueue {
         var jobs: [any ClusterWriteJob] = []
@@ -29,16 +30,18 @@ public final class ClusterEventLog: EventLog {
     }
 
     /// `replica` must have been opened with ``replicaStateTables`` among its state tables. `onApplied` hears the events
-    /// of every commit once the replica holds them.
+    /// of every commit once the replica holds them; `commitObserver` hears of every commit this node makes.
     public init(
         replica: LMDBEventLog, database: ClusterDatabase, logger: Logger,
-        onApplied: @escaping @Sendable ([RecordedEvent]) -> Void = { _ in }
+        onApplied: @escaping @Sendable ([RecordedEvent]) -> Void = { _ in },
+        commitObserver: (@Sendable (ClusterCommitReport) -> Void)? = nil
     ) {
         self.replica = replica
         self.database = database
         self.logger = logger
+        self.commitObserver = commitObserver
         replicator = Replicator(replica: replica, database: database, onApplied: onApplied)
-        tail = ClusterTail(replicator: replicator, address: database.address, logger: logger)
+        tail = ClusterTail(replicator: replicator, database: database, logger: logger)
         (rings, doorbell) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -83,23 +86,26 @@ public final class ClusterEventLog: EventLog {
 
     private func runWriter() async {
         for await _ in rings {
-            while case let jobs = queue.withLock({ queue in
-                defer { queue.jobs.removeAll(keepingCapacity: true) }
-                return queue.jobs
-            }), !jobs.isEmpty {
-                await commit(jobs)
-            }
+            while case let jobs = takeQueued(), !jobs.isEmpty { await commit(jobs) }
         }
     }
 
     /// Decides `jobs` against the cluster's last commit and commits them there, deciding again after catching up as
-    /// often as another node's commit comes first.
-    private func commit(_ jobs: [any ClusterWriteJob]) async {
-        let eventCount = jobs.reduce(0) { $0 + $1.eventCount }
+    /// often as another node's commit comes first. The appends queued meanwhile join each new decision: under
+    /// contention a node's turn then carries everything it has waiting, not only what it had when it first tried.
+    private func commit(_ firstJobs: [any ClusterWriteJob]) async {
+        var jobs = firstJobs
+        let started = ContinuousClock.now
+        var attempts = 0
         do {
             while true {
-                try await replicator.catchUp()
-                let decided = try await replica.rehearse(eventCount: eventCount) { batch in
+                attempts += 1
+                if attempts > 1 { jobs += takeQueued() }
+                // Another node's commit came first, or one was announced: fetch what the replica lacks. Otherwise
+                // decide at once, and let PostgreSQL's check of the last commit catch a replica that is behind.
+                if try attempts > 1 || replicator.mayBeBehind() { try await replicator.catchUp() }
+                let eventCount = jobs.reduce(0) { $0 + $1.eventCount }
+                let decided = try await replica.rehearse(eventCount: eventCount) { [jobs] batch in
                     let commit = try Replicator.appliedCommit(in: batch.state)
                     let head = batch.head
                     var (events, changes): ([RecordedEvent], [StateChange]) = ([], [])
@@ -118,6 +124,10 @@ public final class ClusterEventLog: EventLog {
                         lastPosition: decided.head.rawValue + UInt64(decided.events.count),
                         changes: StateChange.encode(decided.changes))
                     try await replicator.apply([(commit, decided.events)])
+                    commitObserver?(
+                        ClusterCommitReport(
+                            appends: jobs.count, events: decided.events.count, attempts: attempts,
+                            duration: ContinuousClock.now - started))
                     break
                 }
             }
@@ -132,6 +142,14 @@ public final class ClusterEventLog: EventLog {
             return
         }
         for job in jobs { job.succeed() }
+    }
+
+    /// The appends queued since the writer last looked, taken off the queue.
+    private func takeQueued() -> [any ClusterWriteJob] {
+        queue.withLock { queue in
+            defer { queue.jobs.removeAll(keepingCapacity: true) }
+            return queue.jobs
+        }
     }
 
     private struct Decided: Sendable {
@@ -154,7 +172,8 @@ public final class ClusterEventLog: EventLog {
             logger.warning("an append to the cluster failed", metadata: ["error": "\(String(reflecting: error))"])
             if let committed = try? await database.commitNumber(ofBatch: batch) { return committed }
             throw ClusterError(
-                "the cluster's database did not take the write (\(ClusterError.summary(error))); nothing was written")
+                "the cluster's database did not confirm the write (\(ClusterError.summary(error))); retry it with the "
+                    + "same Idempotency-Key")
         }
     }
 

@@ -1,7 +1,7 @@
 import Logging
 import PostgresNIO
 
-/// The tables and the one function a cluster keeps in PostgreSQL. Made by the first node that joins (under an advisory
+/// The tables and the two functions a cluster keeps in PostgreSQL. Made by the first node that joins (under an advisory
 /// lock, so that nodes starting together make them once), checked by every later one.
 ///
 /// - `chorus_head`: one row, the last commit's number and the last event's position. Every append updates it first,
@@ -12,7 +12,8 @@ import PostgresNIO
 ///   answer was lost went through), and the decision-state changes it made, in order.
 /// - `chorus_keys`: each user's data key (an empty key once destroyed); `chorus_secrets`: the session secret.
 enum ClusterSchema {
-    /// Bumped when a table or the function changes meaning; a node refuses a database of another version.
+    /// Bumped when a table or a function changes meaning; a node refuses a database of another version. (A function
+    /// added is made by the next node that joins, whatever the version.)
     static let version: Int32 = 1
 
     /// Taken while making the schema (an arbitrary constant: "chorus" in ASCII).
@@ -71,6 +72,32 @@ enum ClusterSchema {
                 VALUES (expected_commit + 1, base + 1, base + n, batch_id, changes);
             PERFORM pg_notify('chorus_log', (expected_commit + 1)::text);
             RETURN expected_commit + 1;
+        END $$
+        """,
+        // What a node tailing the cluster reads, in one call: the commits after one it has, each with its events'
+        // records, as many commits as start within `max_events` events of the first (a commit of more events than
+        // that comes without its records, which the node then reads in parts). PL/pgSQL, so that each connection
+        // plans the query once.
+        """
+        CREATE OR REPLACE FUNCTION chorus_read(after_commit bigint, max_commits integer, max_events bigint)
+        RETURNS TABLE (
+            commit_number bigint, first_position bigint, last_position bigint, state_changes bytea, records bytea[])
+        LANGUAGE plpgsql STABLE AS $$
+        #variable_conflict use_column
+        BEGIN
+            RETURN QUERY
+            SELECT c.commit_number, c.first_position, c.last_position, c.state_changes,
+                CASE WHEN c.last_position - c.first_position < max_events THEN ARRAY(
+                    SELECT e.record FROM chorus_events e
+                    WHERE e.position BETWEEN c.first_position AND c.last_position ORDER BY e.position) END
+            FROM (
+                SELECT n.commit_number, n.first_position, n.last_position, n.state_changes,
+                    sum(n.last_position - n.first_position + 1) OVER (ORDER BY n.commit_number)
+                        - (n.last_position - n.first_position + 1) AS events_before
+                FROM chorus_commits n WHERE n.commit_number > after_commit
+                ORDER BY n.commit_number LIMIT max_commits) c
+            WHERE c.events_before < max_events
+            ORDER BY c.commit_number;
         END $$
         """,
     ]

@@ -11,14 +11,16 @@ final class ClusterTail: Sendable {
     static let pollInterval: Duration = .milliseconds(250)
 
     private let replicator: Replicator
+    private let database: ClusterDatabase
     private let address: ClusterAddress
     private let logger: Logger
     private let announced: AsyncStream<Void>.Continuation
     private let announcements: AsyncStream<Void>
 
-    init(replicator: Replicator, address: ClusterAddress, logger: Logger) {
+    init(replicator: Replicator, database: ClusterDatabase, logger: Logger) {
         self.replicator = replicator
-        self.address = address
+        self.database = database
+        address = database.address
         self.logger = logger
         (announcements, announced) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
@@ -60,6 +62,7 @@ final class ClusterTail: Sendable {
     private func listen() async {
         var failures = 0
         while !Task.isCancelled {
+            var listening = false
             do {
                 let connection = try await PostgresConnection.connect(
                     on: MultiThreadedEventLoopGroup.singleton.any(), configuration: address.connectionConfiguration(),
@@ -67,17 +70,24 @@ final class ClusterTail: Sendable {
                 ).get()
                 if failures > 0 { logger.notice("listening to the cluster again") }
                 failures = 0
+                listening = true
+                database.connectionRestored()
                 // Whatever committed while no one listened.
                 announced.yield()
                 try await withTaskCancellationHandler {
                     try await connection.listen(on: "chorus_log") { notifications in
-                        for try await _ in notifications { announced.yield() }
+                        for try await notification in notifications {
+                            if let commit = UInt64(notification.payload) { replicator.heard(of: commit) }
+                            announced.yield()
+                        }
                     }
                 } onCancel: {
                     connection.close().whenComplete { _ in }
                 }
                 try? await connection.close().get()
             } catch {
+                // What the other connections had in flight when this one broke may never be answered.
+                if listening, !Task.isCancelled { database.connectionLost(ClusterError.summary(error)) }
                 if failures == 0 {
                     logger.warning(
                         "lost the cluster's announcements; polling until they are back",
@@ -85,7 +95,8 @@ final class ClusterTail: Sendable {
                 }
                 failures += 1
             }
-            try? await Task.sleep(for: .seconds(1))
+            // At once after a connection broke (it may have been only this one), then once a second.
+            try? await Task.sleep(for: failures > 1 ? .seconds(1) : .milliseconds(100))
         }
     }
 }

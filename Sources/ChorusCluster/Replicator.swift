@@ -1,5 +1,6 @@
 import ChorusLog
 import Logging
+import Synchronization
 
 /// Keeps a node's LMDB log a replica of the cluster's: applies each commit (its events exactly as recorded, then its
 /// state changes, then its number) in one write, in commit order, whether it came from this node's own append or from
@@ -17,6 +18,8 @@ actor Replicator {
     let database: ClusterDatabase
     /// Told of the events of every commit applied, after it is applied (the node destroys erased users' keys).
     private let onApplied: @Sendable ([RecordedEvent]) -> Void
+    /// The newest commit PostgreSQL has announced to this node.
+    private let announced = Atomic<UInt64>(0)
 
     init(replica: LMDBEventLog, database: ClusterDatabase, onApplied: @escaping @Sendable ([RecordedEvent]) -> Void) {
         self.replica = replica
@@ -27,6 +30,18 @@ actor Replicator {
     /// The number of the last commit applied to the replica (0 before the first).
     nonisolated func appliedCommit() throws -> UInt64 {
         try replica.readState { try Self.appliedCommit(in: $0) }
+    }
+
+    /// Notes a commit PostgreSQL announced (the tail hears of every one, unless its connection is down).
+    nonisolated func heard(of commit: UInt64) {
+        announced.max(commit, ordering: .relaxed)
+    }
+
+    /// Whether the replica may lack commits: one was announced that it has not applied. When it has applied all it was
+    /// told of, the writer decides without asking PostgreSQL first; an announcement still in flight only costs an
+    /// append that PostgreSQL refuses, and a catch-up then.
+    nonisolated func mayBeBehind() throws -> Bool {
+        try announced.load(ordering: .relaxed) > appliedCommit()
     }
 
     static func appliedCommit(in state: some StateReader) throws -> UInt64 {
@@ -40,26 +55,31 @@ actor Replicator {
             (0..<8).map { UInt8(truncatingIfNeeded: commit >> (56 - 8 * UInt64($0))) }, for: commitKey, in: table)
     }
 
-    /// Applies every commit PostgreSQL holds past the replica's, in order; returns the last commit applied.
+    /// Applies every commit PostgreSQL holds past the replica's, in order; returns the last commit applied. One round
+    /// trip brings commits with their events (``ClusterDatabase/commitsWithRecords(after:limit:events:)``); a commit
+    /// too large to come whole is read in parts.
     @discardableResult
     func catchUp() async throws -> UInt64 {
         while true {
             let applied = try appliedCommit()
-            let commits = try await database.commits(after: applied, limit: 256)
-            guard !commits.isEmpty else { return applied }
-            var index = 0
-            while index < commits.count {
-                // As many whole commits as fit one write, or part of one that does not.
-                var group = [commits[index]]
-                var events = commits[index].eventCount
-                index += 1
-                while index < commits.count, events + commits[index].eventCount <= Self.eventsPerWrite {
-                    events += commits[index].eventCount
-                    group.append(commits[index])
-                    index += 1
+            let found = try await database.commitsWithRecords(after: applied, limit: 256, events: Self.eventsPerWrite)
+            guard !found.isEmpty else { return applied }
+            var whole: [(ClusterCommit, [RecordedEvent])] = []
+            for (commit, records) in found {
+                guard let records else {
+                    if !whole.isEmpty { try await apply(whole) }
+                    whole = []
+                    try await fetchAndApply([commit])
+                    continue
                 }
-                try await fetchAndApply(group)
+                guard records.count == commit.eventCount else {
+                    throw ClusterError(
+                        "the cluster's database holds \(records.count) of the \(commit.eventCount) events of commit "
+                            + "\(commit.number)")
+                }
+                whole.append((commit, try records.map { try RecordedEvent(record: $0) }))
             }
+            if !whole.isEmpty { try await apply(whole) }
         }
     }
 

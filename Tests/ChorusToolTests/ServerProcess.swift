@@ -52,6 +52,8 @@ final class ServerProcess: @unchecked Sendable {
         let status: Int
         let headers: [String: String]
         let json: [String: Any]
+        /// The body as text (for answers that are not JSON, such as `/metrics`).
+        let text: String
         var items: [[String: Any]] { json["items"] as? [[String: Any]] ?? [] }
         var position: UInt64? { headers["chorus-position"].flatMap(UInt64.init) }
     }
@@ -79,7 +81,9 @@ final class ServerProcess: @unchecked Sendable {
             fields[name.lowercased()] = fields[name.lowercased()].map { $0 + ", " + value } ?? value
         }
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        return Answer(status: Int(response.status.code), headers: fields, json: object)
+        return Answer(
+            status: Int(response.status.code), headers: fields, json: object,
+            text: String(decoding: data, as: UTF8.self))
     }
 
     /// Sends SIGTERM and waits for the process to exit; returns its status.

@@ -2,6 +2,7 @@ import ChorusCluster
 import ChorusTestSupport
 import Foundation
 import Synchronization
+import Testing
 
 /// A cluster for a test: a throwaway PostgreSQL and `chorus serve --cluster` nodes on data directories of their own,
 /// each a process on a port of its own; everything stopped and removed at the end.
@@ -64,8 +65,12 @@ final class ClusterFixture: Sendable {
         _ = await server.exited()
     }
 
+    /// Stops every node still running (SIGTERM); each must exit cleanly.
     func stopAll() async {
-        for server in nodes.withLock({ $0 }) where server.process.isStillRunning { _ = await server.stop() }
+        for server in nodes.withLock({ $0 }) where server.process.isStillRunning {
+            let status = await server.stop()
+            #expect(status == 0, "a node exited with \(status): \(server.standardError().suffix(2000))")
+        }
     }
 
     /// The cluster's last position, from PostgreSQL.

@@ -40,6 +40,11 @@ struct ClusterTests {
 
             let streamed = try await live.waitFor(1)
             #expect(streamed.map(\.name).contains("post"), "node B streams the post written on node A")
+
+            // Node A's /metrics counts the commits it made to the cluster (a sign-up and a post at least).
+            let metrics = try await a.call("GET", "/metrics").text.split(separator: "\n")
+            let commits = metrics.first { $0.hasPrefix("chorus_cluster_commits_total ") }?.split(separator: " ").last
+            #expect(commits.flatMap { Double($0) } ?? 0 >= 2, "\(String(describing: commits))")
         }
     }
 
@@ -157,7 +162,9 @@ struct ClusterTests {
             cluster.postgres.stopServer(immediate: true)
             try await Task.sleep(for: .seconds(1))
             try cluster.postgres.start()
-            // Writes go through again on every node, without a restart of any.
+            // Writes go through again on every node, without a restart of any, soon after PostgreSQL is back: a write
+            // caught by the crash fails within a second, not at its deadline.
+            let restarted = ContinuousClock.now
             for index in 0..<3 {
                 let user = try await Self.eventually { try await cluster.node(index).register("After\(index)") }
                 let posted = try await Self.eventually {
@@ -168,6 +175,8 @@ struct ClusterTests {
                 }
                 #expect(posted.status == 201)
             }
+            let resumed = ContinuousClock.now - restarted
+            #expect(resumed < .seconds(8), "the nodes took \(resumed) to take writes again")
             try await stop.waitForAcknowledged(10)
             stop.raise()
             let acknowledged = try await load.value
@@ -199,6 +208,76 @@ struct ClusterTests {
             holder.waitForExit()
             let accepted = try await a.call("POST", "/v1/posts", token: ana.token, json: ["text": "goes through"])
             #expect(accepted.status == 201)
+        }
+    }
+
+    @Test(
+        "cluster init moves a single node's data into an empty cluster: positions, decisions, keys and sessions kept"
+    )
+    func initFromSingleNode() async throws {
+        try await ClusterFixture.run(nodes: 0) { cluster in
+            // A single node's life before the cluster: a demo network (one commit in the cluster, larger than a
+            // tailing node reads in one go), then sign-ups, a follow, posts, one of them idempotent.
+            let demo = try runChorus(["demo", "--data", cluster.data(0), "--events", "12000"])
+            #expect(demo.status == 0, "\(demo.standardError)")
+            let single = try await ServerProcess(data: cluster.data(0), extraArguments: ["--no-rate-limits"])
+            let ana = try await single.register("Ana")
+            let bo = try await single.register("Bo")
+            #expect(try await single.call("PUT", "/v1/users/\(ana.id)/follow", token: bo.token).status == 200)
+            var posts: [String] = []
+            for index in 0..<3 {
+                let posted = try await single.call(
+                    "POST", "/v1/posts", token: ana.token, json: ["text": "before the cluster \(index)"],
+                    headers: ["Idempotency-Key": "seed-\(index)"])
+                posts.append(try #require(posted.json["id"] as? String))
+            }
+            let singleHead = try #require(try await single.call("GET", "/health").json["position"] as? Int)
+            #expect(await single.stop() == 0)
+
+            let moved = try runChorus(["cluster", "init", "--from", cluster.data(0), "--cluster", cluster.postgres.url])
+            #expect(moved.status == 0, "\(moved.standardOutput) \(moved.standardError)")
+            #expect(moved.standardOutput.contains("\(singleHead) events"), "\(moved.standardOutput)")
+            #expect(try cluster.clusterHead() == UInt64(singleHead), "every event keeps its position")
+            let again = try runChorus(["cluster", "init", "--from", cluster.data(0), "--cluster", cluster.postgres.url])
+            #expect(again.status != 0)
+            #expect(again.standardError.contains("already holds a log"), "\(again.standardError)")
+            #expect(try cluster.clusterHead() == UInt64(singleHead), "a refused init leaves the cluster as it was")
+
+            // The old data directory is the first node; the second starts empty and fills from PostgreSQL.
+            let (a, b) = (try await cluster.start(0), try await cluster.start(1))
+            try await cluster.waitUntilCaughtUp()
+            for node in [a, b] {
+                // Tokens issued by the single node still sign in: the sessions and their secret moved.
+                #expect(try await node.call("GET", "/v1/me", token: ana.token).json["id"] as? String == ana.id)
+                // Post texts read back: every user's data key moved.
+                let feed = try await node.call("GET", "/v1/feed/following", token: bo.token)
+                #expect(Set(feed.items.compactMap { $0["id"] as? String }) == Set(posts))
+                #expect(
+                    feed.items.compactMap { $0["text"] as? String }.allSatisfy { $0.hasPrefix("before the cluster") })
+            }
+            // Decisions moved too: a taken e-mail stays taken, and a replayed idempotency key names the old post.
+            let taken = try await b.call(
+                "POST", "/v1/auth/register", json: ["email": ana.email, "password": "password1", "name": "Ana again"])
+            #expect(taken.status == 409)
+            let replayed = try await b.call(
+                "POST", "/v1/posts", token: ana.token, json: ["text": "before the cluster 1"],
+                headers: ["Idempotency-Key": "seed-1"])
+            #expect(replayed.json["id"] as? String == posts[1], "\(replayed.status) \(replayed.json)")
+            // New writes continue the log where the single node stopped.
+            let next = try await b.call("POST", "/v1/posts", token: bo.token, json: ["text": "first in the cluster"])
+            #expect(next.status == 201)
+            #expect(try #require(next.position) > UInt64(singleHead))
+            // The node that started empty holds the same log as PostgreSQL, demo included.
+            let demoUser = try await b.call(
+                "POST", "/v1/auth/login", json: ["email": "user7@demo.chorus", "password": "password"])
+            #expect(demoUser.status == 200)
+            try await cluster.waitUntilCaughtUp()
+            let stopped = await b.stop()
+            #expect(stopped == 0, "node B exited with \(stopped): \(b.standardError().suffix(1500))")
+            let same = try runChorus([
+                "cluster", "verify", "--data", cluster.data(1), "--cluster", cluster.postgres.url,
+            ])
+            #expect(same.status == 0, "\(same.standardOutput) \(same.standardError)")
         }
     }
 

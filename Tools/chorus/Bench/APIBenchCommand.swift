@@ -104,6 +104,7 @@ struct APIBenchCommand: AsyncParsableCommand {
 final class BenchServer: @unchecked Sendable {
     let base: String
     private let process = Process()
+    var processIdentifier: Int32 { process.processIdentifier }
 
     /// Starts `chorus serve` on `data` with `arguments` besides.
     init(data: String, arguments: [String] = []) async throws {

@@ -3,6 +3,10 @@ import ChorusCluster
 import Foundation
 import Synchronization
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 struct ClusterBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cluster",
@@ -10,11 +14,13 @@ struct ClusterBenchCommand: AsyncParsableCommand {
         discussion: """
             Starts a throwaway PostgreSQL (Debian's postgresql; initdb in the work directory, loopback only), then \
             measures, in the same run: appends/s of --writers connections posting over three wrk processes to one \
-            embedded `chorus serve`, then the same spread over three `chorus serve --cluster` nodes (the ratio of \
-            the two is the figure to compare across machines); then, one at a time, a post written on one node and \
-            read on the next with Chorus-Min-Position (the read's latency is what replication adds), and a message \
-            sent on one node and delivered on another node's live stream. Every process shares this machine's \
-            cores: the figures bound what one box does, not what a cluster of boxes does.
+            embedded `chorus serve`, then the same spread over --nodes `chorus serve --cluster` nodes (the ratio of \
+            the two is the figure to compare across machines), with the cluster's commits/s, events per commit and \
+            how often a commit had to be decided again because another node's came first; then, one at a time, a \
+            post written on one node and read on the next with Chorus-Min-Position (the read's latency is what \
+            replication adds), and a message sent on one node and delivered on another node's live stream. Every \
+            process shares this machine's cores: the figures bound what one box does, not what a cluster of boxes \
+            does.
             """
     )
 
@@ -29,16 +35,25 @@ struct ClusterBenchCommand: AsyncParsableCommand {
     @Option(help: "Writes read back on another node, and messages timed to another node's live stream.")
     var probes = 300
 
-    /// One wrk process per node, each with one thread: three drivers in both runs, so that the two differ only in
+    @Option(help: "Cluster nodes (with one, the cross-node figures are left out).")
+    var nodes = 3
+
+    @Option(help: "How many of the nodes take the writes (by default all); the others only follow the cluster.")
+    var writingNodes: Int?
+
+    /// Three wrk processes, each with one thread, in both runs (over the nodes in turn), so that the runs differ only in
     /// what serves them.
-    private static let nodes = 3
+    private static let drivers = 3
 
     mutating func run() async throws {
         #if DEBUG
         printProgress("warning: this is a debug build; benchmark with `swift run -c release chorus bench cluster`")
         #endif
-        guard seconds > 0, writers >= Self.nodes, probes > 0 else {
-            throw ValidationError("--seconds and --probes must be positive, --writers at least \(Self.nodes)")
+        guard seconds > 0, writers >= Self.drivers, probes > 0, nodes >= 1, (1...nodes).contains(writingNodes ?? nodes)
+        else {
+            throw ValidationError(
+                "--seconds, --probes and --nodes must be positive, --writers at least \(Self.drivers), "
+                    + "--writing-nodes between 1 and --nodes")
         }
         let wrk = try Wrk.locateOrInstall()
         let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
@@ -49,56 +64,94 @@ struct ClusterBenchCommand: AsyncParsableCommand {
 
         var report = BenchmarkReport(suite: "cluster")
         report.add("writers", Double(writers))
+        report.add("nodes", Double(nodes))
+        report.add("writing_nodes", Double(writingNodes ?? nodes))
 
         printProgress("one embedded node: \(writers) writers for \(seconds) s")
         let single = try await BenchServer(data: workDirectory.path + "/single", arguments: ["--no-rate-limits"])
-        let singleRate = try await appendRate(on: [single], wrk)
-        single.stop()
+        let singleLanes = try await writerLanes(on: [single])
+        let singleCPU = ProcessCPU.seconds(of: single.processIdentifier)
+        let singleRate = try await appendRate(lanes: singleLanes, wrk)
         report.add("single_node_appends_per_s", singleRate)
+        report.add(
+            "single_node_cpu_ms_per_append",
+            (ProcessCPU.seconds(of: single.processIdentifier) - singleCPU) * 1000 / (singleRate * Double(seconds)))
+        single.stop()
 
-        printProgress("\(Self.nodes) cluster nodes: \(writers) writers spread over them for \(seconds) s")
-        var nodes: [BenchServer] = []
-        defer { for node in nodes { node.stop() } }
-        for index in 0..<Self.nodes {
-            nodes.append(
+        printProgress(
+            "\(nodes) cluster nodes: \(writers) writers spread over \(writingNodes ?? nodes) of them for \(seconds) s")
+        var cluster: [BenchServer] = []
+        defer { for node in cluster { node.stop() } }
+        for index in 0..<nodes {
+            cluster.append(
                 try await BenchServer(
                     data: workDirectory.path + "/node-\(index)",
                     arguments: ["--cluster", postgres.url, "--no-rate-limits"]))
         }
-        let clusterRate = try await appendRate(on: nodes, wrk)
+        let lanes = try await writerLanes(on: Array(cluster.prefix(writingNodes ?? nodes)))
+        let nodesCPU = { cluster.reduce(0) { $0 + ProcessCPU.seconds(of: $1.processIdentifier) } }
+        let (nodesBefore, postgresBefore) = (nodesCPU(), ProcessCPU.seconds(ofProcessesNamed: "postgres"))
+        let before = try await ClusterCommitCounts(of: cluster)
+        let clusterRate = try await appendRate(lanes: lanes, wrk)
+        let made = try await ClusterCommitCounts(of: cluster) - before
+        let appended = clusterRate * Double(seconds)
         report.add("cluster_appends_per_s", clusterRate)
         report.add("cluster_to_single_node_ratio", clusterRate / singleRate)
-
-        printProgress("\(probes) posts written on one node and read on the next with Chorus-Min-Position")
-        let reads = try await readYourWrites(across: nodes)
-        report.add("cross_node_read_p50_ms", reads.read.percentile(0.5))
-        report.add("cross_node_read_p99_ms", reads.read.percentile(0.99))
-        report.add("cross_node_write_then_read_p99_ms", reads.total.percentile(0.99))
-
-        printProgress("\(probes) messages sent on one node, timed to the recipient's live stream on another")
-        let sender = try await register(on: nodes[0], "sender")
-        let recipient = try await register(on: nodes[1], "recipient")
-        let delivery = try await LiveDeliveryProbe(
-            server: nodes[0], sender: sender, recipient: recipient, streamingFrom: nodes[1]
-        ).measure(messages: probes)
-        report.add("cross_node_live_delivery_p50_ms", delivery.p50)
-        report.add("cross_node_live_delivery_p99_ms", delivery.p99)
+        report.add("cluster_commits_per_s", made.commits / Double(seconds))
+        report.add("cluster_appends_per_commit", appended / max(made.commits, 1))
+        report.add("cluster_repeated_decisions_per_commit", made.repeatedDecisions / max(made.commits, 1))
+        report.add("cluster_nodes_cpu_ms_per_append", (nodesCPU() - nodesBefore) * 1000 / appended)
+        report.add(
+            "postgres_cpu_ms_per_commit",
+            (ProcessCPU.seconds(ofProcessesNamed: "postgres") - postgresBefore) * 1000 / max(made.commits, 1))
+        if nodes > 1 { try await probeAcrossNodes(cluster, into: &report) }
 
         print(report.table)
         if output.json { print(report.jsonLine) }
     }
 
-    /// Posts acknowledged per second (one event each) with `writers` connections over three wrk processes, the i-th
-    /// on `servers[i % servers.count]` with users signed up there.
-    private func appendRate(on servers: [BenchServer], _ wrk: Wrk) async throws -> Double {
-        var lanes: [(server: BenchServer, connections: Int, tokens: [String])] = []
-        for lane in 0..<Self.nodes {
+    /// The cross-node figures: reads with Chorus-Min-Position on the next node, and live delivery to another node.
+    private func probeAcrossNodes(_ cluster: [BenchServer], into report: inout BenchmarkReport) async throws {
+        printProgress("\(probes) posts written on one node and read on the next with Chorus-Min-Position")
+        let reads = try await readYourWrites(across: cluster)
+        report.add("cross_node_read_p50_ms", reads.read.percentile(0.5))
+        report.add("cross_node_read_p99_ms", reads.read.percentile(0.99))
+        report.add("cross_node_write_then_read_p99_ms", reads.total.percentile(0.99))
+
+        printProgress("\(probes) messages sent on one node, timed to the recipient's live stream on another")
+        let sender = try await register(on: cluster[0], "sender")
+        let recipient = try await register(on: cluster[1], "recipient")
+        let delivery = try await LiveDeliveryProbe(
+            server: cluster[0], sender: sender, recipient: recipient, streamingFrom: cluster[1]
+        ).measure(messages: probes)
+        report.add("cross_node_live_delivery_p50_ms", delivery.p50)
+        report.add("cross_node_live_delivery_p99_ms", delivery.p99)
+    }
+
+    /// What one wrk process drives: `connections` of the writers, posting to `server` as users signed up there.
+    private struct WriterLane {
+        let server: BenchServer
+        let connections: Int
+        let tokens: [String]
+    }
+
+    /// `writers` connections over three wrk processes, the i-th on `servers[i % servers.count]`: with more servers
+    /// than that, the writers spread over the servers one by one instead.
+    private func writerLanes(on servers: [BenchServer]) async throws -> [WriterLane] {
+        let count = max(Self.drivers, servers.count)
+        var lanes: [WriterLane] = []
+        for lane in 0..<count {
             let server = servers[lane % servers.count]
-            let connections = writers / Self.nodes + (lane < writers % Self.nodes ? 1 : 0)
+            let connections = writers / count + (lane < writers % count ? 1 : 0)
             var tokens: [String] = []
             for writer in 0..<connections { tokens.append(try await register(on: server, "w\(lane)x\(writer)").token) }
-            lanes.append((server, connections, tokens))
+            lanes.append(WriterLane(server: server, connections: connections, tokens: tokens))
         }
+        return lanes
+    }
+
+    /// Posts acknowledged per second (one event each) with each lane's wrk running at once.
+    private func appendRate(lanes: [WriterLane], _ wrk: Wrk) async throws -> Double {
         let results = Mutex<[Result<Wrk.Result, any Error>]>([])
         let seconds = seconds
         // wrk blocks until it ends: each on a thread of its own, so that the three run at once.
@@ -161,5 +214,41 @@ struct ClusterBenchCommand: AsyncParsableCommand {
             let user = (body["user"] as? [String: Any])?["id"] as? String
         else { throw BenchmarkError("signing up \(name) answered \(status): \(body)") }
         return (user, token)
+    }
+}
+
+/// The cluster commits a set of nodes made, and the decisions they had to repeat, summed over their `/metrics`.
+private struct ClusterCommitCounts {
+    var commits: Double
+    var repeatedDecisions: Double
+
+    init(commits: Double, repeatedDecisions: Double) {
+        self.commits = commits
+        self.repeatedDecisions = repeatedDecisions
+    }
+
+    init(of nodes: [BenchServer]) async throws {
+        (commits, repeatedDecisions) = (0, 0)
+        for node in nodes {
+            guard let url = URL(string: node.base + "/metrics") else { throw BenchmarkError("no URL for \(node.base)") }
+            let (data, _) = try await URLSession.shared.data(from: url)
+            let text = String(decoding: data, as: UTF8.self)
+            commits += Self.value(of: "chorus_cluster_commits_total", in: text)
+            repeatedDecisions += Self.value(of: "chorus_cluster_repeated_decisions_total", in: text)
+        }
+    }
+
+    /// A metric without dimensions in Prometheus's text format; 0 before it was first recorded.
+    private static func value(of name: String, in text: String) -> Double {
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
+            return Double(line.dropFirst(name.count + 1)) ?? 0
+        }
+        return 0
+    }
+
+    static func - (after: Self, before: Self) -> Self {
+        Self(
+            commits: after.commits - before.commits,
+            repeatedDecisions: after.repeatedDecisions - before.repeatedDecisions)
     }
 }
