@@ -136,7 +136,7 @@ public final class ClusterDatabase: Sendable {
     }
 
     /// Every row `query` answers, or a ``ClusterError`` once `statementDeadline` has passed without them, or once
-    /// ``failStatementsInFlight(_:)`` is called: PostgresNIO has no statement timeout of its own, and a statement on a
+    /// ``connectionLost(_:)`` is called: PostgresNIO has no statement timeout of its own, and a statement on a
     /// connection that died without a word (PostgreSQL crashed under it) would otherwise hold the writer or the tail for
     /// good. The statement's task is cancelled and left behind; the caller goes on at once.
     private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
@@ -149,12 +149,12 @@ public final class ClusterDatabase: Sendable {
         let answer = PendingAnswer()
         let number = inFlight.withLock { inFlight in
             defer { inFlight.next += 1 }
-            inFlight.answers[inFlight.next] = answer
             return inFlight.next
         }
         defer { _ = inFlight.withLock { $0.answers.removeValue(forKey: number) } }
         return try await withCheckedThrowingContinuation { continuation in
             answer.wait(continuation)
+            inFlight.withLock { $0.answers[number] = answer }
             let statement = Task {
                 do {
                     var collected: [PostgresRow] = []
@@ -215,9 +215,8 @@ public final class ClusterDatabase: Sendable {
     }
 }
 
-/// The continuation a statement and its deadline race to resume: whichever comes first takes it.
-/// A statement's answer awaited by one caller: resumed once, by the statement or by its deadline, whichever comes first;
-/// the deadline's timer is stopped as soon as the answer is in.
+/// A statement's answer awaited by one caller: resumed once, by the statement, its deadline or a lost connection,
+/// whichever comes first; the deadline's timer is stopped as soon as the answer is in.
 private final class PendingAnswer: Sendable {
     private struct State {
         var continuation: CheckedContinuation<[PostgresRow], any Error>?
