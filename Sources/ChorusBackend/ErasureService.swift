@@ -63,7 +63,7 @@ struct ErasureService: Service {
             try backend.responses.forget(caller: erasure.user.rawValue)
         }
         try backend.keyStore.compact()
-        try await backend.readModels.compactAndSwap()
+        _ = try await backend.readModels.compactAndSwap()
         for holder in holders {
             try await holder.forget(pending.map(\.user), deletedThrough: last, timeout: patience)
         }

@@ -23,7 +23,7 @@ struct LiveRoutes {
             // A room's stream is for its members.
             let rooms = topics.compactMap { topic -> RoomID? in if case .room(let room) = topic { room } else { nil } }
             if !rooms.isEmpty {
-                try endpoints.backend.readModels.snapshot { view in
+                _ = try endpoints.backend.readModels.snapshot { view in
                     for room in rooms { try RoomRoutes.requireMember(caller.user, of: room, in: view) }
                 }
             }
