@@ -219,9 +219,9 @@ public final class ClusterDatabase: Sendable {
 /// whichever comes first; the deadline's timer is stopped as soon as the answer is in.
 private final class PendingAnswer: Sendable {
     private struct State {
+        /// Nil once the answer is in (it is set before the statement starts).
         var continuation: CheckedContinuation<[PostgresRow], any Error>?
         var timer: Task<Void, any Error>?
-        var answered = false
     }
     private let state = Mutex(State())
 
@@ -231,15 +231,14 @@ private final class PendingAnswer: Sendable {
 
     func limit(_ timer: Task<Void, any Error>) {
         let answered = state.withLock { state in
-            if !state.answered { state.timer = timer }
-            return state.answered
+            if state.continuation != nil { state.timer = timer }
+            return state.continuation == nil
         }
         if answered { timer.cancel() }
     }
 
     func resume(with result: Result<[PostgresRow], any Error>) {
         let (continuation, timer) = state.withLock { state in
-            state.answered = true
             defer { (state.continuation, state.timer) = (nil, nil) }
             return (state.continuation, state.timer)
         }

@@ -124,10 +124,7 @@ public final class ClusterEventLog: EventLog {
                         lastPosition: decided.head.rawValue + UInt64(decided.events.count),
                         changes: StateChange.encode(decided.changes))
                     try await replicator.apply([(commit, decided.events)])
-                    commitObserver?(
-                        ClusterCommitReport(
-                            appends: jobs.count, events: decided.events.count, attempts: attempts,
-                            duration: ContinuousClock.now - started))
+                    commitObserver?(ClusterCommitReport(attempts: attempts, duration: ContinuousClock.now - started))
                     break
                 }
             }

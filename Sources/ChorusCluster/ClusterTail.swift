@@ -12,7 +12,6 @@ final class ClusterTail: Sendable {
 
     private let replicator: Replicator
     private let database: ClusterDatabase
-    private let address: ClusterAddress
     private let logger: Logger
     private let announced: AsyncStream<Void>.Continuation
     private let announcements: AsyncStream<Void>
@@ -20,7 +19,6 @@ final class ClusterTail: Sendable {
     init(replicator: Replicator, database: ClusterDatabase, logger: Logger) {
         self.replicator = replicator
         self.database = database
-        address = database.address
         self.logger = logger
         (announcements, announced) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
@@ -65,7 +63,8 @@ final class ClusterTail: Sendable {
             var listening = false
             do {
                 let connection = try await PostgresConnection.connect(
-                    on: MultiThreadedEventLoopGroup.singleton.any(), configuration: address.connectionConfiguration(),
+                    on: MultiThreadedEventLoopGroup.singleton.any(),
+                    configuration: database.address.connectionConfiguration(),
                     id: 0, logger: logger
                 ).get()
                 if failures > 0 { logger.notice("listening to the cluster again") }

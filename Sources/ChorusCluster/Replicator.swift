@@ -69,7 +69,7 @@ actor Replicator {
                 guard let records else {
                     if !whole.isEmpty { try await apply(whole) }
                     whole = []
-                    try await fetchAndApply([commit])
+                    try await applyInParts(commit)
                     continue
                 }
                 guard records.count == commit.eventCount else {
@@ -83,28 +83,18 @@ actor Replicator {
         }
     }
 
-    private func fetchAndApply(_ group: [ClusterCommit]) async throws {
-        let first = group[0].firstPosition
-        let last = group[group.count - 1].lastPosition
-        var next = max(first, replica.head.rawValue + 1)
-        guard next <= last else {
-            return try await apply(group.map { ($0, []) })
-        }
-        while next <= last {
-            let through = min(last, next + UInt64(Self.eventsPerWrite) - 1)
+    /// Applies `commit`, too large to come whole, a chunk of its events per write: the commit's state changes and number
+    /// go with its last chunk, so a replica never holds them without all its events.
+    private func applyInParts(_ commit: ClusterCommit) async throws {
+        var next = max(commit.firstPosition, replica.head.rawValue + 1)
+        guard next <= commit.lastPosition else { return try await apply([(commit, [])]) }
+        while next <= commit.lastPosition {
+            let through = min(commit.lastPosition, next + UInt64(Self.eventsPerWrite) - 1)
             let events = try await database.records(from: next, through: through).map { try RecordedEvent(record: $0) }
             guard events.count == Int(through - next + 1), events.first?.position.rawValue == next else {
                 throw ClusterError("the cluster's database is missing events \(next) through \(through)")
             }
-            // Whole commits complete in this chunk; a commit that ends past it is completed by a later chunk.
-            var segments: [(ClusterCommit?, [RecordedEvent])] = []
-            var rest = events[...]
-            for commit in group where commit.lastPosition >= next && commit.firstPosition <= through + 1 {
-                let inChunk = rest.prefix { $0.position.rawValue <= commit.lastPosition }
-                rest = rest.dropFirst(inChunk.count)
-                segments.append((commit.lastPosition <= through ? commit : nil, Array(inChunk)))
-            }
-            try await applySegments(segments)
+            try await applySegments([(through == commit.lastPosition ? commit : nil, events)])
             next = through + 1
         }
     }
