@@ -80,6 +80,35 @@ struct PositionChunks {
         }
     }
 
+    /// Up to `count` of `owner`'s positions, newest first, below `before` if given.
+    func newest(_ count: Int, of owner: [UInt8], before: LogPosition?, in transaction: StoreTransaction) throws
+        -> [LogPosition]
+    {
+        var positions: [LogPosition] = []
+        positions.reserveCapacity(count)
+        try forEachNewestFirst(of: owner, before: before, in: transaction) { position in
+            positions.append(position)
+            return positions.count < count
+        }
+        return positions
+    }
+
+    /// Whether `owner`'s list holds `position`.
+    func contains(_ position: LogPosition, for owner: [UInt8], in transaction: StoreTransaction) throws -> Bool {
+        let prefix = owner + [0]
+        var found = false
+        // The chunk that would hold it is the last one that starts at or before it.
+        try transaction.scan(table, from: prefix + ProjectionKey.position(position), direction: .backward) {
+            key, value in
+            guard Self.isChunk(key, of: prefix) else { return false }
+            for index in 0..<(value.count / 8) where ProjectionKey.position(in: value, at: index * 8) == position {
+                found = true
+            }
+            return false
+        }
+        return found
+    }
+
     /// The number of positions in every list.
     func count(in transaction: StoreTransaction) throws -> Int {
         var count = 0

@@ -16,7 +16,11 @@ import Synchronization
 /// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
-    public static let layoutVersion: UInt64 = 8
+    public static let layoutVersion: UInt64 = 9
+
+    /// The followers from which on an author's posts are merged into the Following feeds when read instead of written
+    /// into each (hybrid fan-out); measured in BENCHMARKS.md, "Hybrid fan-out".
+    public static let defaultFanOutLimit = FeedFanOut.defaultLimit
 
     /// Every table of the read models' store.
     package static var tables: [StoreTableDefinition] { ReadModels.tables }
@@ -50,10 +54,13 @@ public final class ProjectionEngine: Sendable {
     private let failure = Mutex<String?>(nil)
 
     /// Opens (creating if needed) the read models in `directory` over `log`.
-    /// - Parameter durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
+    /// - Parameters:
+    ///   - durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
+    ///   - fanOutLimit: the followers from which on an author's new posts are merged into feeds at read time instead of
+    ///     written into each; either way the feeds read the same, so it may differ from run to run.
     public init(
         log: any EventLog, keys: any PersonalDataKeys, directory: String, batchSize: Int = 1024, durable: Bool = true,
-        logger: Logger = Logger(label: "chorus.projections")
+        fanOutLimit: Int = defaultFanOutLimit, logger: Logger = Logger(label: "chorus.projections")
     ) throws {
         self.log = log
         self.keys = keys
@@ -72,7 +79,7 @@ public final class ProjectionEngine: Sendable {
         configuration.initialMapSize = max(4 << 30, Int(clamping: log.head.rawValue) &* Self.mapBytesPerEvent)
         let store = try KeyValueStore(
             directory: directory, tables: Self.tables, configuration: configuration, logger: logger)
-        let models = ReadModels(store: store)
+        let models = ReadModels(store: store, fanOutLimit: fanOutLimit)
         self.store = store
         self.models = models
         let (checkpoint, layout) = try store.read { transaction in
@@ -219,9 +226,11 @@ public final class ProjectionEngine: Sendable {
     /// which must not hold read models yet; returns the position built to.
     public static func rebuild(
         log: any EventLog, keys: any PersonalDataKeys, into directory: String, through last: LogPosition? = nil,
-        logger: Logger = Logger(label: "chorus.projections"), progress: BuildProgress = { _, _ in }
+        fanOutLimit: Int = defaultFanOutLimit, logger: Logger = Logger(label: "chorus.projections"),
+        progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
-        let engine = try ProjectionEngine(log: log, keys: keys, directory: directory, durable: false, logger: logger)
+        let engine = try ProjectionEngine(
+            log: log, keys: keys, directory: directory, durable: false, fanOutLimit: fanOutLimit, logger: logger)
         defer { engine.close() }
         guard engine.position == .start else {
             throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")

@@ -19,12 +19,13 @@ public struct ProjectionGenerations: Sendable {
     @discardableResult
     public func rebuildAndSwap(
         log: any EventLog, keys: any PersonalDataKeys, through last: LogPosition? = nil,
-        logger: Logger = Logger(label: "chorus.projections"),
+        fanOutLimit: Int = ProjectionEngine.defaultFanOutLimit, logger: Logger = Logger(label: "chorus.projections"),
         progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let (name, path) = try newGeneration()
         let position = try ProjectionEngine.rebuild(
-            log: log, keys: keys, into: path, through: last, logger: logger, progress: progress)
+            log: log, keys: keys, into: path, through: last, fanOutLimit: fanOutLimit, logger: logger,
+            progress: progress)
         try makeCurrent(name)
         return position
     }

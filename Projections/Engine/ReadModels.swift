@@ -10,6 +10,7 @@ final class ReadModels: Sendable {
     let posts: Posts
     let comments: Comments
     let homeTimeline: HomeTimeline
+    let feedFanOut: FeedFanOut
     let followingFeeds: FollowingFeeds
     let conversations: Conversations
     let recentMessages: RecentMessages
@@ -23,7 +24,8 @@ final class ReadModels: Sendable {
     /// (a like that was there, a follow edge) before the models that change it.
     static let types: [any ReadModel.Type] = [
         Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
-        HomeTimeline.self, FollowingFeeds.self, Conversations.self, RecentMessages.self, UserSearch.self, Blocks.self,
+        HomeTimeline.self, FeedFanOut.self, FollowingFeeds.self, Conversations.self, RecentMessages.self,
+        UserSearch.self, Blocks.self,
         Moderation.self, Rooms.self, ReadMarks.self,
     ]
 
@@ -37,7 +39,9 @@ final class ReadModels: Sendable {
     /// In ``types``' order.
     let inApplyOrder: [any ReadModel]
 
-    init(store: KeyValueStore) {
+    /// - Parameter fanOutLimit: the followers from which on an author's posts are merged into feeds at read time
+    ///   (``FeedFanOut``).
+    init(store: KeyValueStore, fanOutLimit: Int) {
         checkpoint = store.table(Self.checkpoint)
         notifications = Notifications(store: store)
         profileCounters = ProfileCounters(store: store)
@@ -46,6 +50,7 @@ final class ReadModels: Sendable {
         posts = Posts(store: store)
         comments = Comments(store: store)
         homeTimeline = HomeTimeline(store: store)
+        feedFanOut = FeedFanOut(store: store, limit: fanOutLimit)
         followingFeeds = FollowingFeeds(store: store)
         conversations = Conversations(store: store)
         recentMessages = RecentMessages(store: store)
@@ -55,7 +60,8 @@ final class ReadModels: Sendable {
         rooms = Rooms(store: store)
         readMarks = ReadMarks(store: store)
         inApplyOrder = [
-            notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, followingFeeds,
+            notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, feedFanOut,
+            followingFeeds,
             conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))

@@ -188,3 +188,47 @@ extension PositionChunks {
         return PageEnd(nextCursor: hasMore ? lastPosition.map(PageCursor.init(position:)) : nil)
     }
 }
+
+/// Walks a keyset page, newest first, of several sorted lists of positions read as one (a Following feed's own and
+/// the held-back posts it merges): `newest(list, before, count)` gives up to `count` positions of list number `list`,
+/// newest first, below `before` if given; `item` gets each position in turn and says whether it made an item of it.
+///
+/// Reads each list a batch at a time: the positions down to the oldest of a list's batch that came back full are
+/// complete in every list, so they go out in order before the next batches are read below them.
+func forEachInMergedPage(
+    lists: Int, request: PageRequest, _ item: (LogPosition) throws -> Bool,
+    newest: (_ list: Int, _ before: LogPosition?, _ count: Int) throws -> [LogPosition]
+) throws -> PageEnd {
+    var before: LogPosition?
+    if let cursor = request.cursor {
+        guard let after = cursor.position else { throw ProjectionError.badCursor }
+        before = after
+    }
+    var count = 0
+    var lastPosition: LogPosition?
+    // One more than a page, as a page usually needs no more; then four times as much each time.
+    var batch = request.limit + 1
+    while true {
+        var merged: [LogPosition] = []
+        var complete: LogPosition?
+        for list in 0..<lists {
+            let positions = try newest(list, before, batch)
+            merged += positions
+            if positions.count == batch, let oldest = positions.last { complete = max(complete ?? oldest, oldest) }
+        }
+        merged.sort(by: >)
+        for position in merged {
+            if let complete, position < complete { break }
+            guard count < request.limit else {
+                return PageEnd(nextCursor: lastPosition.map(PageCursor.init(position:)))
+            }
+            if try item(position) {
+                count += 1
+                lastPosition = position
+            }
+        }
+        guard let complete else { return PageEnd(nextCursor: nil) }
+        before = complete
+        batch = min(batch * 4, 4_096)
+    }
+}

@@ -23,6 +23,8 @@ public final class ServedReadModels: Sendable {
 
     private let log: any EventLog
     private let keys: any PersonalDataKeys
+    /// See ``ProjectionEngine/init(log:keys:directory:batchSize:durable:fanOutLimit:logger:)``.
+    private let fanOutLimit: Int
     private let generations: ProjectionGenerations
     private let unsynced: UnsyncedReadModels
     private let logger: Logger
@@ -39,31 +41,40 @@ public final class ServedReadModels: Sendable {
     /// Opens the current read models of the data directory at `dataDirectory` over `log`. They commit without syncing
     /// (see ``UnsyncedReadModels``); those a crash of the machine may have torn, and those of an older layout, are
     /// rebuilt from the log first.
-    public init(log: any EventLog, keys: any PersonalDataKeys, dataDirectory: String, logger: Logger) throws {
+    public init(
+        log: any EventLog, keys: any PersonalDataKeys, dataDirectory: String,
+        fanOutLimit: Int = ProjectionEngine.defaultFanOutLimit, logger: Logger
+    ) throws {
         self.log = log
         self.keys = keys
+        self.fanOutLimit = fanOutLimit
         self.logger = logger
         generations = ProjectionGenerations(dataDirectory: dataDirectory)
         try generations.prepareCurrent()
         unsynced = UnsyncedReadModels(generations)
-        try unsynced.prepare(log: log, keys: keys, logger: logger)
-        served = Mutex(try Self.open(log: log, keys: keys, generations: generations, logger: logger))
+        try unsynced.prepare(log: log, keys: keys, fanOutLimit: fanOutLimit, logger: logger)
+        served = Mutex(
+            try Self.open(log: log, keys: keys, generations: generations, fanOutLimit: fanOutLimit, logger: logger))
     }
 
     private static func open(
-        log: any EventLog, keys: any PersonalDataKeys, generations: ProjectionGenerations, logger: Logger
+        log: any EventLog, keys: any PersonalDataKeys, generations: ProjectionGenerations, fanOutLimit: Int,
+        logger: Logger
     ) throws -> ProjectionEngine {
         do {
             return try ProjectionEngine(
-                log: log, keys: keys, directory: generations.current, durable: false, logger: logger)
+                log: log, keys: keys, directory: generations.current, durable: false, fanOutLimit: fanOutLimit,
+                logger: logger)
         } catch ProjectionError.layoutChanged(let found, let current) {
             logger.notice(
                 "the read models have an older layout; rebuilding them from the log",
                 metadata: ["found": "\(found)", "current": "\(current)"])
-            let position = try generations.rebuildAndSwap(log: log, keys: keys, logger: logger)
+            let position = try generations.rebuildAndSwap(
+                log: log, keys: keys, fanOutLimit: fanOutLimit, logger: logger)
             logger.notice("read models rebuilt", metadata: ["position": "\(position)"])
             return try ProjectionEngine(
-                log: log, keys: keys, directory: generations.current, durable: false, logger: logger)
+                log: log, keys: keys, directory: generations.current, durable: false, fanOutLimit: fanOutLimit,
+                logger: logger)
         }
     }
 
@@ -198,10 +209,11 @@ public final class ServedReadModels: Sendable {
     /// Opens the read models at `path` (generation `name`), brings them to the log's head, swaps them in for the
     /// served ones, and retires those.
     private func swapIn(_ name: String, at path: String) async throws -> LogPosition {
-        let (log, keys, logger) = (self.log, self.keys, self.logger)
+        let (log, keys, fanOutLimit, logger) = (self.log, self.keys, self.fanOutLimit, self.logger)
         let fresh = try await BlockingWork.run { [self] in
             let engine = try ProjectionEngine(
-                log: log, keys: keys, directory: path, batchSize: 16_384, durable: false, logger: logger)
+                log: log, keys: keys, directory: path, batchSize: 16_384, durable: false, fanOutLimit: fanOutLimit,
+                logger: logger)
             // The bulk, then what arrived meanwhile, until little is left for the swap itself.
             repeat {
                 try engine.catchUp { replayed, total in rebuildCounts.withLock { $0 = (replayed, total) } }

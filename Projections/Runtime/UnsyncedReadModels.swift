@@ -21,13 +21,14 @@ struct UnsyncedReadModels {
 
     /// Rebuilds the read models if the machine went down while a server had unsynced commits; then marks them
     /// unsynced for this boot.
-    func prepare(log: any EventLog, keys: any PersonalDataKeys, logger: Logger) throws {
+    func prepare(log: any EventLog, keys: any PersonalDataKeys, fanOutLimit: Int, logger: Logger) throws {
         if let recorded = try? String(contentsOfFile: marker, encoding: .utf8),
             recorded.trimmingCharacters(in: .whitespacesAndNewlines) != Self.bootID()
         {
             logger.warning(
                 "the machine restarted while the read models had unsynced commits; rebuilding them from the log")
-            let position = try generations.rebuildAndSwap(log: log, keys: keys, logger: logger)
+            let position = try generations.rebuildAndSwap(
+                log: log, keys: keys, fanOutLimit: fanOutLimit, logger: logger)
             logger.notice("read models rebuilt", metadata: ["position": "\(position)"])
         }
         try AtomicFile.write(Array((Self.bootID() + "\n").utf8), to: marker)

@@ -46,9 +46,11 @@ public final class ChorusBackend: Sendable {
     /// first, and run the database's pool for as long as the backend is open.
     /// The log is written and the read models follow it while ``services`` run (the server's service group runs
     /// them). `maximumWriteLag`: 10,000 events is a fraction of a second of the read models' work, and far beyond
-    /// what they lag under load (a few hundred events at most under `chorus bench soak`).
+    /// what they lag under load (a few hundred events at most under `chorus bench soak`). `fanOutLimit`: the followers
+    /// from which on an author's posts are merged into feeds when read instead of written into each.
     public init(
         data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil, maximumWriteLag: UInt64 = 10_000,
+        fanOutLimit: Int = ProjectionEngine.defaultFanOutLimit,
         erasureDelay: Duration = .seconds(600), passwordHasher: PasswordHasher = PasswordHasher(),
         cluster: ClusterDatabase? = nil, logger: Logger
     ) throws {
@@ -81,7 +83,8 @@ public final class ChorusBackend: Sendable {
             self.media = media
             commands = CommandExecutor(log: log, keys: keys, media: media, passwordHasher: passwordHasher)
             tokens = SessionTokens(secret: try data.sessionSecretBytes())
-            readModels = try ServedReadModels(log: log, keys: keys, dataDirectory: data.root, logger: logger)
+            readModels = try ServedReadModels(
+                log: log, keys: keys, dataDirectory: data.root, fanOutLimit: fanOutLimit, logger: logger)
             responses = try StoredResponses(directory: data.responses)
             activity = SessionActivity(path: data.sessionActivity)
         } catch {

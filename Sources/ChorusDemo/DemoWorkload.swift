@@ -2,8 +2,8 @@ import ChorusDomain
 import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
-/// command path: users with Korean and Latin names, a heavy-tailed follower graph (a few accounts followed by
-/// thousands), posts, plain reposts and unreposts, quotes, likes, unlikes, comments, messages, profile edits, post
+/// command path: users with Korean and Latin names, a heavy-tailed follower graph (``FollowerGraph``: a few accounts
+/// followed by thousands, or by most users), posts, plain reposts and unreposts, quotes, likes, unlikes, comments, messages, profile edits, post
 /// edits, unfollows, deletions of posts and comments, blocks and mutes, notifications and conversations read, a lobby
 /// room its users join, talk in and leave, and at the end one account that writes a little and is deleted.
 ///
@@ -15,10 +15,13 @@ public struct DemoWorkload: Sendable {
     public let events: Int
     /// Commands executed concurrently in one wave.
     public var waveSize = 256
+    /// Who follows whom before everyday life starts.
+    public var graph = FollowerGraph.modest
 
-    public init(seed: UInt64, events: Int) {
+    public init(seed: UInt64, events: Int, graph: FollowerGraph = .modest) {
         self.seed = seed
         self.events = events
+        self.graph = graph
     }
 
     /// What a run appended.
@@ -35,7 +38,7 @@ public struct DemoWorkload: Sendable {
     ) async throws -> Summary {
         var generator = SeededGenerator(seed: seed)
         var summary = Summary()
-        let userCount = max(8, events / 40)
+        let userCount = graph.userCount(events: events)
         var users: [UserID] = []
         var posts: [PostID] = []
         /// The author of each of `posts`, who alone may edit or delete it.
@@ -88,14 +91,9 @@ public struct DemoWorkload: Sendable {
         }
         record(registrations, try await execute(registrations, on: executor, durability: durability))
 
-        // Then a heavy-tailed graph: each user follows a few, favouring the first accounts.
-        var follows: [Command] = []
-        for follower in users.indices {
-            for _ in 0..<Int.random(in: 2...8, using: &generator) {
-                let followee = generator.skewedIndex(below: users.count)
-                guard followee != follower else { continue }
-                follows.append(.follow(follower: users[follower], followee: users[followee]))
-            }
+        // Then a heavy-tailed graph.
+        let follows = graph.follows(among: users.count, using: &generator).map { edge in
+            Command.follow(follower: users[edge.follower], followee: users[edge.followee])
         }
         for start in stride(from: 0, to: follows.count, by: waveSize) {
             guard summary.events < events else { break }

@@ -2,6 +2,7 @@ import ChorusBackend
 import ChorusDomain
 import ChorusHTTP
 import ChorusLog
+import ChorusProjections
 import ChorusTestSupport
 import Foundation
 import HTTPTypes
@@ -113,15 +114,18 @@ struct FixtureError: Error, CustomStringConvertible {
 }
 
 /// Runs `body` against a server on a fresh data directory. bcrypt runs at its lowest cost to keep tests fast.
+/// `fanOutLimit`: see ``ChorusBackend``.
 func withAPI(
-    _ setup: TestingSetup = .router, configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ setup: TestingSetup = .router, fanOutLimit: Int = ProjectionEngine.defaultFanOutLimit,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (APIFixture) async throws -> Void
 ) async throws {
     try await withTemporaryDirectory { directory in
         var logger = Logger(label: "chorus.test")
         logger.logLevel = .warning
         let backend = try ChorusBackend(
-            data: DataDirectory(directory), passwordHasher: PasswordHasher(cost: 4), logger: logger)
+            data: DataDirectory(directory), fanOutLimit: fanOutLimit, passwordHasher: PasswordHasher(cost: 4),
+            logger: logger)
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.publicBaseURL = "http://chorus.test"

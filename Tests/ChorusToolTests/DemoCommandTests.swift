@@ -43,6 +43,25 @@ struct DemoCommandTests {
         #expect(again.standardError.contains("empty data directory"))
     }
 
+    @Test("demo --graph zipf: the three most followed accounts are followed by most users")
+    func zipfDemo() throws {
+        let directory = FileManager.default.temporaryDirectory
+            .appendingPathComponent("chorus-demo-test-\(UUID().uuidString.lowercased())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // One user per 8 events: 500 users.
+        let run = try runChorus(["demo", "--data", directory, "--events", "4000", "--graph", "zipf"])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        let line = try #require(run.standardOutput.split(separator: "\n").first { $0.hasPrefix("most followed: ") })
+        let counts = line.dropFirst("most followed: ".count).split(separator: ", ").compactMap {
+            Int($0.split(separator: " ")[0])
+        }
+        #expect(counts.count == 3 && counts.allSatisfy { $0 >= 375 }, "\(line)")
+
+        let wrong = try runChorus(["demo", "--data", directory + "-other", "--graph", "uniform"])
+        #expect(wrong.status != 0)
+        #expect(wrong.standardError.contains("graph"), "\(wrong.standardError)")
+    }
+
     @Test("bench projections prints one JSON object with every figure as its last line")
     func benchProjectionsContract() throws {
         let run = try runChorus(["bench", "projections", "--events", "300", "--json"])

@@ -177,7 +177,14 @@ struct ClusterTests {
             }
             let resumed = ContinuousClock.now - restarted
             #expect(resumed < .seconds(8), "the nodes took \(resumed) to take writes again")
-            try await stop.waitForAcknowledged(10)
+            do {
+                try await stop.waitForAcknowledged(10)
+            } catch {
+                // The writers' own error, if one of them stopped on one, says more.
+                stop.raise()
+                _ = try await load.value
+                throw error
+            }
             stop.raise()
             let acknowledged = try await load.value
             #expect(acknowledged.count >= 20)

@@ -50,7 +50,10 @@ struct ErasureBenchCommand: AsyncParsableCommand {
         printProgress("rebuilding the read models from the log (the yardstick)")
         let rebuildSeconds = try Self.timed {
             let (log, keys) = (try copy.openLog(), try copy.openKeys())
-            defer { (log.close(), keys.close()) }
+            defer {
+                log.close()
+                keys.close()
+            }
             try ProjectionGenerations(dataDirectory: copy.root).rebuildAndSwap(log: log, keys: keys)
         }
 

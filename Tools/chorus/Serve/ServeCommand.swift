@@ -4,6 +4,7 @@ import ChorusCluster
 import ChorusDomain
 import ChorusHTTP
 import ChorusLog
+import ChorusProjections
 import Foundation
 import Logging
 
@@ -82,9 +83,20 @@ struct ServeCommand: AsyncParsableCommand {
     var cluster: String?
 
     @Option(
-        help: "In a cluster, how long a write waits for the cluster's log (a lock held by another session) before it answers 503, such as 5s (CHORUS_CLUSTER_WRITE_TIMEOUT; default 5s)."
+        help:
+            "In a cluster, how long a write waits for the cluster's log (a lock held by another session) before it answers 503, such as 5s (CHORUS_CLUSTER_WRITE_TIMEOUT; default 5s)."
     )
     var clusterWriteTimeout: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The followers from which on an author's new posts are merged into the Following feeds when read instead of written into each (CHORUS_FAN_OUT_LIMIT; default \(ProjectionEngine.defaultFanOutLimit)).",
+            discussion: """
+                Below it a post is written into every follower's feed; from it on, one post would hold the read models \
+                up for as long as writing that many entries takes. The feeds read the same either way, so it can change \
+                between runs without a rebuild.
+                """))
+    var fanOutLimit: Int?
 
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
@@ -135,6 +147,15 @@ struct ServeCommand: AsyncParsableCommand {
                 "--erasure-delay (or CHORUS_ERASURE_DELAY) must be a positive duration such as 500ms, 30s, 10m or 1h, "
                     + "not \(erasureDelayText)")
         }
+        let fanOutLimit =
+            try fanOutLimit
+            ?? environment["CHORUS_FAN_OUT_LIMIT"].map { text in
+                guard let limit = Int(text) else {
+                    throw ValidationError("CHORUS_FAN_OUT_LIMIT must be a whole number")
+                }
+                return limit
+            }
+        if let fanOutLimit, fanOutLimit < 1 { throw ValidationError("--fan-out-limit must be at least 1") }
         let clusterDatabase = try clusterDatabase(environment, logger: logger)
         if clusterDatabase != nil, readOnly || demoEvents != nil {
             throw ValidationError(
@@ -152,7 +173,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         let backend = try ChorusBackend(
-            data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes, erasureDelay: erasureDelay,
+            data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes,
+            fanOutLimit: fanOutLimit ?? ProjectionEngine.defaultFanOutLimit, erasureDelay: erasureDelay,
             cluster: clusterDatabase, logger: logger)
         defer { backend.close() }
         logger.info(
@@ -160,7 +182,8 @@ struct ServeCommand: AsyncParsableCommand {
             metadata: [
                 "data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
                 "position": "\(backend.log.head)",
-                "mode": "\(readOnly ? "read-only" : clusterDatabase.map { "cluster node of \($0.address)" } ?? "read-write")",
+                "mode":
+                    "\(readOnly ? "read-only" : clusterDatabase.map { "cluster node of \($0.address)" } ?? "read-write")",
             ])
         settings.webhooks = try Self.webhooks(environment)
         let application = try ChorusServer.makeApplication(

@@ -1,0 +1,127 @@
+import ChorusDomain
+import ChorusLog
+import ChorusStorage
+
+/// Which posts ``FollowingFeeds`` fans out on write and which it holds back, to be merged into the feeds at read
+/// time: a post (or plain repost) whose author had ``limit`` followers or more when it was made is held back. An
+/// account with a million followers would otherwise write a million feed entries per post in one batch, and every read
+/// that waits for a later position would wait for all of them.
+///
+/// The decision is made once per post, when it is made, and kept: an author who crosses the limit, either way, moves
+/// nothing already written (their older posts stay where they went). A feed reads the same whichever way each post
+/// went, so the limit can change between runs of a store without a rebuild.
+///
+/// Not derived: which posts were held back depends on the order of follows and posts, not on the tables at the end,
+/// so it is kept event by event even while a build replays the log, and ``FollowingFeeds`` derives from it.
+struct FeedFanOut: ReadModel {
+    /// The default ``limit``: see BENCHMARKS.md, "Hybrid fan-out", for how it was measured.
+    static let defaultLimit = 10_000
+
+    /// user → their followers (``Counters``, one value): the follow events' count, kept while builds replay the log
+    /// (``ProfileCounters`` is derived at their end).
+    static let reach: StoreTableDefinition = "fan-out-reach"
+    /// author, position → empty: the author's posts and plain reposts held back from their followers' feeds.
+    static let heldBack: StoreTableDefinition = "held-back-posts"
+    static let tables = [reach, heldBack]
+
+    /// The followers an author has from which on their posts are held back.
+    let limit: Int
+    let reach: StoreTable
+    let heldBack: StoreTable
+
+    init(store: KeyValueStore) { self.init(store: store, limit: Self.defaultLimit) }
+
+    init(store: KeyValueStore, limit: Int) {
+        self.limit = max(1, limit)
+        reach = store.table(Self.reach)
+        heldBack = store.table(Self.heldBack)
+    }
+
+    func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        switch event {
+        case .followed(let event):
+            // The command refuses a follow that is there already and an unfollow that is not: each event is an edge.
+            try transaction.addToCounter(0, of: ProjectionKey(event.followee).bytes, by: 1, count: 1, in: reach)
+        case .unfollowed(let event):
+            try transaction.addToCounter(0, of: ProjectionKey(event.followee).bytes, by: -1, count: 1, in: reach)
+        case .postCreated(let event):
+            try decide(envelope.position, of: event.author, in: transaction)
+        case .reposted(let event):
+            try decide(envelope.position, of: event.user, in: transaction)
+        case .unreposted(let event):
+            try transaction.delete(key(event.user, event.repostedAt), in: heldBack)
+        case .postDeleted(let event):
+            try transaction.delete(key(event.author, event.postedAt), in: heldBack)
+        case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
+            .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
+            .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
+            .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted,
+            .erasureCompleted:
+            break
+        }
+    }
+
+    /// Holds back the post `owner` made at `position` if they have ``limit`` followers or more.
+    private func decide(_ position: LogPosition, of owner: UserID, in transaction: StoreTransaction) throws {
+        let followers = try transaction.withValue(for: ProjectionKey(owner).bytes, in: reach) {
+            $0.map { Counters(decoding: $0, count: 1)[0] } ?? 0
+        }
+        guard followers >= limit else { return }
+        try transaction.put([], for: key(owner, position), in: heldBack)
+    }
+
+    private func key(_ owner: UserID, _ position: LogPosition) -> [UInt8] {
+        var key = ProjectionKey(owner)
+        key.append(position)
+        return key.bytes
+    }
+}
+
+/// ``FeedFanOut``'s held-back posts, as the Following feeds read them.
+struct HeldBackPosts {
+    let table: StoreTable
+
+    /// Whether `owner`'s post or repost at `position` is held back.
+    func contains(_ position: LogPosition, of owner: [UInt8], in transaction: StoreTransaction) throws -> Bool {
+        try transaction.withValue(for: owner + [0] + ProjectionKey.position(position), in: table) { $0 != nil }
+    }
+
+    /// Whether any post or repost of `owner`'s is held back.
+    func holdsAny(of owner: [UInt8], in transaction: StoreTransaction) throws -> Bool {
+        var any = false
+        try transaction.scan(table, prefix: owner + [0]) { _, _ in
+            any = true
+            return false
+        }
+        return any
+    }
+
+    /// The positions of `owner`'s held-back posts and reposts.
+    func positions(of owner: [UInt8], in transaction: StoreTransaction) throws -> Set<UInt64> {
+        let prefix = owner + [0]
+        var positions: Set<UInt64> = []
+        try transaction.scan(table, prefix: prefix) { key, _ in
+            positions.insert(ProjectionKey.position(in: key, at: prefix.count).rawValue)
+            return true
+        }
+        return positions
+    }
+
+    /// Up to `count` positions of `owner`'s held-back posts and reposts, newest first, below `before` if given.
+    func newest(
+        of owner: [UInt8], below before: LogPosition?, count: Int, in transaction: StoreTransaction
+    ) throws -> [LogPosition] {
+        let prefix = owner + [0]
+        var positions: [LogPosition] = []
+        guard before.map({ $0.rawValue > 1 }) ?? true else { return positions }
+        let start =
+            prefix
+            + (before.map { ProjectionKey.position(LogPosition($0.rawValue - 1)) } ?? [UInt8](repeating: 0xFF, count: 8))
+        try transaction.scan(table, from: start, direction: .backward) { key, _ in
+            guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
+            positions.append(ProjectionKey.position(in: key, at: prefix.count))
+            return positions.count < count
+        }
+        return positions
+    }
+}
