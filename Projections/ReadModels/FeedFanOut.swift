@@ -15,7 +15,7 @@ import ChorusStorage
 /// so it is kept event by event even while a build replays the log, and ``FollowingFeeds`` derives from it.
 struct FeedFanOut: ReadModel {
     /// The default ``limit``: see BENCHMARKS.md, "Hybrid fan-out", for how it was measured.
-    static let defaultLimit = 10_000
+    static let defaultLimit = 2_000
 
     /// user → their followers (``Counters``, one value): the follow events' count, kept while builds replay the log
     /// (``ProfileCounters`` is derived at their end).

@@ -237,6 +237,13 @@ extension ReadView {
 }
 
 extension ReadView {
+    /// How many authors' held-back posts `user`'s Following feed merges when read (``FeedFanOut``).
+    package func mergedFeedAuthorCount(of user: UserID) throws -> Int {
+        try models.followingFeeds.mergedAuthors(of: Array(user.rawValue.utf8), in: transaction).count
+    }
+}
+
+extension ReadView {
     /// Lends `body` the post as `viewer`'s Following feed shows it at `position` (where it was posted or plainly
     /// reposted); nil, without calling `body`, when the feed does not show it there (gone, hidden, or shown at a newer
     /// repost).

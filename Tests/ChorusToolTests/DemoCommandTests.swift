@@ -75,4 +75,23 @@ struct DemoCommandTests {
         }
         #expect(figures["events"] ?? 0 >= 300)
     }
+
+    @Test("bench fanout measures both sides of the fan-out limit on a zipf log: held back is cheaper to write")
+    func benchFanOut() throws {
+        let run = try runChorus([
+            "bench", "fanout", "--events", "4000", "--posts", "3", "--readers", "100", "--fan-out-limit", "50", "--json",
+        ])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        let last = try #require(run.standardOutput.split(separator: "\n").last)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        let figures = try #require(object["figures"] as? [String: Double])
+        #expect(figures["top_followers"] ?? 0 >= 375, "a zipf graph of 500 users")
+        #expect(figures["merges_per_read"] ?? 0 >= 1, "the most followed accounts are merged")
+        for name in ["write_us_per_feed_entry", "stall_ms_at_limit", "read_us_per_page_hybrid"] {
+            #expect((figures[name] ?? 0) > 0, "figure \(name)")
+        }
+        #expect(
+            figures["write_ms_per_post_held_back"] ?? .infinity < figures["write_ms_per_post_fanned_out"] ?? 0,
+            "\(figures)")
+    }
 }

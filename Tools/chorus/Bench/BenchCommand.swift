@@ -6,7 +6,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure Chorus on this machine; build with -c release for figures that mean anything.",
         subcommands: [
             LogBenchCommand.self, ProjectionsBenchCommand.self, APIBenchCommand.self, SoakBenchCommand.self,
-            DeleteBenchCommand.self, ErasureBenchCommand.self, ClusterBenchCommand.self,
+            DeleteBenchCommand.self, ErasureBenchCommand.self, ClusterBenchCommand.self, FanOutBenchCommand.self,
             RebuildWorkerCommand.self,
         ]
     )

@@ -47,7 +47,8 @@ struct DeleteBenchCommand: AsyncParsableCommand {
         defer { keys.close() }
         let executor = CommandExecutor(
             log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
-        let engine = try ProjectionEngine(log: log, keys: keys, directory: data.projections)
+        // Every post fanned out, whatever the author's followers: this measures the feeds' writes.
+        let engine = try ProjectionEngine(log: log, keys: keys, directory: data.projections, fanOutLimit: Int.max)
         defer { engine.close() }
         let (followers, history, rounds) = (self.followers, self.history, self.rounds)
 
