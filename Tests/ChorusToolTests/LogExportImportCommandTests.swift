@@ -19,8 +19,14 @@ struct LogExportImportCommandTests {
             let commands = try lines.map { try #require(try lastJSONLine(String($0))["commandId"] as? String) }
             let cut = try #require((1..<lines.count - 1).last { commands[$0 - 1] == commands[$0] })
             let partial = root + "/partial.jsonl"
-            try (lines.prefix(cut).joined(separator: "\n") + "\n").write(
-                toFile: partial, atomically: true, encoding: .utf8)
+            // Every tenth line as another JSON writer puts it (keys in any order, slashes escaped): the same events.
+            let rewritten = try lines.prefix(cut).enumerated().map { index, line in
+                guard index % 10 == 0 else { return String(line) }
+                let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+                return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+            }
+            #expect(rewritten.contains { $0.contains("\\/") || !lines.contains(Substring($0)) })
+            try (rewritten.joined(separator: "\n") + "\n").write(toFile: partial, atomically: true, encoding: .utf8)
             // The sealed personal fields open with the keys of the data directory they were written in.
             try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
             try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")

@@ -60,10 +60,14 @@ struct LogImportCommand: AsyncParsableCommand {
             progress.update(reader.bytesRead)
         }
         try await log.withWriter {
-            while let line = try reader.next() {
-                number += 1
-                guard !line.isEmpty else { continue }
-                let event = try ExportedEvent.parse(line, number: number)
+            while true {
+                var parsed: RecordedEvent?
+                let more = try reader.next { line in
+                    number += 1
+                    if !line.isEmpty { parsed = try ExportedEvent.parse(line, number: number) }
+                }
+                guard more else { break }
+                guard let event = parsed else { continue }
                 if event.position <= startHead {
                     try check.matchesStored(event, in: log, line: number)
                     skipped += 1

@@ -120,19 +120,23 @@ struct ReplayFilter {
 /// Lines on standard output, written a block at a time.
 struct EventPrinter {
     let json: Bool
-    private var pending = Data()
+    private var pending: [UInt8] = []
 
     init(json: Bool) { self.json = json }
 
     mutating func print(_ replayed: ReplayedEvent) {
-        pending.append(contentsOf: (json ? JSONLine.encode(replayed.jsonObject) : replayed.text).utf8)
+        if json {
+            replayed.appendJSON(to: &pending)
+        } else {
+            pending.append(contentsOf: replayed.text.utf8)
+        }
         pending.append(UInt8(ascii: "\n"))
         if pending.count >= 1 << 16 { flush() }
     }
 
     mutating func flush() {
         guard !pending.isEmpty else { return }
-        FileHandle.standardOutput.write(pending)
+        FileHandle.standardOutput.write(Data(pending))
         pending.removeAll(keepingCapacity: true)
     }
 }

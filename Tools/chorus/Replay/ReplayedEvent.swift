@@ -6,11 +6,21 @@ import Foundation
 /// own types, so that a new event type shows without code here. Password hashes are left out.
 struct ReplayedEvent {
     let event: RecordedEvent
-    /// The decoded fields; nil when the event does not decode (`problem` says why).
-    let data: [String: Any]?
+    /// The decoded fields, sorted by name; nil when the event does not decode (`problem` says why).
+    let data: [(name: String, value: FieldValue)]?
     let problem: String?
     /// Every user the event names, for `--user`.
     let users: Set<String>
+
+    /// A field's value as JSON shows it.
+    indirect enum FieldValue {
+        case text(String)
+        case integer(Int64)
+        case flag(Bool)
+        case null
+        /// A case with a value, such as `profileImage: {set: …}`.
+        case labelled(String, FieldValue)
+    }
 
     private static let redacted: Set<String> = ["passwordHash"]
 
@@ -21,12 +31,16 @@ struct ReplayedEvent {
             var users: Set<String> = []
             // A DomainEvent is a case whose one value is the event's struct.
             let payload = Mirror(reflecting: decoded).children.first?.value ?? decoded
-            var fields: [String: Any] = [:]
+            var fields: [(name: String, value: FieldValue)] = []
             for child in Mirror(reflecting: payload).children {
                 guard let label = child.label else { continue }
-                fields[label] = Self.redacted.contains(label) ? "(not shown)" : Self.json(child.value, users: &users)
+                fields.append(
+                    (
+                        label,
+                        Self.redacted.contains(label) ? .text("(not shown)") : Self.value(child.value, users: &users)
+                    ))
             }
-            data = fields
+            data = fields.sorted { $0.name < $1.name }
             problem = nil
             self.users = users
         } catch {
@@ -36,62 +50,103 @@ struct ReplayedEvent {
         }
     }
 
-    /// Plain values for JSON: ids and times as their text, optionals as null, cases as their name or `{name: value}`.
-    private static func json(_ value: Any, users: inout Set<String>) -> Any {
+    /// Ids and times as their text, optionals as null, cases as their name or `{name: value}`.
+    private static func value(_ value: Any, users: inout Set<String>) -> FieldValue {
         switch value {
         case let user as UserID:
             users.insert(user.rawValue)
-            return user.rawValue
-        case let text as String: return text
-        case let flag as Bool: return flag
-        case let number as any BinaryInteger: return Int64(number)
-        case let position as LogPosition: return position.rawValue
-        case let time as EventTime: return Timestamps.iso8601(time)
-        case let id as any ChorusIdentifier: return id.rawValue
+            return .text(user.rawValue)
+        case let text as String: return .text(text)
+        case let flag as Bool: return .flag(flag)
+        case let number as any BinaryInteger: return .integer(Int64(number))
+        case let position as LogPosition: return .integer(Int64(position.rawValue))
+        case let time as EventTime: return .text(Timestamps.iso8601(time))
+        case let id as any ChorusIdentifier: return .text(id.rawValue)
         default: break
         }
         let mirror = Mirror(reflecting: value)
         switch mirror.displayStyle {
         case .optional:
-            guard let wrapped = mirror.children.first?.value else { return NSNull() }
-            return json(wrapped, users: &users)
+            guard let wrapped = mirror.children.first?.value else { return .null }
+            return Self.value(wrapped, users: &users)
         case .enum:
-            guard let associated = mirror.children.first, let label = associated.label else { return "\(value)" }
-            return [label: json(associated.value, users: &users)]
+            guard let associated = mirror.children.first, let label = associated.label else { return .text("\(value)") }
+            return .labelled(label, Self.value(associated.value, users: &users))
         default:
-            return "\(value)"
+            return .text("\(value)")
         }
     }
 
-    var jsonObject: [String: Any] {
-        var object: [String: Any] = [
-            "position": event.position.rawValue, "stream": event.stream.rawValue, "streamVersion": event.streamVersion,
-            "type": event.type, "schemaVersion": Int(event.schemaVersion),
-            "recordedAt": Timestamps.iso8601(event.recordedAt),
-            "actor": event.actor, "commandId": event.commandID.description,
-            "correlationId": event.correlationID.description,
-        ]
-        if let data { object["data"] = data }
-        if let problem { object["problem"] = problem }
-        return object
+    /// The event as one JSON object, keys sorted, appended to `bytes` (without a newline).
+    func appendJSON(to bytes: inout [UInt8]) {
+        var object = JSONBytes(bytes: bytes)
+        bytes = []
+        object.open()
+        object.key("actor")
+        object.string(event.actor)
+        object.key("commandId")
+        object.uuid(event.commandID.uuid.uuid)
+        object.key("correlationId")
+        object.uuid(event.correlationID.uuid.uuid)
+        if let data {
+            object.key("data")
+            object.open()
+            for (name, value) in data {
+                object.key(name)
+                Self.append(value, to: &object)
+            }
+            object.close()
+        }
+        object.key("position")
+        object.integer(Int64(event.position.rawValue))
+        if let problem {
+            object.key("problem")
+            object.string(problem)
+        }
+        object.key("recordedAt")
+        object.raw(Timestamps.iso8601Bytes(event.recordedAt), quoted: true)
+        object.key("schemaVersion")
+        object.integer(Int64(event.schemaVersion))
+        object.key("stream")
+        object.string(event.stream.rawValue)
+        object.key("streamVersion")
+        object.integer(Int64(event.streamVersion))
+        object.key("type")
+        object.string(event.type)
+        object.close()
+        bytes = object.bytes
+    }
+
+    private static func append(_ value: FieldValue, to object: inout JSONBytes) {
+        switch value {
+        case .text(let text): object.string(text)
+        case .integer(let number): object.integer(number)
+        case .flag(let flag): object.raw(Array((flag ? "true" : "false").utf8), quoted: false)
+        case .null: object.raw(Array("null".utf8), quoted: false)
+        case .labelled(let label, let inner):
+            object.open()
+            object.key(label)
+            append(inner, to: &object)
+            object.close()
+        }
     }
 
     /// One line: position, time, type, stream and version, actor, then the fields.
     var text: String {
         let fields =
-            data.map { data in
-                data.keys.sorted().map { key in "\(key)=\(Self.plain(data[key] ?? NSNull()))" }.joined(separator: " ")
-            } ?? "(does not decode: \(problem ?? "?"))"
+            data.map { data in data.map { "\($0.name)=\(Self.plain($0.value))" }.joined(separator: " ") }
+            ?? "(does not decode: \(problem ?? "?"))"
         return "\(event.position)  \(Timestamps.iso8601(event.recordedAt))  \(event.type)  "
             + "\(event.stream)#\(event.streamVersion)  by \(event.actor.isEmpty ? "-" : event.actor)  \(fields)"
     }
 
-    private static func plain(_ value: Any) -> String {
+    private static func plain(_ value: FieldValue) -> String {
         switch value {
-        case is NSNull: "null"
-        case let text as String: text.contains(" ") || text.isEmpty ? "\"\(text)\"" : text
-        case let object as [String: Any]: object.map { "\($0.key):\(plain($0.value))" }.joined(separator: ",")
-        default: "\(value)"
+        case .null: "null"
+        case .text(let text): text.contains(" ") || text.isEmpty ? "\"\(text)\"" : text
+        case .integer(let number): "\(number)"
+        case .flag(let flag): "\(flag)"
+        case .labelled(let label, let inner): "\(label):\(plain(inner))"
         }
     }
 }
@@ -100,12 +155,51 @@ struct ReplayedEvent {
 enum Timestamps {
     private static let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
-    /// Exact: whole seconds through Foundation, the milliseconds by hand (a `Date` of .758 s formats as .757).
-    static func iso8601(_ time: EventTime) -> String {
-        let (seconds, milliseconds) = time.millisecondsSince1970.quotientAndRemainder(dividingBy: 1000)
-        let (whole, fraction) = milliseconds < 0 ? (seconds - 1, milliseconds + 1000) : (seconds, milliseconds)
-        let text = Date(timeIntervalSince1970: Double(whole)).formatted(.iso8601)  // …T13:56:25Z
-        return text.dropLast() + "." + String(String(fraction + 1000).dropFirst()) + "Z"
+    /// `2026-11-22T13:56:25.758Z`.
+    static func iso8601(_ time: EventTime) -> String { String(decoding: iso8601Bytes(time), as: UTF8.self) }
+
+    /// The UTF-8 of ``iso8601(_:)``, by hand from the milliseconds (the proleptic Gregorian calendar's days from
+    /// the epoch, as in Howard Hinnant's `civil_from_days`): Foundation's formatter was a tenth of `chorus replay`.
+    static func iso8601Bytes(_ time: EventTime) -> [UInt8] {
+        let milliseconds = time.millisecondsSince1970
+        let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
+        let ofDay = milliseconds - days * 86_400_000
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int64, _ count: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<count { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4)
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(ofDay / 3_600_000, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(ofDay / 60_000 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(ofDay / 1_000 % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(ofDay % 1_000, 3)
+        bytes.append(UInt8(ascii: "Z"))
+        return bytes
     }
 
     /// `2026-11-22T12:00:00Z` or with milliseconds; nil when neither.
