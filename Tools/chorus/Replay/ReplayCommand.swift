@@ -1,8 +1,10 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusDomain
 import ChorusLog
 import ChorusProjections
 import Foundation
+import Synchronization
 
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -70,16 +72,23 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         let keys = try directory.openKeys()
         defer { keys.close() }
-        var printer = EventPrinter(json: output.json)
+        var printer = EventPrinter(json: output.json, filter: filter, keys: keys)
         var next = LogPosition(from)
+        var batch: [RecordedEvent] = []
+        batch.reserveCapacity(EventPrinter.batchSize)
         while true {
             let head = log.head
             let last = min(to.map { LogPosition($0) } ?? head, head)
             if last >= next {
                 try log.scan(from: next, through: last) { event in
-                    let replayed = ReplayedEvent(event, keys: keys)
-                    if filter.admits(replayed) { printer.print(replayed) }
+                    batch.append(event)
+                    if batch.count == EventPrinter.batchSize {
+                        printer.print(batch)
+                        batch.removeAll(keepingCapacity: true)
+                    }
                 }
+                printer.print(batch)
+                batch.removeAll(keepingCapacity: true)
                 next = last.next
             }
             printer.flush()
@@ -117,20 +126,47 @@ struct ReplayFilter {
     }
 }
 
-/// Lines on standard output, written a block at a time.
+/// Lines on standard output, written a block at a time. Events are decoded and formatted a batch at a time on every
+/// core, each core a slice of the batch, and written in log order: decoding opens the sealed personal fields, and
+/// with the formatting it is most of a replay's work.
 struct EventPrinter {
+    static let batchSize = 8_192
+
     let json: Bool
+    let filter: ReplayFilter
+    let keys: any PersonalDataKeys
+    private let slices = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
     private var pending: [UInt8] = []
 
-    init(json: Bool) { self.json = json }
+    init(json: Bool, filter: ReplayFilter, keys: any PersonalDataKeys) {
+        self.json = json
+        self.filter = filter
+        self.keys = keys
+    }
 
-    mutating func print(_ replayed: ReplayedEvent) {
-        if json {
-            replayed.appendJSON(to: &pending)
-        } else {
-            pending.append(contentsOf: replayed.text.utf8)
+    /// Prints the events of `batch` that the filter admits, in order.
+    mutating func print(_ batch: [RecordedEvent]) {
+        guard !batch.isEmpty else { return }
+        let slices = batch.count < 256 ? 1 : self.slices
+        let lines = Mutex([[UInt8]](repeating: [], count: slices))
+        let (json, filter, keys) = (self.json, self.filter, self.keys)
+        DispatchQueue.concurrentPerform(iterations: slices) { slice in
+            let range = (batch.count * slice / slices)..<(batch.count * (slice + 1) / slices)
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(range.count * 512)
+            for event in batch[range] {
+                let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
+                guard filter.admits(replayed) else { continue }
+                if json {
+                    replayed.appendJSON(to: &bytes)
+                } else {
+                    bytes.append(contentsOf: replayed.text.utf8)
+                }
+                bytes.append(UInt8(ascii: "\n"))
+            }
+            lines.withLock { $0[slice] = bytes }
         }
-        pending.append(UInt8(ascii: "\n"))
+        for slice in lines.withLock({ $0 }) { pending.append(contentsOf: slice) }
         if pending.count >= 1 << 16 { flush() }
     }
 

@@ -9,7 +9,7 @@ struct ReplayedEvent {
     /// The decoded fields, sorted by name; nil when the event does not decode (`problem` says why).
     let data: [(name: String, value: FieldValue)]?
     let problem: String?
-    /// Every user the event names, for `--user`.
+    /// Every user the event names, for `--user` (empty unless asked for).
     let users: Set<String>
 
     /// A field's value as JSON shows it.
@@ -24,29 +24,133 @@ struct ReplayedEvent {
 
     private static let redacted: Set<String> = ["passwordHash"]
 
-    init(_ event: RecordedEvent, keys: any PersonalDataKeys) {
+    /// `namingUsers`: whether to collect ``users``.
+    init(_ event: RecordedEvent, keys: any PersonalDataKeys, namingUsers: Bool = true) {
         self.event = event
         do {
             let decoded = try DomainEvent(decoding: event, keys: keys)
             var users: Set<String> = []
-            // A DomainEvent is a case whose one value is the event's struct.
-            let payload = Mirror(reflecting: decoded).children.first?.value ?? decoded
-            var fields: [(name: String, value: FieldValue)] = []
-            for child in Mirror(reflecting: payload).children {
-                guard let label = child.label else { continue }
-                fields.append(
-                    (
-                        label,
+            if let fields = Self.commonFields(of: decoded, users: &users, naming: namingUsers) {
+                data = fields
+            } else {
+                // A DomainEvent is a case whose one value is the event's struct.
+                let payload = Mirror(reflecting: decoded).children.first?.value ?? decoded
+                var fields: [(name: String, value: FieldValue)] = []
+                for child in Mirror(reflecting: payload).children {
+                    guard let label = child.label else { continue }
+                    let value =
                         Self.redacted.contains(label) ? .text("(not shown)") : Self.value(child.value, users: &users)
-                    ))
+                    fields.append((label, value))
+                }
+                data = fields.sorted { $0.name < $1.name }
             }
-            data = fields.sorted { $0.name < $1.name }
             problem = nil
             self.users = users
         } catch {
             data = nil
             problem = "\(error)"
             users = []
+        }
+    }
+
+    /// The fields of the events a log holds most of, sorted by name, as the reflection below would give them but
+    /// several times faster (reflection was half of `chorus replay --json`); nil for every other type, which the
+    /// reflection reads.
+    private static func commonFields(of event: DomainEvent, users: inout Set<String>, naming: Bool)
+        -> [(name: String, value: FieldValue)]?
+    {
+        func user(_ id: UserID) -> FieldValue {
+            if naming { users.insert(id.rawValue) }
+            return .text(id.rawValue)
+        }
+        func user(_ id: UserID?) -> FieldValue { id.map { user($0) } ?? .null }
+        func id(_ id: (some ChorusIdentifier)?) -> FieldValue { id.map { .text($0.rawValue) } ?? .null }
+        func text(_ text: String?) -> FieldValue { text.map { .text($0) } ?? .null }
+        func position(_ position: LogPosition?) -> FieldValue { position.map { .integer(Int64($0.rawValue)) } ?? .null }
+        switch event {
+        case .userRegistered(let event):
+            return [
+                ("bio", .text(event.bio)), ("email", .text(event.email)), ("major", .text(event.major)),
+                ("name", .text(event.name)), ("passwordHash", .text("(not shown)")), ("user", user(event.user)),
+            ]
+        case .postCreated(let event):
+            return [
+                ("author", user(event.author)), ("caption", .text(event.caption)), ("image", id(event.image)),
+                ("post", id(event.post)), ("repostOf", id(event.repostOf)), ("text", .text(event.text)),
+            ]
+        case .postEdited(let event):
+            return [
+                ("author", user(event.author)), ("caption", text(event.caption)), ("post", id(event.post)),
+                ("text", text(event.text)),
+            ]
+        case .postDeleted(let event):
+            return [
+                ("author", user(event.author)), ("post", id(event.post)), ("postedAt", position(event.postedAt)),
+                ("repostOf", id(event.repostOf)),
+            ]
+        case .liked(let event):
+            return [("post", id(event.post)), ("postAuthor", user(event.postAuthor)), ("user", user(event.user))]
+        case .unliked(let event):
+            return [
+                ("likedAt", position(event.likedAt)), ("post", id(event.post)), ("postAuthor", user(event.postAuthor)),
+                ("user", user(event.user)),
+            ]
+        case .reposted(let event):
+            return [("post", id(event.post)), ("postAuthor", user(event.postAuthor)), ("user", user(event.user))]
+        case .unreposted(let event):
+            return [
+                ("post", id(event.post)), ("postAuthor", user(event.postAuthor)),
+                ("repostedAt", position(event.repostedAt)), ("user", user(event.user)),
+            ]
+        case .commentAdded(let event):
+            return [
+                ("author", user(event.author)), ("comment", id(event.comment)), ("post", id(event.post)),
+                ("postAuthor", user(event.postAuthor)), ("text", .text(event.text)),
+            ]
+        case .commentDeleted(let event):
+            return [
+                ("author", user(event.author)), ("comment", id(event.comment)),
+                ("commentedAt", position(event.commentedAt)), ("post", id(event.post)),
+                ("postAuthor", user(event.postAuthor)),
+            ]
+        case .followed(let event):
+            return [("followee", user(event.followee)), ("follower", user(event.follower))]
+        case .unfollowed(let event):
+            return [
+                ("followedAt", position(event.followedAt)), ("followee", user(event.followee)),
+                ("follower", user(event.follower)),
+            ]
+        case .messageSent(let event):
+            return [
+                ("from", user(event.from)), ("message", id(event.message)), ("text", .text(event.text)),
+                ("to", user(event.to)),
+            ]
+        case .roomJoined(let event):
+            return [("room", id(event.room)), ("user", user(event.user))]
+        case .roomLeft(let event):
+            return [("joinedAt", position(event.joinedAt)), ("room", id(event.room)), ("user", user(event.user))]
+        case .roomMessageSent(let event):
+            return [
+                ("from", user(event.from)), ("message", id(event.message)), ("room", id(event.room)),
+                ("text", .text(event.text)),
+            ]
+        case .notificationsRead(let event):
+            return [("upTo", position(event.upTo)), ("user", user(event.user))]
+        case .conversationRead(let event):
+            return [("partner", user(event.partner)), ("reader", user(event.reader))]
+        case .sessionStarted(let event):
+            return [
+                ("expiresAt", .text(Timestamps.iso8601(event.expiresAt))), ("session", id(event.session)),
+                ("user", user(event.user)),
+            ]
+        case .sessionEnded(let event):
+            return [("session", id(event.session)), ("user", user(event.user))]
+        case .blocked(let event):
+            return [("blocked", user(event.blocked)), ("blocker", user(event.blocker))]
+        case .muted(let event):
+            return [("muted", user(event.muted)), ("muter", user(event.muter))]
+        default:
+            return nil
         }
     }
 

@@ -46,18 +46,29 @@ struct JSONBytes {
 
     /// Lowercase, 8-4-4-4-12.
     mutating func uuid(_ value: uuid_t) {
-        bytes.append(UInt8(ascii: "\""))
-        withUnsafeBytes(of: value) { raw in
-            for (index, byte) in raw.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                bytes.append(Self.hexDigits[Int(byte >> 4)])
-                bytes.append(Self.hexDigits[Int(byte & 0xF)])
+        var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { out in
+            withUnsafeBytes(of: value) { raw in
+                var at = 1
+                out[0] = UInt8(ascii: "\"")
+                for index in 0..<16 {
+                    if index == 4 || index == 6 || index == 8 || index == 10 {
+                        out[at] = UInt8(ascii: "-")
+                        at += 1
+                    }
+                    out[at] = Self.hexDigit(raw[index] >> 4)
+                    out[at + 1] = Self.hexDigit(raw[index] & 0xF)
+                    at += 2
+                }
+                out[at] = UInt8(ascii: "\"")
+                bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: out[0...at]))
             }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    }
 
     /// A quoted string: `"`, `\`, and control characters escaped, everything else as its UTF-8.
     mutating func string(_ text: String) {
@@ -77,8 +88,8 @@ struct JSONBytes {
                 case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
                 default:
                     bytes.append(contentsOf: Array("\\u00".utf8))
-                    bytes.append(Self.hexDigits[Int(byte >> 4)])
-                    bytes.append(Self.hexDigits[Int(byte & 0xF)])
+                    bytes.append(Self.hexDigit(byte >> 4))
+                    bytes.append(Self.hexDigit(byte & 0xF))
                 }
             }
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
