@@ -16,11 +16,14 @@ import Synchronization
 /// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
-    public static let layoutVersion: UInt64 = 9
+    public static let layoutVersion: UInt64 = 10
 
     /// The followers from which on an author's posts are merged into the Following feeds when read instead of written
     /// into each (hybrid fan-out); measured in BENCHMARKS.md, "Hybrid fan-out".
     public static let defaultFanOutLimit = FeedFanOut.defaultLimit
+    /// The posts and reposts from which on an author's next are merged too, so that a follow or an unfollow moves at
+    /// most this many feed entries.
+    public static let defaultFanOutPostLimit = FeedFanOut.defaultPostLimit
 
     /// Every table of the read models' store.
     package static var tables: [StoreTableDefinition] { ReadModels.tables }
@@ -58,9 +61,11 @@ public final class ProjectionEngine: Sendable {
     ///   - durable: whether each batch is fsync'd; a rebuild syncs once at the end instead.
     ///   - fanOutLimit: the followers from which on an author's new posts are merged into feeds at read time instead of
     ///     written into each; either way the feeds read the same, so it may differ from run to run.
+    ///   - fanOutPostLimit: the posts and reposts an author has made from which on their next are merged too.
     public init(
         log: any EventLog, keys: any PersonalDataKeys, directory: String, batchSize: Int = 1024, durable: Bool = true,
-        fanOutLimit: Int = defaultFanOutLimit, logger: Logger = Logger(label: "chorus.projections")
+        fanOutLimit: Int = defaultFanOutLimit, fanOutPostLimit: Int = defaultFanOutPostLimit,
+        logger: Logger = Logger(label: "chorus.projections")
     ) throws {
         self.log = log
         self.keys = keys
@@ -79,7 +84,7 @@ public final class ProjectionEngine: Sendable {
         configuration.initialMapSize = max(4 << 30, Int(clamping: log.head.rawValue) &* Self.mapBytesPerEvent)
         let store = try KeyValueStore(
             directory: directory, tables: Self.tables, configuration: configuration, logger: logger)
-        let models = ReadModels(store: store, fanOutLimit: fanOutLimit)
+        let models = ReadModels(store: store, fanOutLimit: fanOutLimit, fanOutPostLimit: fanOutPostLimit)
         self.store = store
         self.models = models
         let (checkpoint, layout) = try store.read { transaction in
@@ -226,11 +231,12 @@ public final class ProjectionEngine: Sendable {
     /// which must not hold read models yet; returns the position built to.
     public static func rebuild(
         log: any EventLog, keys: any PersonalDataKeys, into directory: String, through last: LogPosition? = nil,
-        fanOutLimit: Int = defaultFanOutLimit, logger: Logger = Logger(label: "chorus.projections"),
-        progress: BuildProgress = { _, _ in }
+        fanOutLimit: Int = defaultFanOutLimit, fanOutPostLimit: Int = defaultFanOutPostLimit,
+        logger: Logger = Logger(label: "chorus.projections"), progress: BuildProgress = { _, _ in }
     ) throws -> LogPosition {
         let engine = try ProjectionEngine(
-            log: log, keys: keys, directory: directory, durable: false, fanOutLimit: fanOutLimit, logger: logger)
+            log: log, keys: keys, directory: directory, durable: false, fanOutLimit: fanOutLimit,
+            fanOutPostLimit: fanOutPostLimit, logger: logger)
         defer { engine.close() }
         guard engine.position == .start else {
             throw ProjectionError.inconsistent("\(directory) already holds read models at position \(engine.position)")

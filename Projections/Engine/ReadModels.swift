@@ -39,9 +39,11 @@ final class ReadModels: Sendable {
     /// In ``types``' order.
     let inApplyOrder: [any ReadModel]
 
-    /// - Parameter fanOutLimit: the followers from which on an author's posts are merged into feeds at read time
-    ///   (``FeedFanOut``).
-    init(store: KeyValueStore, fanOutLimit: Int) {
+    /// - Parameters:
+    ///   - fanOutLimit: the followers from which on an author's posts are merged into feeds at read time
+    ///     (``FeedFanOut``).
+    ///   - fanOutPostLimit: the posts from which on they are too.
+    init(store: KeyValueStore, fanOutLimit: Int, fanOutPostLimit: Int) {
         checkpoint = store.table(Self.checkpoint)
         notifications = Notifications(store: store)
         profileCounters = ProfileCounters(store: store)
@@ -50,7 +52,7 @@ final class ReadModels: Sendable {
         posts = Posts(store: store)
         comments = Comments(store: store)
         homeTimeline = HomeTimeline(store: store)
-        feedFanOut = FeedFanOut(store: store, limit: fanOutLimit)
+        feedFanOut = FeedFanOut(store: store, limit: fanOutLimit, postLimit: fanOutPostLimit)
         followingFeeds = FollowingFeeds(store: store)
         conversations = Conversations(store: store)
         recentMessages = RecentMessages(store: store)

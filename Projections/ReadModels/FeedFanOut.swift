@@ -7,6 +7,10 @@ import ChorusStorage
 /// account with a million followers would otherwise write a million feed entries per post in one batch, and every read
 /// that waits for a later position would wait for all of them.
 ///
+/// So is one whose author had ``postLimit`` posts and reposts or more: a follow back-fills the followee's posts that
+/// were fanned out, and an unfollow takes them out, in one batch too; an account with 100,000 posts would otherwise
+/// hold the read models up for as long as moving 100,000 entries takes.
+///
 /// The decision is made once per post, when it is made, and kept: an author who crosses the limit, either way, moves
 /// nothing already written (their older posts stay where they went). A feed reads the same whichever way each post
 /// went, so the limit can change between runs of a store without a rebuild.
@@ -16,9 +20,11 @@ import ChorusStorage
 struct FeedFanOut: ReadModel {
     /// The default ``limit``: see BENCHMARKS.md, "Hybrid fan-out", for how it was measured.
     static let defaultLimit = 2_000
+    /// The default ``postLimit``: see BENCHMARKS.md, "Hybrid fan-out".
+    static let defaultPostLimit = 1_000
 
-    /// user → their followers (``Counters``, one value): the follow events' count, kept while builds replay the log
-    /// (``ProfileCounters`` is derived at their end).
+    /// user → their followers, and the posts and plain reposts they have made, deleted or not (``Counters``, two
+    /// values): counted event by event, also while builds replay the log (``ProfileCounters`` is derived at their end).
     static let reach: StoreTableDefinition = "fan-out-reach"
     /// author, position → empty: the author's posts and plain reposts held back from their followers' feeds.
     static let heldBack: StoreTableDefinition = "held-back-posts"
@@ -26,13 +32,18 @@ struct FeedFanOut: ReadModel {
 
     /// The followers an author has from which on their posts are held back.
     let limit: Int
+    /// The posts and reposts an author has made (deleted ones too) from which on their next are held back.
+    let postLimit: Int
     let reach: StoreTable
     let heldBack: StoreTable
 
-    init(store: KeyValueStore) { self.init(store: store, limit: Self.defaultLimit) }
+    private static let followersCounter = 0, postsCounter = 1, counterCount = 2
 
-    init(store: KeyValueStore, limit: Int) {
+    init(store: KeyValueStore) { self.init(store: store, limit: Self.defaultLimit, postLimit: Self.defaultPostLimit) }
+
+    init(store: KeyValueStore, limit: Int, postLimit: Int) {
         self.limit = max(1, limit)
+        self.postLimit = max(1, postLimit)
         reach = store.table(Self.reach)
         heldBack = store.table(Self.heldBack)
     }
@@ -41,9 +52,9 @@ struct FeedFanOut: ReadModel {
         switch event {
         case .followed(let event):
             // The command refuses a follow that is there already and an unfollow that is not: each event is an edge.
-            try transaction.addToCounter(0, of: ProjectionKey(event.followee).bytes, by: 1, count: 1, in: reach)
+            try count(event.followee, Self.followersCounter, by: 1, in: transaction)
         case .unfollowed(let event):
-            try transaction.addToCounter(0, of: ProjectionKey(event.followee).bytes, by: -1, count: 1, in: reach)
+            try count(event.followee, Self.followersCounter, by: -1, in: transaction)
         case .postCreated(let event):
             try decide(envelope.position, of: event.author, in: transaction)
         case .reposted(let event):
@@ -51,6 +62,8 @@ struct FeedFanOut: ReadModel {
         case .unreposted(let event):
             try transaction.delete(key(event.user, event.repostedAt), in: heldBack)
         case .postDeleted(let event):
+            // Only the held-back entry goes: the count is of posts made, deleted or not (a build applies deletions
+            // after the rest of the log, so a count they changed would decide differently there).
             try transaction.delete(key(event.author, event.postedAt), in: heldBack)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
             .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
@@ -61,13 +74,21 @@ struct FeedFanOut: ReadModel {
         }
     }
 
-    /// Holds back the post `owner` made at `position` if they have ``limit`` followers or more.
+    /// Holds back the post `owner` made at `position` if they have ``limit`` followers or more, or have made
+    /// ``postLimit`` posts and reposts or more; counts it.
     private func decide(_ position: LogPosition, of owner: UserID, in transaction: StoreTransaction) throws {
-        let followers = try transaction.withValue(for: ProjectionKey(owner).bytes, in: reach) {
-            $0.map { Counters(decoding: $0, count: 1)[0] } ?? 0
+        var holdsBack = false
+        try transaction.updateCounters(ProjectionKey(owner).bytes, count: Self.counterCount, in: reach) { counters in
+            holdsBack = counters[Self.followersCounter] >= limit || counters[Self.postsCounter] >= postLimit
+            counters[Self.postsCounter] += 1
         }
-        guard followers >= limit else { return }
+        guard holdsBack else { return }
         try transaction.put([], for: key(owner, position), in: heldBack)
+    }
+
+    private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
+        try transaction.addToCounter(
+            counter, of: ProjectionKey(user).bytes, by: change, count: Self.counterCount, in: reach)
     }
 
     private func key(_ owner: UserID, _ position: LogPosition) -> [UInt8] {
@@ -96,12 +117,12 @@ struct HeldBackPosts {
         return any
     }
 
-    /// The positions of `owner`'s held-back posts and reposts.
-    func positions(of owner: [UInt8], in transaction: StoreTransaction) throws -> Set<UInt64> {
+    /// The positions of `owner`'s held-back posts and reposts, oldest first.
+    func positions(of owner: [UInt8], in transaction: StoreTransaction) throws -> [UInt64] {
         let prefix = owner + [0]
-        var positions: Set<UInt64> = []
+        var positions: [UInt64] = []
         try transaction.scan(table, prefix: prefix) { key, _ in
-            positions.insert(ProjectionKey.position(in: key, at: prefix.count).rawValue)
+            positions.append(ProjectionKey.position(in: key, at: prefix.count).rawValue)
             return true
         }
         return positions

@@ -169,12 +169,15 @@ struct FollowingFeeds: DerivedReadModel {
     private func fannedOutPositions(of author: [UInt8], holdingBack: Bool, in transaction: StoreTransaction) throws
         -> [UInt64]
     {
+        // Both lists are in position order: one walk takes the held-back ones out.
         let held = holdingBack ? try heldBack.positions(of: author, in: transaction) : []
+        var next = held.startIndex
         let prefix = author + [0]
         var positions: [UInt64] = []
         try transaction.scan(userPosts, prefix: prefix) { key, _ in
             let position = ProjectionKey.position(in: key, at: prefix.count).rawValue
-            if !held.contains(position) { positions.append(position) }
+            while next < held.endIndex, held[next] < position { next += 1 }
+            if next == held.endIndex || held[next] != position { positions.append(position) }
             return true
         }
         return positions

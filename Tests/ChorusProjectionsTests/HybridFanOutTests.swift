@@ -72,7 +72,8 @@ struct HybridFanOutTests {
 
                 let unlimited = app.directory + "/unlimited-\(through)"
                 _ = try ProjectionEngine.rebuild(
-                    log: app.log, keys: TestDataKeys.shared, into: unlimited, through: through, fanOutLimit: Int.max)
+                    log: app.log, keys: TestDataKeys.shared, into: unlimited, through: through, fanOutLimit: Int.max,
+                    fanOutPostLimit: Int.max)
                 let reference = try ProjectionEngine(log: app.log, keys: TestDataKeys.shared, directory: unlimited)
                 defer { reference.close() }
                 #expect(try dumpReadModels(reference.store)["held-back-posts"]?.isEmpty == true)
@@ -98,29 +99,73 @@ struct HybridFanOutTests {
                 return event.user
             }
             let reference = try ProjectionEngine(
-                log: app.log, keys: TestDataKeys.shared, directory: app.directory + "/reference", fanOutLimit: Int.max)
+                log: app.log, keys: TestDataKeys.shared, directory: app.directory + "/reference", fanOutLimit: Int.max,
+                fanOutPostLimit: Int.max)
             defer { reference.close() }
             try reference.catchUp()
-            for limit in [3, 8] {
+            // Followers limits that many authors cross, and a posts limit that the busiest posters pass.
+            for (limit, postLimit) in [(3, Int.max), (8, Int.max), (Int.max, 6)] {
                 let engine = try ProjectionEngine(
-                    log: app.log, keys: TestDataKeys.shared, directory: app.directory + "/limit-\(limit)",
-                    batchSize: 16, fanOutLimit: limit)
+                    log: app.log, keys: TestDataKeys.shared, directory: app.directory + "/limit-\(limit)-\(postLimit)",
+                    batchSize: 16, fanOutLimit: limit, fanOutPostLimit: postLimit)
                 defer { engine.close() }
                 try engine.catchUp(through: LogPosition(1))
                 try engine.catchUp()
                 let tables = try dumpReadModels(engine.store)
-                #expect((tables["held-back-posts"]?.count ?? 0) > 20, "limit \(limit) holds posts back")
+                #expect((tables["held-back-posts"]?.count ?? 0) > 20, "limits \(limit), \(postLimit) hold posts back")
                 #expect((tables["feed-merges"]?.count ?? 0) > 20, "and feeds merge them")
                 for user in users {
                     #expect(
                         try allPages(of: user, limit: 9, in: engine) == allPages(of: user, limit: 9, in: reference),
-                        "feed of \(user), limit \(limit)")
+                        "feed of \(user), limits \(limit), \(postLimit)")
                 }
-                let rebuilt = app.directory + "/rebuilt-\(limit)"
+                let rebuilt = app.directory + "/rebuilt-\(limit)-\(postLimit)"
                 _ = try ProjectionEngine.rebuild(
-                    log: app.log, keys: TestDataKeys.shared, into: rebuilt, fanOutLimit: limit)
-                #expect(try dumpReadModels(atDirectory: rebuilt) == tables, "rebuilt with limit \(limit)")
+                    log: app.log, keys: TestDataKeys.shared, into: rebuilt, fanOutLimit: limit, fanOutPostLimit: postLimit)
+                let rebuiltTables = try dumpReadModels(atDirectory: rebuilt)
+                for name in ProjectionEngine.tables.map(\.name) {
+                    #expect(rebuiltTables[name] == tables[name], "table \(name) rebuilt with limits \(limit), \(postLimit)")
+                }
             }
+        }
+    }
+
+    @Test("past the posts limit a follow back-fills only the posts fanned out, and an unfollow takes only those out")
+    func prolificAuthor() async throws {
+        try await withProjections(batchSize: 1) { app in
+            let (ana, bo) = (try await app.register("Ana"), try await app.register("Bo"))
+            for index in 0..<7 { _ = try await app.post(ana, "before \(index)") }
+            _ = try await app.chorus.execute(.follow(follower: bo, followee: ana))
+            _ = try await app.post(ana, "after")
+            _ = try await app.post(bo, "Bo's own")
+
+            let engine = try ProjectionEngine(
+                log: app.log, keys: TestDataKeys.shared, directory: app.directory + "/limited", batchSize: 1,
+                fanOutPostLimit: 3)
+            defer { engine.close() }
+            try engine.catchUp(through: LogPosition(1))
+            try engine.catchUp()
+            var tables = try dumpReadModels(engine.store)
+            // Ana's first three posts were fanned out; the other five are held back and merged.
+            #expect(tables["held-back-posts"]?.count == 5)
+            #expect(tables["feed-merges"]?.count == 2, "Ana's own feed and Bo's")
+            // Feeds: Ana's three in hers; those three and Bo's own in his.
+            #expect(try ProjectionEngine.feedEntryCount(in: engine.store) == 7)
+            let bos = try engine.snapshot { try $0.followingFeed(of: bo, page: PageRequest(limit: 20)) }.answer
+            #expect(bos.items.map(\.text) == ["Bo's own", "after"] + (0..<7).reversed().map { "before \($0)" })
+
+            _ = try await app.chorus.execute(.unfollow(follower: bo, followee: ana))
+            try engine.catchUp()
+            tables = try dumpReadModels(engine.store)
+            #expect(tables["feed-merges"]?.count == 1, "Ana's own feed only")
+            #expect(try ProjectionEngine.feedEntryCount(in: engine.store) == 4)
+            let alone = try engine.snapshot { try $0.followingFeed(of: bo, page: PageRequest(limit: 20)) }.answer
+            #expect(alone.items.map(\.text) == ["Bo's own"])
+
+            let rebuilt = app.directory + "/rebuilt"
+            _ = try ProjectionEngine.rebuild(
+                log: app.log, keys: TestDataKeys.shared, into: rebuilt, fanOutPostLimit: 3)
+            #expect(try dumpReadModels(atDirectory: rebuilt) == tables)
         }
     }
 

@@ -79,7 +79,8 @@ struct DemoCommandTests {
     @Test("bench fanout measures both sides of the fan-out limit on a zipf log: held back is cheaper to write")
     func benchFanOut() throws {
         let run = try runChorus([
-            "bench", "fanout", "--events", "4000", "--posts", "3", "--readers", "100", "--fan-out-limit", "50", "--json",
+            "bench", "fanout", "--events", "4000", "--posts", "3", "--readers", "100", "--fan-out-limit", "50",
+            "--prolific-posts", "1500", "--rounds", "1", "--json",
         ])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         let last = try #require(run.standardOutput.split(separator: "\n").last)
@@ -87,7 +88,10 @@ struct DemoCommandTests {
         let figures = try #require(object["figures"] as? [String: Double])
         #expect(figures["top_followers"] ?? 0 >= 375, "a zipf graph of 500 users")
         #expect(figures["merges_per_read"] ?? 0 >= 1, "the most followed accounts are merged")
-        for name in ["write_us_per_feed_entry", "stall_ms_at_limit", "read_us_per_page_hybrid"] {
+        for name in [
+            "write_us_per_feed_entry", "stall_ms_at_limit", "read_us_per_page_hybrid", "follow_ms_fanned_out",
+            "follow_ms_hybrid", "unfollow_ms_fanned_out", "unfollow_ms_hybrid",
+        ] {
             #expect((figures[name] ?? 0) > 0, "figure \(name)")
         }
         #expect(

@@ -48,7 +48,9 @@ struct DeleteBenchCommand: AsyncParsableCommand {
         let executor = CommandExecutor(
             log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
         // Every post fanned out, whatever the author's followers: this measures the feeds' writes.
-        let engine = try ProjectionEngine(log: log, keys: keys, directory: data.projections, fanOutLimit: Int.max)
+        let engine = try ProjectionEngine(
+            log: log, keys: keys, directory: data.projections, fanOutLimit: Int.max,
+            fanOutPostLimit: Int.max)
         defer { engine.close() }
         let (followers, history, rounds) = (self.followers, self.history, self.rounds)
 

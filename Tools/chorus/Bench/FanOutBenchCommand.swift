@@ -18,7 +18,9 @@ struct FanOutBenchCommand: AsyncParsableCommand {
             time to apply each post is taken: write_us_per_feed_entry is the fanned-out time per feed written. Then \
             a sample of users reads the first page of its Following feed from each engine, in process: \
             read_us_per_merge is the hybrid page's extra time per author it merges. stall_ms_at_limit is how long \
-            one post of an author just below the limit holds the read models up.
+            one post of an author just below the limit holds the read models up. Last, an account makes \
+            --prolific-posts posts and one of those users follows and unfollows it: follow_ms and unfollow_ms are \
+            the time until each engine has applied the follow (or unfollow) and answered the user's first page.
             """
     )
 
@@ -36,12 +38,20 @@ struct FanOutBenchCommand: AsyncParsableCommand {
     @Option(help: "Users whose feeds are read.")
     var readers = 2_000
 
+    @Option(help: "Posts of the account one of them follows and unfollows.")
+    var prolificPosts = 100_000
+
+    @Option(help: "Times they follow and unfollow it, each timed.")
+    var rounds = 3
+
     mutating func run() async throws {
         #if DEBUG
         printProgress("warning: this is a debug build; benchmark with `swift run -c release chorus bench fanout`")
         #endif
-        guard events >= 1_000, fanOutLimit >= 1, posts > 0, readers > 0 else {
-            throw ValidationError("--events must be at least 1000; --fan-out-limit, --posts and --readers positive")
+        guard events >= 1_000, fanOutLimit >= 1, posts > 0, readers > 0, prolificPosts > 0, rounds > 0 else {
+            throw ValidationError(
+                "--events must be at least 1000; --fan-out-limit, --posts, --readers, --prolific-posts and --rounds "
+                    + "positive")
         }
         let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
         defer { workDirectory.remove() }
@@ -58,7 +68,8 @@ struct FanOutBenchCommand: AsyncParsableCommand {
 
         printProgress("building the read models twice: every post fanned out, and hybrid")
         let fanned = try ProjectionEngine(
-            log: log, keys: keys, directory: workDirectory.path + "/fanned", durable: false, fanOutLimit: Int.max)
+            log: log, keys: keys, directory: workDirectory.path + "/fanned", durable: false, fanOutLimit: Int.max,
+            fanOutPostLimit: Int.max)
         defer { fanned.close() }
         let hybrid = try ProjectionEngine(
             log: log, keys: keys, directory: workDirectory.path + "/hybrid", durable: false, fanOutLimit: fanOutLimit)
@@ -70,20 +81,35 @@ struct FanOutBenchCommand: AsyncParsableCommand {
             let top = try view.listUsers(caller: nil, page: PageRequest(limit: 1)).items[0].id
             return (top, try view.profile(top, viewer: nil)?.followers ?? 0)
         }.answer
+        let sample = try Self.users(in: log, keys: keys, every: max(1, userCount(log) / readers))
         printProgress("the most followed account (\(followers) followers) posts \(posts) times")
         let executor = CommandExecutor(
             log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
         var fannedSeconds: [Double] = []
         var hybridSeconds: [Double] = []
+        var follows = (fanned: [Double](), hybrid: [Double]())
+        var unfollows = (fanned: [Double](), hybrid: [Double]())
         try await log.withWriter {
             for index in 0..<posts {
                 _ = try await executor.execute(.createPost(author: star, caption: nil, text: "post \(index)"))
                 fannedSeconds.append(try Self.timed { try fanned.catchUp() })
                 hybridSeconds.append(try Self.timed { try hybrid.catchUp() })
             }
+            printProgress("an account makes \(prolificPosts) posts; a user follows and unfollows it \(rounds) times")
+            let prolific = try await Self.prolificAccount(posts: prolificPosts, on: executor)
+            try fanned.catchUp()
+            try hybrid.catchUp()
+            let reader = sample[sample.count / 2]
+            for _ in 0..<rounds {
+                _ = try await executor.execute(.follow(follower: reader, followee: prolific))
+                follows.fanned.append(try Self.timedRead(of: reader, in: fanned))
+                follows.hybrid.append(try Self.timedRead(of: reader, in: hybrid))
+                _ = try await executor.execute(.unfollow(follower: reader, followee: prolific))
+                unfollows.fanned.append(try Self.timedRead(of: reader, in: fanned))
+                unfollows.hybrid.append(try Self.timedRead(of: reader, in: hybrid))
+            }
         }
 
-        let sample = try Self.users(in: log, keys: keys, every: max(1, userCount(log) / readers))
         printProgress("reading the first feed page of \(sample.count) users from each engine")
         let merges = try hybrid.snapshot { view in try sample.map { try view.mergedFeedAuthorCount(of: $0) } }.answer
         let fannedRead = try Self.bestReadSeconds(of: sample, in: fanned)
@@ -105,6 +131,11 @@ struct FanOutBenchCommand: AsyncParsableCommand {
         report.add("read_us_per_page_hybrid", hybridPage)
         report.add("merges_per_read", mergesPerRead)
         report.add("read_us_per_merge", mergesPerRead > 0 ? (hybridPage - fannedPage) / mergesPerRead : 0)
+        report.add("prolific_posts", Double(prolificPosts))
+        report.add("follow_ms_fanned_out", median(follows.fanned) * 1e3)
+        report.add("follow_ms_hybrid", median(follows.hybrid) * 1e3, target: .atMost(50))
+        report.add("unfollow_ms_fanned_out", median(unfollows.fanned) * 1e3)
+        report.add("unfollow_ms_hybrid", median(unfollows.hybrid) * 1e3, target: .atMost(50))
         print(report.table)
         if output.json { print(report.jsonLine) }
     }
@@ -128,6 +159,35 @@ struct FanOutBenchCommand: AsyncParsableCommand {
             users.append(event.user)
         }
         return users
+    }
+
+    /// A new account with `posts` posts.
+    private static func prolificAccount(posts: Int, on executor: CommandExecutor) async throws -> UserID {
+        let registered = try await executor.execute(
+            .registerUser(email: "prolific@bench.chorus", password: "password", name: "Prolific"),
+            durability: .nonDurableBulkImport)
+        let author = UserID(unchecked: registered.createdID ?? "")
+        for start in stride(from: 0, to: posts, by: 256) {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in start..<min(start + 256, posts) {
+                    group.addTask {
+                        _ = try await executor.execute(
+                            .createPost(author: author, caption: nil, text: "post \(index)"),
+                            durability: .nonDurableBulkImport)
+                    }
+                }
+                try await group.waitForAll()
+            }
+        }
+        return author
+    }
+
+    /// Seconds until `engine` has applied the log and answered `reader`'s first Following-feed page.
+    private static func timedRead(of reader: UserID, in engine: ProjectionEngine) throws -> Double {
+        try timed {
+            try engine.catchUp()
+            _ = try engine.snapshot { try $0.followingFeed(of: reader, page: PageRequest()).items.count }
+        }
     }
 
     /// The best of three rounds of reading each user's first Following-feed page, in seconds.
