@@ -1,8 +1,9 @@
 import Foundation
 
-/// A throwaway PostgreSQL on this machine, for the cluster tests and `chorus bench cluster`: `initdb` in a temporary
-/// directory, the server on a free loopback port with trust authentication for the user `chorus`, everything removed
-/// by ``stop()``. Debian's `postgresql` package provides the programs (`make test` installs it).
+/// A throwaway PostgreSQL on this machine, for the cluster tests, `chorus bench cluster` and `chorus bench postgres`:
+/// `initdb` in a temporary directory, the server on a free loopback port with trust authentication for the user
+/// `chorus`, everything removed by ``stop()``. Debian's `postgresql` package provides the programs (`make test`
+/// installs it).
 ///
 /// `pg_ctl` starts and stops the server, which runs on its own (not as a child of this process). PostgreSQL refuses
 /// to run as root, so as root every program runs as the `postgres` user the package made, through `setpriv`, which
@@ -63,6 +64,13 @@ public final class LocalPostgresServer: Sendable {
                 "-h", "127.0.0.1", "-p", String(port), "-U", "chorus", "-d", "postgres", "-At", "-v",
                 "ON_ERROR_STOP=1", "-c", sql,
             ],
+            asPostgres: false)
+    }
+
+    /// Runs PostgreSQL's `pgbench` against this server's `postgres` database with `arguments`; returns its output.
+    public func pgbench(_ arguments: [String]) throws -> String {
+        try Self.run(
+            programs + "/pgbench", ["-h", "127.0.0.1", "-p", String(port), "-U", "chorus"] + arguments + ["postgres"],
             asPostgres: false)
     }
 

@@ -138,35 +138,37 @@ final class BenchServer: @unchecked Sendable {
     }
 
     /// Runs `body` with a server on a fresh demo log of about `events` events and the first `users` demo users signed
-    /// in, all in a work directory under `parent` that is removed afterwards: how `bench api` and `bench soak` begin.
-    /// `more` demo users after those must exist too, for `body` to use.
+    /// in, all in a work directory under `parent` that is removed afterwards: how `bench api`, `bench soak` and
+    /// `bench day` begin. `more` demo users after those must exist too, for `body` to use; the demo's follows are made
+    /// by `graph`, and the server is started with `serverArguments` besides.
     static func withDemo<R>(
-        events: Int, users: Int, more: Int = 0, under parent: String?,
-        _ body: (BenchServer, [(user: String, token: String)]) async throws -> R
+        events: Int, users: Int, more: Int = 0, graph: FollowerGraph = .modest, serverArguments: [String] = [],
+        under parent: String?, _ body: (BenchServer, [(user: String, token: String)]) async throws -> R
     ) async throws -> R {
         let workDirectory = try BenchWorkDirectory(parent: parent)
         defer { workDirectory.remove() }
-        let (data, demo) = try await demoData(in: workDirectory, events: events)
+        let (data, demo) = try await demoData(in: workDirectory, events: events, graph: graph)
         guard users + more <= demo.users else {
             throw BenchmarkError(
                 "a demo log of \(events) events holds \(demo.users) users, and this bench needs \(users + more): "
                     + "ask for fewer --users or more --events")
         }
-        let server = try await BenchServer(data: data.root)
+        let server = try await BenchServer(data: data.root, arguments: serverArguments)
         defer { server.stop() }
-        printProgress("signing in \(users) demo users")
+        if users > 0 { printProgress("signing in \(users) demo users") }
         return try await body(server, try await server.logInDemoUsers(0..<users))
     }
 
-    /// A data directory in `workDirectory` holding a demo log of about `events` events and its read models.
-    private static func demoData(in workDirectory: BenchWorkDirectory, events: Int) async throws
-        -> (DataDirectory, DemoWorkload.Summary)
+    /// A data directory in `workDirectory` holding a demo log of about `events` events, its follows made by `graph`,
+    /// and its read models.
+    static func demoData(in workDirectory: BenchWorkDirectory, events: Int, graph: FollowerGraph = .modest)
+        async throws -> (DataDirectory, DemoWorkload.Summary)
     {
-        printProgress("working in \(workDirectory.path); writing a demo log of \(events) events")
+        printProgress("working in \(workDirectory.path); writing a demo log of \(events) events (\(graph) graph)")
         let data = DataDirectory(workDirectory.path + "/data")
         let log = try data.openLog()
         defer { log.close() }
-        let summary = try await DemoCommand.writeDemo(into: data, log: log, events: events, seed: 1)
+        let summary = try await DemoCommand.writeDemo(into: data, log: log, events: events, seed: 1, graph: graph)
         let keys = try data.openKeys()
         defer { keys.close() }
         try ProjectionGenerations(dataDirectory: data.root).rebuildAndSwap(log: log, keys: keys)
@@ -183,11 +185,19 @@ final class BenchServer: @unchecked Sendable {
     }
 
     func logIn(email: String, password: String) async throws -> (user: String, token: String) {
+        let signedIn = try await logInWithProfile(email: email, password: password)
+        return (signedIn.user, signedIn.token)
+    }
+
+    /// Logs in; returns the user's id, the token and the profile the answer holds.
+    func logInWithProfile(email: String, password: String) async throws
+        -> (user: String, token: String, profile: [String: Any])
+    {
         let (status, body) = try await request("POST", "/v1/auth/login", json: ["email": email, "password": password])
-        guard status == 200, let token = body["token"] as? String,
-            let user = (body["user"] as? [String: Any])?["id"] as? String
+        guard status == 200, let token = body["token"] as? String, let profile = body["user"] as? [String: Any],
+            let user = profile["id"] as? String
         else { throw BenchmarkError("login of \(email) answered \(status)") }
-        return (user, token)
+        return (user, token, profile)
     }
 
     @discardableResult

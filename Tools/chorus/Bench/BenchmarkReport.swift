@@ -58,9 +58,12 @@ struct BenchmarkReport {
             .joined(separator: "\n")
     }
 
-    /// `{"suite":"…","figures":{…}}` on one line, figures in the order they were added.
+    /// `{"suite":"…","figures":{…}}` on one line, figures in the order they were added; one that could not be
+    /// measured (not finite) is `null`.
     var jsonLine: String {
-        let figures = figures.map { "\"\($0.name)\":\(Self.format($0.value, grouping: false))" }.joined(separator: ",")
+        let figures = figures.map { figure in
+            "\"\(figure.name)\":" + (figure.value.isFinite ? Self.format(figure.value, grouping: false) : "null")
+        }.joined(separator: ",")
         return "{\"suite\":\"\(suite)\",\"figures\":{\(figures)}}"
     }
 

@@ -4,6 +4,8 @@ import Foundation
 struct Latencies {
     private var milliseconds: [Double] = []
 
+    var count: Int { milliseconds.count }
+
     mutating func add(_ duration: Duration) { milliseconds.append(duration.seconds * 1000) }
 
     func percentile(_ p: Double) -> Double {

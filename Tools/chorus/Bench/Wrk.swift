@@ -57,10 +57,13 @@ struct Wrk {
     }
 
     /// A script that mixes the app's reads and writes: each request is one of `requests` (method, path, JSON body or
-    /// nil), drawn with its weight, with a random one of `tokens`.
-    static func mixedScript(tokens: [String], requests: [(weight: Int, method: String, path: String, body: String?)])
-        -> String
-    {
+    /// nil), drawn with its weight, with a random one of `tokens`. With `pause`, each connection waits a random time
+    /// of that mean after each answer (wrk's `delay`): connections ÷ pause is then the rate asked for, as long as the
+    /// answers take much less than the pause.
+    static func mixedScript(
+        tokens: [String], requests: [(weight: Int, method: String, path: String, body: String?)],
+        pause: Duration? = nil
+    ) -> String {
         func quoted(_ text: String) -> String { "\"" + text.replacingOccurrences(of: "\"", with: "\\\"") + "\"" }
         var lua = "tokens = {" + tokens.map(quoted).joined(separator: ",") + "}\n"
         lua +=
@@ -80,11 +83,28 @@ struct Wrk {
         lua += "    end\n"
         lua += "  end\n"
         lua += "end\n"
+        if let pause {
+            // Uniform between 0 and twice the mean, so that connections do not fall into step.
+            lua += "delay = function() return math.random() * \(pause.seconds * 2000) end\n"
+        }
         lua += "done = function(summary, latency, requests)\n"
         lua +=
             "  io.write(string.format(\"chorus: %d %d %f\\n\", summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout, summary.requests, latency:percentile(99)))\n"
         lua += "end\n"
         return lua
+    }
+
+    /// ``run(url:script:seconds:connections:threads:)`` on a thread of its own, so that several wrk runs (and the
+    /// caller's tasks) go on at once without holding Swift concurrency's few threads.
+    func runAlongside(url: String, script: String, seconds: Int, connections: Int) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                continuation.resume(
+                    with: Swift.Result {
+                        try run(url: url, script: script, seconds: seconds, connections: connections, threads: 1)
+                    })
+            }.start()
+        }
     }
 
     func run(url: String, script: String, seconds: Int, connections: Int, threads: Int) throws -> Result {

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+
+@Suite("chorus bench day")
+struct BenchDayCommandTests {
+    @Test("drives posts, feed reads, likes, follows and live streams at rising rates on a zipf graph, and reports them")
+    func jsonContract() throws {
+        let run = try runChorus([
+            "bench", "day", "--events", "4000", "--users", "60", "--streams", "10", "--readers", "1", "--minutes",
+            "0.2", "--post-rates", "20,40", "--fan-out-limit", "50", "--json",
+        ])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardOutput.contains("posts/s asked"), "a line per post rate")
+        let last = try #require(run.standardOutput.split(separator: "\n").last)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+        #expect(object["suite"] as? String == "day")
+        let figures = try #require(object["figures"] as? [String: Any])
+        func figure(_ name: String) -> Double { figures[name] as? Double ?? 0 }
+        #expect(figure("authors") == 60)
+        #expect(figure("top_followers") >= 375, "a zipf graph of 500 users")
+        #expect(
+            figure("feed_entries_per_post") < figure("followers_per_post"),
+            "the most followed authors' posts are held back: \(figures)")
+        for name in [
+            "posts_per_s", "feed_reads_per_s", "feed_read_p99_ms", "social_writes_per_s", "post_to_feed_p99_ms",
+            "held_back_post_to_feed_p99_ms", "probe_posts", "live_events_per_s",
+        ] {
+            #expect(figure(name) > 0, "figure \(name): \(figures)")
+        }
+        #expect(figure("probe_posts_lost") == 0)
+    }
+
+    @Test("post rates that do not rise are refused with a clear message")
+    func badRates() throws {
+        let run = try runChorus(["bench", "day", "--post-rates", "200,100"])
+        #expect(run.status != 0)
+        #expect(run.standardError.contains("--post-rates must rise"))
+    }
+}
