@@ -43,6 +43,14 @@ extension ReadView {
     public func liveChanges(of recorded: RecordedEvent, for viewer: UserID, on topics: Set<LiveTopic>) throws
         -> [LiveChange]
     {
+        try liveChanges(of: recorded, decoded: DomainEvent(decoding: recorded, keys: keys), for: viewer, on: topics)
+    }
+
+    /// ``liveChanges(of:for:on:)`` of an event decoded already (`event` is `recorded` decoded): many streams share one
+    /// decoding (``DecodedEventWindow``).
+    public func liveChanges(
+        of recorded: RecordedEvent, decoded event: DomainEvent, for viewer: UserID, on topics: Set<LiveTopic>
+    ) throws -> [LiveChange] {
         var changes: [LiveChange] = []
         func addLikes(_ post: PostID) throws {
             guard topics.contains(.post(post)), let count = try withPost(post, viewer: viewer, { $0.post.likes }) else {
@@ -66,7 +74,7 @@ extension ReadView {
             }
             changes.append(.notification(made))
         }
-        switch try DomainEvent(decoding: recorded, keys: keys) {
+        switch event {
         case .postCreated(let event):
             if topics.contains(.feed), try event.author == viewer || follows(viewer, event.author),
                 try postRecord(event.post) != nil

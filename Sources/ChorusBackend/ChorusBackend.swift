@@ -28,6 +28,8 @@ public final class ChorusBackend: Sendable {
     /// Writes are refused while the read models are further behind the log than this many events (see ``execute``).
     public let maximumWriteLag: UInt64
     package let responses: StoredResponses
+    /// The newest events decoded once for all live streams.
+    public let liveEvents: DecodedEventWindow
     let activity: SessionActivity
     /// The embedded log behind ``log`` (in a cluster, this node's replica), whose files the backend closes.
     private let embeddedLog: LMDBEventLog
@@ -92,6 +94,7 @@ public final class ChorusBackend: Sendable {
             throw error
         }
         self.log = log
+        liveEvents = DecodedEventWindow(log: log, keys: keys)
         embeddedLog = embedded
         self.logger = logger
     }

@@ -61,6 +61,39 @@ struct LiveAPITests {
     }
 
     @Test(
+        "a deleted account's message, once sent live in plain, is never sent in plain again to a stream resumed before it"
+    )
+    func erasedMessages() async throws {
+        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let after = try #require(try await api.call(.get, "/v1/me", token: ana.token).position)
+            _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "secret words"])
+
+            let port = try #require(api.client.port)
+            let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(after)"]
+            let path = "/v1/live?topics=conversation:\(bo.id)"
+            let live = try await offPool {
+                let stream = try RawHTTPStream(port: port, path: path, headers: headers)
+                return try stream.nextEvent()
+            }
+            #expect(live.data["text"] as? String == "secret words", "sent live before the deletion")
+
+            let deleted = try await api.call(.delete, "/v1/me", token: bo.token, json: ["password": "secret-password"])
+            #expect(deleted.status == .accepted)
+            // Every stream decodes from one window of recent events: the deletion empties it, so the message is
+            // decoded again, under a key that is gone.
+            let blocks = try await offPool {
+                let stream = try RawHTTPStream(port: port, path: path, headers: headers)
+                var blocks: [String] = []
+                while case let block = try stream.nextBlock(), block != ": heartbeat" { blocks.append(block) }
+                return blocks
+            }
+            #expect(!blocks.joined().contains("secret words"), "\(blocks)")
+        }
+    }
+
+    @Test(
         "profile:{userId} sends the new profile when that user edits it, once each, and resumes after Last-Event-ID"
     )
     func profileEdits() async throws {

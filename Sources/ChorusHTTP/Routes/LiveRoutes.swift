@@ -84,11 +84,11 @@ struct LiveStream: Sendable {
                     continue
                 }
                 while sent < reached {
-                    let events = try backend.log.read(
+                    let events = try backend.liveEvents.events(
                         from: sent.next, limit: min(1_000, Int(reached.rawValue - sent.rawValue)))
-                    guard let last = events.last else { break }
+                    guard let last = events.last?.recorded else { break }
                     let outgoing = try backend.readModels.snapshot { view in
-                        try events.map { recorded in (recorded.position, try render(recorded, in: view)) }
+                        try events.map { entry in (entry.recorded.position, try render(entry, in: view)) }
                     }.answer
                     // The events of one position go out in one write, so a client has all of them or none when it
                     // resumes after their id.
@@ -113,13 +113,14 @@ struct LiveStream: Sendable {
         }
     }
 
-    /// The SSE events `recorded` makes on the caller's topics, as `(event name, JSON)`, rendered as the REST answers
+    /// The SSE events `entry` makes on the caller's topics, as `(event name, JSON)`, rendered as the REST answers
     /// are, from the snapshot being sent.
-    private func render(_ recorded: RecordedEvent, in view: borrowing ReadView) throws -> [(
+    private func render(_ entry: DecodedEventWindow.Entry, in view: borrowing ReadView) throws -> [(
         name: String, data: [UInt8]
     )] {
         let renderer = endpoints.renderer
-        return try view.liveChanges(of: recorded, for: caller.user, on: topics).compactMap { change in
+        let changes = try view.liveChanges(of: entry.recorded, decoded: entry.event, for: caller.user, on: topics)
+        return try changes.compactMap { change in
             switch change {
             case .post(let post, let position):
                 var json = JSONWriter()
