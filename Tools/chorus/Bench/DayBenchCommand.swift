@@ -9,7 +9,8 @@ import Foundation
 struct DayBenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "day",
-        abstract: "A mixed load at rising post rates on a zipf graph: posts, feed reads, likes, comments, follows, live.",
+        abstract:
+            "A mixed load at rising post rates on a zipf graph: posts, feed reads, likes, comments, follows, live.",
         discussion: """
             Writes a demo log with the zipf follower graph (a few accounts followed by most users, most by few), \
             starts `chorus serve` on it and signs in --users demo users, who are the authors and the readers. \
@@ -120,13 +121,16 @@ struct DayBenchCommand: AsyncParsableCommand {
         let seconds = max(5, Int(minutes * 60) / postRates.count)
         var stages: [Stage] = []
         var probeNumber = 0
-        print("posts/s asked  posts/s  social/s  feed reads/s  read p99 ms  post→feed p99 ms (held back)  lag max  live events")
+        print(
+            "posts/s asked  posts/s  social/s  feed reads/s  read p99 ms  post→feed p99 ms (held back)  lag max  live events"
+        )
         for target in postRates {
             printProgress("\(target) posts/s for \(seconds) s, with feed reads, likes, comments and follows")
             let liveBefore = crowd.events
             let deadline = ContinuousClock.now + .seconds(seconds)
             async let posts = wrk.runAlongside(
-                url: server.base, script: Self.pacedScript(tokens, [(1, "POST", "/v1/posts", #"{"text":"a day post"}"#)], rate: target),
+                url: server.base,
+                script: Self.pacedScript(tokens, [(1, "POST", "/v1/posts", #"{"text":"a day post"}"#)], rate: target),
                 seconds: seconds, connections: Self.pacedConnections(rate: target))
             async let social = wrk.runAlongside(
                 url: server.base, script: Self.pacedScript(tokens, socialRequests, rate: target), seconds: seconds,

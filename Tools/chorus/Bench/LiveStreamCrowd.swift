@@ -14,7 +14,8 @@ final class LiveStreamCrowd: Sendable {
         var descriptors: [Int32] = []
         do {
             for token in tokens {
-                descriptors.append(try EventStreamReader.open(port: port, path: "/v1/live?topics=\(topics)", token: token))
+                descriptors.append(
+                    try EventStreamReader.open(port: port, path: "/v1/live?topics=\(topics)", token: token))
             }
         } catch {
             for descriptor in descriptors { Glibc.close(descriptor) }
