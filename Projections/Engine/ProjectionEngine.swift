@@ -16,7 +16,7 @@ import Synchronization
 /// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
-    public static let layoutVersion: UInt64 = 10
+    public static let layoutVersion: UInt64 = 11
 
     /// The followers from which on an author's posts are merged into the Following feeds when read instead of written
     /// into each (hybrid fan-out); measured in BENCHMARKS.md, "Hybrid fan-out".

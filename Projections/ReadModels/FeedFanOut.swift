@@ -28,7 +28,10 @@ struct FeedFanOut: ReadModel {
     static let reach: StoreTableDefinition = "fan-out-reach"
     /// author, position → empty: the author's posts and plain reposts held back from their followers' feeds.
     static let heldBack: StoreTableDefinition = "held-back-posts"
-    static let tables = [reach, heldBack]
+    /// author, position → empty: the others, written into them. A follow back-fills these and an unfollow takes them
+    /// out; kept apart so that neither reads past them through an author's held-back posts, however many.
+    static let fannedOut: StoreTableDefinition = "fanned-out-posts"
+    static let tables = [reach, heldBack, fannedOut]
 
     /// The followers an author has from which on their posts are held back.
     let limit: Int
@@ -36,6 +39,7 @@ struct FeedFanOut: ReadModel {
     let postLimit: Int
     let reach: StoreTable
     let heldBack: StoreTable
+    let fannedOut: StoreTable
 
     private static let followersCounter = 0, postsCounter = 1, counterCount = 2
 
@@ -46,6 +50,7 @@ struct FeedFanOut: ReadModel {
         self.postLimit = max(1, postLimit)
         reach = store.table(Self.reach)
         heldBack = store.table(Self.heldBack)
+        fannedOut = store.table(Self.fannedOut)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -60,11 +65,11 @@ struct FeedFanOut: ReadModel {
         case .reposted(let event):
             try decide(envelope.position, of: event.user, in: transaction)
         case .unreposted(let event):
-            try transaction.delete(key(event.user, event.repostedAt), in: heldBack)
+            try forget(key(event.user, event.repostedAt), in: transaction)
         case .postDeleted(let event):
-            // Only the held-back entry goes: the count is of posts made, deleted or not (a build applies deletions
-            // after the rest of the log, so a count they changed would decide differently there).
-            try transaction.delete(key(event.author, event.postedAt), in: heldBack)
+            // Only the post's entry goes: the count is of posts made, deleted or not (a build applies deletions after
+            // the rest of the log, so a count they changed would decide differently there).
+            try forget(key(event.author, event.postedAt), in: transaction)
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
             .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
@@ -75,15 +80,20 @@ struct FeedFanOut: ReadModel {
     }
 
     /// Holds back the post `owner` made at `position` if they have ``limit`` followers or more, or have made
-    /// ``postLimit`` posts and reposts or more; counts it.
+    /// ``postLimit`` posts and reposts or more, else notes it as fanned out; counts it.
     private func decide(_ position: LogPosition, of owner: UserID, in transaction: StoreTransaction) throws {
         var holdsBack = false
         try transaction.updateCounters(ProjectionKey(owner).bytes, count: Self.counterCount, in: reach) { counters in
             holdsBack = counters[Self.followersCounter] >= limit || counters[Self.postsCounter] >= postLimit
             counters[Self.postsCounter] += 1
         }
-        guard holdsBack else { return }
-        try transaction.put([], for: key(owner, position), in: heldBack)
+        try transaction.put([], for: key(owner, position), in: holdsBack ? heldBack : fannedOut)
+    }
+
+    /// A post or repost that is gone: out of whichever list it was in.
+    private func forget(_ key: [UInt8], in transaction: StoreTransaction) throws {
+        try transaction.delete(key, in: heldBack)
+        try transaction.delete(key, in: fannedOut)
     }
 
     private func count(_ user: UserID, _ counter: Int, by change: Int64, in transaction: StoreTransaction) throws {
@@ -115,17 +125,6 @@ struct HeldBackPosts {
             return false
         }
         return any
-    }
-
-    /// The positions of `owner`'s held-back posts and reposts, oldest first.
-    func positions(of owner: [UInt8], in transaction: StoreTransaction) throws -> [UInt64] {
-        let prefix = owner + [0]
-        var positions: [UInt64] = []
-        try transaction.scan(table, prefix: prefix) { key, _ in
-            positions.append(ProjectionKey.position(in: key, at: prefix.count).rawValue)
-            return true
-        }
-        return positions
     }
 
     /// Up to `count` positions of `owner`'s held-back posts and reposts, newest first, below `before` if given.

@@ -3,8 +3,8 @@ import ChorusLog
 import ChorusStorage
 
 /// Each user's Following feed, materialised on write: a post (or a plain repost) goes into its author's (reposter's)
-/// feed and each follower's; a follow back-fills the followee's posts and reposts (their `user-posts` entries); an
-/// unfollow takes them out. A feed is the sorted list of its posts' positions, in ``PositionChunks``, so a back-filled
+/// feed and each follower's; a follow back-fills the followee's posts and reposts (those ``FeedFanOut`` fanned out);
+/// an unfollow takes them out. A feed is the sorted list of its posts' positions, in ``PositionChunks``, so a back-filled
 /// post lands where it belongs in time; ``HomeTimeline`` maps a position to its post.
 ///
 /// Hybrid: the posts ``FeedFanOut`` holds back (an author's with many followers) go into no feed. Instead, once an
@@ -12,13 +12,13 @@ import ChorusStorage
 /// `feed-merges`, and reading the feed merges the author's held-back posts into its materialised positions. Either
 /// way a feed reads the same.
 ///
-/// Reads ``Profiles``' `followers` and ``Posts``' `user-posts`, which the events handled here do not change, and
-/// ``FeedFanOut``'s held-back posts, which it changes first.
+/// Reads ``Profiles``' `followers`, which the events handled here do not change, and ``FeedFanOut``'s held-back and
+/// fanned-out posts, which it changes first.
 ///
 /// Derived: whatever the order of follows, unfollows and posts, a feed holds exactly the posts of the user and of
 /// everyone the user follows that were not held back, so a build from an empty store joins `following` with
-/// `user-posts` once at the end instead of fanning out every post (6 feed entries per event of the demo log, most of a
-/// replay's work).
+/// `fanned-out-posts` once at the end instead of fanning out every post (6 feed entries per event of the demo log,
+/// most of a replay's work).
 struct FollowingFeeds: DerivedReadModel {
     /// user, first position of the chunk → positions of posts (``PositionChunks``)
     static let feeds: StoreTableDefinition = "feed-chunks"
@@ -30,19 +30,19 @@ struct FollowingFeeds: DerivedReadModel {
     let feeds: PositionChunks
     let merges: StoreTable
     let heldBack: HeldBackPosts
+    let fannedOut: StoreTable
     let profiles: StoreTable
     let followers: StoreTable
     let following: StoreTable
-    let userPosts: StoreTable
 
     init(store: KeyValueStore) {
         feeds = PositionChunks(table: store.table(Self.feeds))
         merges = store.table(Self.merges)
         heldBack = HeldBackPosts(table: store.table(FeedFanOut.heldBack))
+        fannedOut = store.table(FeedFanOut.fannedOut)
         profiles = store.table(Profiles.profiles)
         followers = store.table(Profiles.followers)
         following = store.table(Profiles.following)
-        userPosts = store.table(Posts.userPosts)
     }
 
     func apply(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
@@ -93,9 +93,7 @@ struct FollowingFeeds: DerivedReadModel {
             }
             feed.removeAll(keepingCapacity: true)
             for author in authors {
-                feed += try recentAuthors.positions(of: author) {
-                    try fannedOutPositions(of: author, holdingBack: holdingBack.contains(author), in: transaction)
-                }
+                feed += try recentAuthors.positions(of: author) { try fannedOutPositions(of: author, in: transaction) }
             }
             feed.sort()
             try feeds.write(feed, for: user, append: true, in: transaction)
@@ -160,24 +158,12 @@ struct FollowingFeeds: DerivedReadModel {
         return readers
     }
 
-    /// The positions of `author`'s posts that were fanned out, oldest first, from the posts tab.
+    /// The positions of `author`'s posts and reposts that were fanned out, oldest first (``FeedFanOut``).
     private func fannedOutPositions(of author: [UInt8], in transaction: StoreTransaction) throws -> [UInt64] {
-        try fannedOutPositions(
-            of: author, holdingBack: heldBack.holdsAny(of: author, in: transaction), in: transaction)
-    }
-
-    private func fannedOutPositions(of author: [UInt8], holdingBack: Bool, in transaction: StoreTransaction) throws
-        -> [UInt64]
-    {
-        // Both lists are in position order: one walk takes the held-back ones out.
-        let held = holdingBack ? try heldBack.positions(of: author, in: transaction) : []
-        var next = held.startIndex
         let prefix = author + [0]
         var positions: [UInt64] = []
-        try transaction.scan(userPosts, prefix: prefix) { key, _ in
-            let position = ProjectionKey.position(in: key, at: prefix.count).rawValue
-            while next < held.endIndex, held[next] < position { next += 1 }
-            if next == held.endIndex || held[next] != position { positions.append(position) }
+        try transaction.scan(fannedOut, prefix: prefix) { key, _ in
+            positions.append(ProjectionKey.position(in: key, at: prefix.count).rawValue)
             return true
         }
         return positions

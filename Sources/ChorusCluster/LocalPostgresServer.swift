@@ -69,8 +69,12 @@ public final class LocalPostgresServer: Sendable {
 
     /// Runs PostgreSQL's `pgbench` against this server's `postgres` database with `arguments`; returns its output.
     public func pgbench(_ arguments: [String]) throws -> String {
+        // Children inherit this process's blocked signals, SIGALRM among them, and pgbench's -T waits for one:
+        // `env --default-signal` unblocks them all first.
         try Self.run(
-            programs + "/pgbench", ["-h", "127.0.0.1", "-p", String(port), "-U", "chorus"] + arguments + ["postgres"],
+            "/usr/bin/env",
+            ["--default-signal", programs + "/pgbench", "-h", "127.0.0.1", "-p", String(port), "-U", "chorus"]
+                + arguments + ["postgres"],
             asPostgres: false)
     }
 

@@ -114,6 +114,9 @@ struct HybridFanOutTests {
                 let tables = try dumpReadModels(engine.store)
                 #expect((tables["held-back-posts"]?.count ?? 0) > 20, "limits \(limit), \(postLimit) hold posts back")
                 #expect((tables["feed-merges"]?.count ?? 0) > 20, "and feeds merge them")
+                #expect(
+                    (tables["held-back-posts"]?.count ?? 0) + (tables["fanned-out-posts"]?.count ?? 0)
+                        == tables["user-posts"]?.count, "every post and repost held back or fanned out, once")
                 for user in users {
                     #expect(
                         try allPages(of: user, limit: 9, in: engine) == allPages(of: user, limit: 9, in: reference),
@@ -148,6 +151,7 @@ struct HybridFanOutTests {
             var tables = try dumpReadModels(engine.store)
             // Ana's first three posts were fanned out; the other five are held back and merged.
             #expect(tables["held-back-posts"]?.count == 5)
+            #expect(tables["fanned-out-posts"]?.count == 4, "Ana's first three and Bo's own")
             #expect(tables["feed-merges"]?.count == 2, "Ana's own feed and Bo's")
             // Feeds: Ana's three in hers; those three and Bo's own in his.
             #expect(try ProjectionEngine.feedEntryCount(in: engine.store) == 7)

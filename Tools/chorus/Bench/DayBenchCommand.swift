@@ -19,10 +19,10 @@ struct DayBenchCommand: AsyncParsableCommand {
             users; a second wrk reads Following feeds as fast as the server answers; a third likes, unlikes, \
             comments, follows and unfollows at that rate too; a probe user who follows authors on both sides of the \
             fan-out limit times each probe post from sending it to its arrival on the probe's live feed; /health is \
-            sampled for the projection lag. The first rate the server cannot sustain (posts below 90 % of it, a \
-            refused post, or the read models 10,000 events behind) ends the run; the figures are the last rate it \
-            sustained. The moonshot to report against is Twitter's 2012 average: 4,600 posts/s while serving 20,000 \
-            feed reads/s at p99 ≤ 10 ms.
+            sampled for the projection lag. The first rate the server does not keep up with (posts below 90 % of \
+            it) ends the run. The figures are those of the rate at which the most posts went through with none \
+            refused and the read models never 10,000 events behind (sustained). The moonshot to report against is \
+            Twitter's 2012 average: 4,600 posts/s while serving 20,000 feed reads/s at p99 ≤ 10 ms.
             """
     )
 
@@ -44,7 +44,7 @@ struct DayBenchCommand: AsyncParsableCommand {
                 return rate
             }
         })
-    var postRates = [500, 1_000, 2_000, 3_000, 4_600]
+    var postRates = [100, 250, 500, 1_000, 2_000, 4_600]
 
     @Option(help: "Demo users signed in: the authors, readers and likers.")
     var users = 2_000
@@ -91,9 +91,10 @@ struct DayBenchCommand: AsyncParsableCommand {
         var lagMax: Int
         var liveEvents: Int
 
-        var sustained: Bool {
-            posts.requestsPerSecond >= 0.9 * Double(target) && posts.errors == 0 && lagMax < 10_000
-        }
+        /// Every post went through, and the read models kept up.
+        var sustained: Bool { posts.errors == 0 && lagMax < 10_000 }
+        /// The posts went through at about the rate asked for.
+        var keptUp: Bool { sustained && posts.requestsPerSecond >= 0.9 * Double(target) }
     }
 
     private func day(_ server: BenchServer, _ wrk: Wrk) async throws -> BenchmarkReport {
@@ -151,10 +152,10 @@ struct DayBenchCommand: AsyncParsableCommand {
                     stage.posts.requestsPerSecond, stage.social.requestsPerSecond, stage.reads.requestsPerSecond,
                     stage.reads.p99Milliseconds, stage.delivery.all.percentile(0.99),
                     stage.delivery.heldBack.percentile(0.99), stage.lagMax, stage.liveEvents))
-            guard stage.sustained else { break }
+            guard stage.keptUp else { break }
         }
 
-        let best = stages.last(where: \.sustained)
+        let best = stages.filter(\.sustained).max { $0.posts.requestsPerSecond < $1.posts.requestsPerSecond }
         var report = BenchmarkReport(suite: "day")
         report.add("events", Double(events))
         report.add("authors", Double(users))
@@ -173,7 +174,8 @@ struct DayBenchCommand: AsyncParsableCommand {
         report.add("projection_lag_max", Double(best?.lagMax ?? 0))
         report.add("live_streams", Double(streams))
         report.add("live_events_per_s", Double(best?.liveEvents ?? 0) / Double(seconds))
-        report.add("saturated_at_posts_per_s", Double(stages.first { !$0.sustained }?.target ?? 0))
+        report.add("posts_per_s_asked", Double(best?.target ?? 0))
+        report.add("saturated_at_posts_per_s", Double(stages.first { !$0.keptUp }?.target ?? 0))
         return report
     }
 
@@ -218,9 +220,10 @@ struct DayBenchCommand: AsyncParsableCommand {
         return requests
     }
 
-    /// Connections enough that each waits about 50 ms between requests at `rate`: far longer than an answer takes
-    /// until the server saturates, so that the rate is the one asked for.
-    private static func pacedConnections(rate: Int) -> Int { max(4, rate / 20) }
+    /// Connections enough that each waits about 500 ms between requests at `rate`: far longer than an answer takes
+    /// while the server keeps up (the feed readers keep it busy, so answers queue for tens of milliseconds), so that
+    /// the rate is the one asked for.
+    private static func pacedConnections(rate: Int) -> Int { max(4, rate / 2) }
 
     private static func pacedScript(
         _ tokens: [String], _ requests: [(weight: Int, method: String, path: String, body: String?)], rate: Int
