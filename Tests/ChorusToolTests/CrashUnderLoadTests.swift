@@ -107,7 +107,16 @@ struct CrashUnderLoadTests {
                     await Self.leave(leaver, round: round, writer: users[0], server: current, ledger: ledger)
                 }
                 // Every third round is long enough for the slow writes (bcrypt: a password change, a deletion) to be
-                // answered, not only to be under way.
+                // answered, not only to be under way: on a loaded machine a debug build's bcrypt can take longer than
+                // the window, so such a round first waits (at most 20 s) for writer 0's password change to be
+                // answered, then kills at a random moment as the others do.
+                if round % 3 == 2 {
+                    let before = ledger.state.withLock { $0.passwords[0] }
+                    let deadline = ContinuousClock.now + .seconds(20)
+                    while ledger.state.withLock({ $0.passwords[0] }) == before, ContinuousClock.now < deadline {
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
                 let window = round % 3 == 2 ? 1500...2500 : 150...700
                 try await Task.sleep(for: .milliseconds(Int.random(in: window)))
                 kill(server.process.processIdentifier, SIGKILL)
