@@ -1,5 +1,7 @@
 import ChorusLog
 import ChorusTestSupport
+import Dispatch
+import Synchronization
 import Testing
 
 @Suite("Concurrent appends")
@@ -96,6 +98,9 @@ struct ConcurrentAppendTests {
                             var landed = 0
                             while landed < 10 {
                                 let version = try log.streamVersion(of: "counter")
+                                // Others read meanwhile, even when the writers share one thread (an append alone is
+                                // committed without suspending, so without this they could run one after another).
+                                await Task.yield()
                                 do {
                                     _ = try await log.append(tick("counter", "\(writer)", expected: .exact(version)))
                                     landed += 1
@@ -146,4 +151,96 @@ struct ConcurrentAppendTests {
             }
         }
     }
+
+    @Test("a lone appender commits on its own thread; appenders that meet a commit under way share one group commit")
+    func loneAppenderCommitsItself() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withLog(directory) { log in
+                let stream = try StreamID("lone")
+                func appendAlone(_ count: Int) async throws {
+                    for index in 0..<count { _ = try await log.append(tick(stream, "alone \(index)")) }
+                }
+                try await appendAlone(100)
+                let alone = log.statistics
+                #expect(alone.commits == 100)
+                // The first may come before the writer thread has started, and wait for it.
+                #expect(alone.commitsOnCallerThread >= 99, "no append waited for the writer thread")
+
+                // A rehearsal holds the write transaction until released; 32 appenders meet it.
+                let (holding, holdingStarted) = AsyncStream.makeStream(of: Void.self)
+                let release = DispatchSemaphore(value: 0)
+                let holder = Task {
+                    try await log.rehearse(eventCount: 1) { _ in
+                        holdingStarted.yield()
+                        _ = release.wait(timeout: .now() + 30)
+                    }
+                }
+                for await _ in holding { break }
+                let submitting = SubmittedCount()
+                let crowd = Task {
+                    try await withThrowingTaskGroup(of: Void.self) { group in
+                        for writer in 0..<32 {
+                            group.addTask {
+                                submitting.count.add(1, ordering: .relaxed)
+                                _ = try await log.append(tick(try StreamID("crowd-\(writer)"), "crowd"))
+                            }
+                        }
+                        try await group.waitForAll()
+                    }
+                }
+                while submitting.count.load(ordering: .relaxed) < 32 { try await Task.sleep(for: .milliseconds(10)) }
+                try await Task.sleep(for: .milliseconds(100))
+                release.signal()
+                try await holder.value
+                try await crowd.value
+                let met = log.statistics
+                #expect(met.committedAppends - alone.committedAppends == 32)
+                #expect(met.commits - alone.commits <= 2, "the 32 appenders that met share one commit")
+                #expect(met.commitsOnCallerThread == alone.commitsOnCallerThread, "the writer thread committed them")
+
+                try await appendAlone(50)
+                let after = log.statistics
+                // The first one or two meet the writer thread still finishing the last group.
+                #expect(after.commitsOnCallerThread - met.commitsOnCallerThread >= 45, "alone again, it commits itself")
+                #expect(log.head == 182)
+                #expect(try log.read(stream: stream).map(\.streamVersion) == Array(1...150))
+                #expect(try log.verifyIntegrity().isSound)
+            }
+        }
+    }
+
+    @Test("closing the log while a lone appender commits: every append is durable or refused, and none hangs")
+    func closeDuringLoneAppends() async throws {
+        try await withTemporaryDirectory { directory in
+            let log = try LMDBEventLog(directory: directory)
+            let writer = Task { await log.run() }
+            let appender = Task {
+                var acknowledged = 0
+                let stream = try StreamID("closing")
+                while true {
+                    do {
+                        _ = try await log.append(tick(stream, "before close \(acknowledged)"))
+                        acknowledged += 1
+                    } catch let error as EventLogError {
+                        #expect(error.code == .closed)
+                        return acknowledged
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            log.close()
+            let acknowledged = try await appender.value
+            await writer.value
+            #expect(acknowledged > 0)
+            let reopened = try LMDBEventLog(directory: directory)
+            defer { reopened.close() }
+            #expect(reopened.head.rawValue == UInt64(acknowledged))
+            #expect(try reopened.verifyIntegrity().isSound)
+        }
+    }
+}
+
+/// How many appenders have started, shared with their tasks.
+private final class SubmittedCount: Sendable {
+    let count = Atomic<Int>(0)
 }

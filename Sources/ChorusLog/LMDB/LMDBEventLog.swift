@@ -153,9 +153,11 @@ public final class LMDBEventLog: EventLog {
 
     /// Figures for monitoring and benchmarks.
     public var statistics: EventLogStatistics {
-        let writes = writer?.statistics ?? (commits: 0, jobs: 0, commitTime: .zero, indexedThrough: .start)
+        let writes =
+            writer?.statistics ?? (commits: 0, callerCommits: 0, jobs: 0, commitTime: .zero, indexedThrough: .start)
         return EventLogStatistics(
-            head: head, commits: writes.commits, committedAppends: writes.jobs, commitTime: writes.commitTime,
+            head: head, commits: writes.commits, commitsOnCallerThread: writes.callerCommits,
+            committedAppends: writes.jobs, commitTime: writes.commitTime,
             indexedThrough: writes.indexedThrough, mapSize: environment.mapSize,
             mapGrowths: environment.mapGrowthCount)
     }
@@ -234,6 +236,8 @@ public struct EventLogStatistics: Sendable {
     public let head: LogPosition
     /// Write transactions committed since the log opened.
     public let commits: Int
+    /// Of those, the ones a lone appender committed on its own thread, the writer thread being idle.
+    public let commitsOnCallerThread: Int
     /// Appends (or bulk-import calls) answered through those commits; divided by `commits`, the mean group size.
     public let committedAppends: Int
     /// Time spent in append transactions, from begin to durable commit.
