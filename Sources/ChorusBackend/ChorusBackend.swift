@@ -60,8 +60,10 @@ public final class ChorusBackend: Sendable {
         self.maximumWriteLag = maximumWriteLag
         self.erasureDelay = erasureDelay
         let metrics = self.metrics
+        // Commands are appended from HTTP handlers running on NIO's event loops: they hand every append to the
+        // writer thread rather than wait on an fsync there.
         let embedded = try data.openLog(
-            readOnly: readOnly, maximumSize: maximumLogSize, replica: cluster != nil,
+            readOnly: readOnly, maximumSize: maximumLogSize, replica: cluster != nil, callersCommitWhenAlone: false,
             commitObserver: { metrics.recordCommit($0) })
         let log: any EventLog
         do {

@@ -33,11 +33,14 @@ public struct DataDirectory: Sendable {
     /// - Parameter maximumSize: bytes the log's file may grow to, past which every append fails (LMDB's map size).
     /// - Parameter replica: a cluster node's replica of the cluster's log, which keeps its bookkeeping beside the
     ///   decision state (``ClusterEventLog/replicaStateTables``).
+    /// - Parameter callersCommitWhenAlone: see ``LMDBEventLog/Configuration/callersCommitWhenAlone``; a server's
+    ///   appenders run on its event loops, which must not wait on an fsync.
     public func openLog(
         readOnly: Bool = false, maximumSize: Int? = nil, replica: Bool = false,
-        commitObserver: (@Sendable (CommitReport) -> Void)? = nil
+        callersCommitWhenAlone: Bool = true, commitObserver: (@Sendable (CommitReport) -> Void)? = nil
     ) throws -> LMDBEventLog {
         var configuration = LMDBEventLog.Configuration()
+        configuration.callersCommitWhenAlone = callersCommitWhenAlone
         configuration.stateTables = DecisionState.tableNames + (replica ? ClusterEventLog.replicaStateTables : [])
         configuration.readOnly = readOnly
         if let maximumSize {

@@ -108,4 +108,24 @@ struct BackendTests {
             #expect(try reopened.projections.snapshot { try $0.userSummary(user) }.answer?.name == "A")
         }
     }
+
+    @Test("the server's appends go through the log's writer thread: its HTTP handlers run on event loops")
+    func appendsNeverCommitOnTheCallersThread() async throws {
+        try await withTemporaryDirectory { directory in
+            let backend = try ChorusBackend(
+                data: DataDirectory(directory), passwordHasher: PasswordHasher(cost: 4), logger: Logger(label: "test"))
+            defer { backend.close() }
+            try await whileRunning([backend.logWriterService]) {
+                let author = try await backend.commands.execute(
+                    .registerUser(email: "a@example.com", password: "secret1", name: "A"))
+                let user = UserID(unchecked: try #require(author.createdID))
+                for index in 0..<20 {
+                    _ = try await backend.commands.execute(.createPost(author: user, text: "\(index)"))
+                }
+            }
+            let statistics = try #require(backend.log as? LMDBEventLog).statistics
+            #expect(statistics.commits >= 21)
+            #expect(statistics.commitsOnCallerThread == 0)
+        }
+    }
 }

@@ -209,6 +209,19 @@ struct ConcurrentAppendTests {
         }
     }
 
+    @Test("with callers' commits turned off, a lone appender's appends all go through the writer thread")
+    func callersCommitWhenAloneOff() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = LMDBEventLog.Configuration()
+            configuration.callersCommitWhenAlone = false
+            try await withLog(directory, configuration: configuration) { log in
+                for index in 0..<30 { _ = try await log.append(tick("handed-over", "\(index)")) }
+                #expect(log.statistics.commits == 30)
+                #expect(log.statistics.commitsOnCallerThread == 0)
+            }
+        }
+    }
+
     @Test("closing the log while a lone appender commits: every append is durable or refused, and none hangs")
     func closeDuringLoneAppends() async throws {
         try await withTemporaryDirectory { directory in

@@ -79,8 +79,15 @@ public enum Validate {
     /// The key under which an e-mail is unique: a SHA-256 of its lowercase form, in hex. The decision state and the
     /// log's actors keep this, never the e-mail, which is personal data and lives only sealed in the events.
     public static func emailKey(_ email: String) -> String {
-        SHA256.hash(data: Array(("chorus e-mail\u{0}" + email.lowercased()).utf8))
-            .map { String(format: "%02x", $0) }.joined()
+        // Lowercase hex by hand: String(format:) took about 100 µs per key on Linux, a twentieth of a log import.
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(2 * SHA256.byteCount)
+        for byte in SHA256.hash(data: Array(("chorus e-mail\u{0}" + email.lowercased()).utf8)) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     static func password(_ password: String) throws(DomainError) {

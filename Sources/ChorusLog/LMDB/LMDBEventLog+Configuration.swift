@@ -40,9 +40,14 @@ extension LMDBEventLog {
         /// Open for reading only, beside the process that writes the log: appends fail with
         /// ``EventLogError/Code/readOnly``, and subscriptions poll for new events.
         public var readOnly = false
-        /// Told of each commit of appends, on the writer's thread once the appenders have their answers: for metrics.
-        /// It must return quickly.
+        /// Told of each commit of appends, on the committing thread once the appenders have their answers: for
+        /// metrics. It must return quickly.
         public var commitObserver: (@Sendable (CommitReport) -> Void)?
+        /// Whether an appender that finds the writer idle, nothing queued and the last group a lone append commits its
+        /// append on its own thread, sparing two thread wake-ups (see the *Guarantees* article). Turn it off where
+        /// appenders run on threads that must never wait on an fsync, such as a server's event loops: every append
+        /// then goes through the writer thread.
+        public var callersCommitWhenAlone = true
 
         public init() {}
 

@@ -69,7 +69,8 @@ public final class LMDBEventLog: EventLog {
                 limits: .init(
                     maximumEventsPerTransaction: configuration.maximumEventsPerTransaction,
                     indexBatchSize: configuration.indexBatchSize,
-                    indexBatchStreams: configuration.indexBatchStreams, commitObserver: configuration.commitObserver),
+                    indexBatchStreams: configuration.indexBatchStreams, commitObserver: configuration.commitObserver,
+                    callersCommitWhenAlone: configuration.callersCommitWhenAlone),
                 logger: logger)
             self.writer = writer
         }

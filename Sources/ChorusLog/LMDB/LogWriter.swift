@@ -9,8 +9,8 @@ import Synchronization
 /// once; then each job is answered. Positions are assigned inside the transaction, so commit order is position order.
 /// fsync blocks, so this is a thread of its own rather than a task on the shared cooperative pool.
 ///
-/// One exception: an appender that finds no commit under way, nothing queued, and the last group a lone one commits
-/// its job on its own thread. Handing one job to a sleeping thread and being woken by it again cost two thread wake-ups
+/// One exception (unless configured off): an appender that finds no commit under way, nothing queued, and the last group
+/// a lone one commits its job on its own thread. Handing one job to a sleeping thread and being woken by it again cost two thread wake-ups
 /// per append (20–50 µs, depending on the machine, against a 300 µs fsync); a lone appender is then as fast as raw
 /// LMDB on any machine. Under concurrency the writer thread does the work, so at most one caller's thread waits on an
 /// fsync at a time, and only while appends are rare.
@@ -20,6 +20,7 @@ final class LogWriter: @unchecked Sendable {
         var indexBatchSize: Int
         var indexBatchStreams: Int
         var commitObserver: (@Sendable (CommitReport) -> Void)?
+        var callersCommitWhenAlone: Bool
     }
 
     private let environment: LMDBEnvironment
@@ -136,7 +137,9 @@ final class LogWriter: @unchecked Sendable {
             condition.unlock()
             throw .closed
         }
-        guard state == .running, committer == nil, queue.isEmpty, indexWriteDue == nil, lastGroupWasLone else {
+        guard limits.callersCommitWhenAlone, state == .running, committer == nil, queue.isEmpty,
+            indexWriteDue == nil, lastGroupWasLone
+        else {
             queue.append(job)
             // A caller committing wakes the writer thread itself once done.
             if committer != .caller, queue.count == 1 || queue.count == gatherTarget { condition.signal() }
