@@ -74,6 +74,13 @@ struct CommandExecutorTests {
         }
     }
 
+    @Test("an e-mail's key is the lowercase hex SHA-256 of the lowercased e-mail, as every stored log has it")
+    func emailKeyIsStable() {
+        // Computed independently: sha256(b"chorus e-mail\x00" + b"ana@example.com").hexdigest()
+        #expect(
+            Validate.emailKey("Ana@Example.COM") == "096d82de057053c08e8632286b28e937285d68f27466ad1db835b2afd8c27a5e")
+    }
+
     @Test("of racing sign-ups with one e-mail exactly one wins")
     func racingSignUps() async throws {
         try await withExecutor { chorus, _ in
