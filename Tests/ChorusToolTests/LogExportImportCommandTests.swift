@@ -54,6 +54,40 @@ struct LogExportImportCommandTests {
         }
     }
 
+    @Test("a bad line after several batches: the batches before it are appended whole, and the import resumes")
+    func refusalAfterBatches() async throws {
+        try await withTemporaryDirectory { root in
+            try #require(
+                try runChorus(["demo", "--data", root + "/a", "--events", "10000", "--seed", "4"]).status == 0)
+            let first = root + "/first.jsonl"
+            try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", first]).status == 0)
+            var lines = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n").map(String.init)
+            try #require(lines.count >= 10_000)
+            // Batches of about 4,096 events are decoded while the one before is appended; the third is being read.
+            lines[8_999] = "{not json"
+            let broken = root + "/broken.jsonl"
+            try (lines.joined(separator: "\n") + "\n").write(toFile: broken, atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
+
+            let refused = try runChorus(["log", "import", "--data", root + "/b", broken])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("line 9000: not a JSON object"), "\(refused.standardError)")
+            let verify = try runChorus(["log", "verify", "--data", root + "/b", "--json"])
+            #expect(verify.status == 0, "\(verify.standardOutput)")
+            let status = try runChorus(["projections", "status", "--data", root + "/b", "--json", "--interval", "0.01"])
+            let head = try #require(try lastJSONLine(status.standardOutput)["head"] as? Int)
+            #expect((8_000..<9_000).contains(head), "two whole batches went in, nothing of the third: head \(head)")
+
+            let resumed = try runChorus(["log", "import", "--data", root + "/b", first, "--json"])
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            #expect(try lastJSONLine(resumed.standardOutput)["skipped"] as? Int == head)
+            let second = root + "/second.jsonl"
+            try #require(try runChorus(["log", "export", "--data", root + "/b", "--output", second]).status == 0)
+            #expect(try Data(contentsOf: URL(fileURLWithPath: second)) == Data(contentsOf: URL(fileURLWithPath: first)))
+        }
+    }
+
     @Test("bad lines are refused with their line number; what came before them stays, and nothing after")
     func refusals() async throws {
         try await withTemporaryDirectory { root in

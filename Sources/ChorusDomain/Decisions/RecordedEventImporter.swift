@@ -19,9 +19,22 @@ public struct RecordedEventImporter: Sendable {
         upgrade = StateUpgradeOnce(log: log, keys: keys)
     }
 
+    /// Events decoded for ``append(_:)-(Decoded)``, in commands; decoding stops at the first event that does not decode.
+    public struct Decoded: Sendable {
+        fileprivate let commands: [[(RecordedEvent, DomainEvent)]]
+        fileprivate let eventCount: Int
+        fileprivate let undecodable: (any Error)?
+    }
+
     /// Appends `events`: in position order from the log's next position, each command's events together. Not
     /// durable until ``EventLog/syncToDisk()``.
     public func append(_ events: [RecordedEvent]) async throws {
+        try await append(decode(events))
+    }
+
+    /// Decodes `events` (opening their sealed fields) for ``append(_:)-(Decoded)``: an import decodes its next batch
+    /// while the one before is appended.
+    public func decode(_ events: [RecordedEvent]) -> Decoded {
         var decoded: [(RecordedEvent, DomainEvent)] = []
         decoded.reserveCapacity(events.count)
         var undecodable: Error?
@@ -35,11 +48,17 @@ public struct RecordedEventImporter: Sendable {
                 break
             }
         }
-        let commands = Self.commands(decoded)
+        return Decoded(commands: Self.commands(decoded), eventCount: decoded.count, undecodable: undecodable)
+    }
+
+    /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one.
+    public func append(_ decoded: Decoded) async throws {
+        let commands = decoded.commands
         let state = self.state
         // What it records must be in this Chorus's format, and so must what is there.
         try await upgrade.run()
-        let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.count) { batch in
+        let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.eventCount) {
+            batch in
             if batch.head == .start { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
             for command in commands {
                 do {
@@ -54,7 +73,7 @@ public struct RecordedEventImporter: Sendable {
             return nil
         }
         if let refusal { throw refusal }
-        if let undecodable { throw undecodable }
+        if let undecodable = decoded.undecodable { throw undecodable }
     }
 
     /// Consecutive events of one command, together.

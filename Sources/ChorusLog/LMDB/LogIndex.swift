@@ -43,7 +43,9 @@ struct LogIndex: Sendable {
         // A stream's entries are already in version order: group them, and sort only the streams.
         var entriesByStream: [StreamID: [UnindexedTail.IndexEntry]] = [:]
         for entry in tail.indexEntries { entriesByStream[entry.stream, default: []].append(entry) }
-        let streams = entriesByStream.keys.sorted { $0.rawValue.utf8.lexicographicallyPrecedes($1.rawValue.utf8) }
+        // In LMDB's key order, byte by byte: comparing the names' UTF-8 views was half of writing an import's index.
+        let streams = entriesByStream.keys.map { (stream: $0, bytes: Array($0.rawValue.utf8)) }
+            .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }.map(\.stream)
         var key: [UInt8] = []
         for stream in streams {
             key = LogSchema.streamIndexPrefix(stream)

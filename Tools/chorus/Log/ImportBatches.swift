@@ -2,12 +2,16 @@ import ChorusDomain
 import ChorusLog
 
 /// Events handed to a ``RecordedEventImporter`` a few thousand at a time, each command whole: a command's events
-/// never go into two batches.
+/// never go into two batches. Each batch is decoded where it was read, then appended by a task of its own while the
+/// next batch is read and decoded: an import keeps both cores busy. At most one batch is appended at a time, in order,
+/// and a refused batch stops the import before the next one is appended.
 struct ImportBatches {
     static let size = 4_096
 
     private let importer: RecordedEventImporter
     private var pending: [RecordedEvent] = []
+    /// The batch being appended, and its size.
+    private var appending: (task: Task<Void, any Error>, count: Int)?
     /// Events appended so far.
     private(set) var appended = 0
 
@@ -20,9 +24,10 @@ struct ImportBatches {
         if pending.count >= Self.size { try await flush(holdingLastCommand: true) }
     }
 
-    /// Appends what is pending.
+    /// Appends what is pending, and waits until every batch is appended.
     mutating func finish() async throws {
         try await flush(holdingLastCommand: false)
+        try await waitForAppend()
     }
 
     private mutating func flush(holdingLastCommand: Bool) async throws {
@@ -37,8 +42,23 @@ struct ImportBatches {
             pending = held
             return
         }
-        try await importer.append(pending)
-        appended += pending.count
+        let decoded = importer.decode(pending)
+        try await waitForAppend()
+        let importer = self.importer
+        appending = (Task { try await importer.append(decoded) }, pending.count)
         pending = held
+    }
+
+    /// Waits for the batch being appended, if any, and throws its error: after a failure elsewhere, the log then ends
+    /// where that batch left it.
+    mutating func settle() async throws {
+        try await waitForAppend()
+    }
+
+    private mutating func waitForAppend() async throws {
+        guard let (task, count) = appending else { return }
+        appending = nil
+        try await task.value
+        appended += count
     }
 }

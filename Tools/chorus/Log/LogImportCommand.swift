@@ -60,23 +60,29 @@ struct LogImportCommand: AsyncParsableCommand {
             progress.update(reader.bytesRead)
         }
         try await log.withWriter {
-            while true {
-                var parsed: RecordedEvent?
-                let more = try reader.next { line in
-                    number += 1
-                    if !line.isEmpty { parsed = try ExportedEvent.parse(line, number: number) }
+            do {
+                while true {
+                    var parsed: RecordedEvent?
+                    let more = try reader.next { line in
+                        number += 1
+                        if !line.isEmpty { parsed = try ExportedEvent.parse(line, number: number) }
+                    }
+                    guard more else { break }
+                    guard let event = parsed else { continue }
+                    if event.position <= startHead {
+                        try check.matchesStored(event, in: log, line: number)
+                        skipped += 1
+                        continue
+                    }
+                    try check.admit(event, line: number)
+                    try await importing { try await batches.add(event) }
                 }
-                guard more else { break }
-                guard let event = parsed else { continue }
-                if event.position <= startHead {
-                    try check.matchesStored(event, in: log, line: number)
-                    skipped += 1
-                    continue
-                }
-                try check.admit(event, line: number)
-                try await importing { try await batches.add(event) }
+                try await importing { try await batches.finish() }
+            } catch {
+                // The batch before may still be being appended: its outcome comes first, and the log ends after it.
+                try await importing { try await batches.settle() }
+                throw error
             }
-            try await importing { try await batches.finish() }
         }
         let imported = batches.appended
         try log.syncToDisk()

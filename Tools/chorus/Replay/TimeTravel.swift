@@ -28,16 +28,22 @@ struct TimeTravel {
             defer { keys.close() }
             var batches = ImportBatches(log: copy, keys: keys)
             try await copy.withWriter {
-                var next = LogPosition(1)
-                while next <= through {
-                    let events = try log.read(
-                        from: next, limit: min(ImportBatches.size, Int(through.rawValue - next.rawValue + 1)))
-                    guard let last = events.last else { break }
-                    for event in events { try await batches.add(event) }
-                    next = last.position.next
-                    copying.update(Int(last.position.rawValue))
+                do {
+                    var next = LogPosition(1)
+                    while next <= through {
+                        let events = try log.read(
+                            from: next, limit: min(ImportBatches.size, Int(through.rawValue - next.rawValue + 1)))
+                        guard let last = events.last else { break }
+                        for event in events { try await batches.add(event) }
+                        next = last.position.next
+                        copying.update(Int(last.position.rawValue))
+                    }
+                    try await batches.finish()
+                } catch {
+                    // The batch before may still be being appended: its outcome comes first.
+                    try await batches.settle()
+                    throw error
                 }
-                try await batches.finish()
             }
             try copy.syncToDisk()
             copying.update(batches.appended)
