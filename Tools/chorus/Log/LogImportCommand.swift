@@ -60,29 +60,33 @@ struct LogImportCommand: AsyncParsableCommand {
             progress.update(reader.bytesRead)
         }
         try await log.withWriter {
-            do {
-                while true {
+            /// A line that cannot go in (unreadable, not an event, out of order): everything before it still does.
+            var refusedLine: (any Error)?
+            while true {
+                let event: RecordedEvent
+                do {
                     var parsed: RecordedEvent?
                     let more = try reader.next { line in
                         number += 1
                         if !line.isEmpty { parsed = try ExportedEvent.parse(line, number: number) }
                     }
                     guard more else { break }
-                    guard let event = parsed else { continue }
-                    if event.position <= startHead {
-                        try check.matchesStored(event, in: log, line: number)
+                    guard let found = parsed else { continue }
+                    if found.position <= startHead {
+                        try check.matchesStored(found, in: log, line: number)
                         skipped += 1
                         continue
                     }
-                    try check.admit(event, line: number)
-                    try await importing { try await batches.add(event) }
+                    try check.admit(found, line: number)
+                    event = found
+                } catch {
+                    refusedLine = error
+                    break
                 }
-                try await importing { try await batches.finish() }
-            } catch {
-                // The batch before may still be being appended: its outcome comes first, and the log ends after it.
-                try await importing { try await batches.settle() }
-                throw error
+                try await importing { try await batches.add(event) }
             }
+            try await importing { try await batches.finish() }
+            if let refusedLine { throw refusedLine }
         }
         let imported = batches.appended
         try log.syncToDisk()
