@@ -19,7 +19,8 @@ public struct RecordedEventImporter: Sendable {
         upgrade = StateUpgradeOnce(log: log, keys: keys)
     }
 
-    /// Events decoded for ``append(_:)-(Decoded)``, in commands; decoding stops at the first event that does not decode.
+    /// Events decoded (by ``decode(_:)``) for appending, in commands; decoding stops at the first event that does not
+    /// decode.
     public struct Decoded: Sendable {
         fileprivate let commands: [[(RecordedEvent, DomainEvent)]]
         fileprivate let eventCount: Int
@@ -32,8 +33,8 @@ public struct RecordedEventImporter: Sendable {
         try await append(decode(events))
     }
 
-    /// Decodes `events` (opening their sealed fields) for ``append(_:)-(Decoded)``: an import decodes its next batch
-    /// while the one before is appended.
+    /// Decodes `events` (opening their sealed fields) to be appended: an import decodes its next batch while the one
+    /// before is appended.
     public func decode(_ events: [RecordedEvent]) -> Decoded {
         var decoded: [(RecordedEvent, DomainEvent)] = []
         decoded.reserveCapacity(events.count)
