@@ -63,14 +63,17 @@ struct LogExportImportCommandTests {
             try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", first]).status == 0)
             var lines = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n").map(String.init)
             try #require(lines.count >= 10_000)
-            // Batches of about 4,096 events are decoded while the one before is appended; the third is being read.
+            // Batches of about 2,048 events are decoded while the one before is appended; the fifth is being read.
             lines[8_999] = "{not json"
             let broken = root + "/broken.jsonl"
             try (lines.joined(separator: "\n") + "\n").write(toFile: broken, atomically: true, encoding: .utf8)
             try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
             try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
 
-            let refused = try runChorus(["log", "import", "--data", root + "/b", broken])
+            let nonsense = try runChorus(["log", "import", "--data", root + "/b", broken, "--batch-events", "0"])
+            #expect(nonsense.status != 0)
+            #expect(nonsense.standardError.contains("--batch-events must be between 1 and 1,000,000"))
+            let refused = try runChorus(["log", "import", "--data", root + "/b", broken, "--batch-events", "2048"])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("line 9000: not a JSON object"), "\(refused.standardError)")
             let verify = try runChorus(["log", "verify", "--data", root + "/b", "--json"])

@@ -6,22 +6,26 @@ import ChorusLog
 /// next batch is read and decoded: an import keeps both cores busy. At most one batch is appended at a time, in order,
 /// and a refused batch stops the import before the next one is appended.
 struct ImportBatches {
-    static let size = 4_096
+    /// Events per batch unless told otherwise: 16,384 imported the 1M-event demo log 12 % faster than 4,096, for
+    /// about 100 MB more memory (two batches, one decoded and one being appended, are held at once).
+    static let defaultSize = 16_384
 
     private let importer: RecordedEventImporter
+    private let size: Int
     private var pending: [RecordedEvent] = []
     /// The batch being appended, and its size.
     private var appending: (task: Task<Void, any Error>, count: Int)?
     /// Events appended so far.
     private(set) var appended = 0
 
-    init(log: any EventLog, keys: any PersonalDataKeys) {
+    init(log: any EventLog, keys: any PersonalDataKeys, size: Int = Self.defaultSize) {
         importer = RecordedEventImporter(log: log, keys: keys)
+        self.size = size
     }
 
     mutating func add(_ event: RecordedEvent) async throws {
         pending.append(event)
-        if pending.count >= Self.size { try await flush(holdingLastCommand: true) }
+        if pending.count >= size { try await flush(holdingLastCommand: true) }
     }
 
     /// Appends what is pending, and waits until every batch is appended.

@@ -24,6 +24,19 @@ struct LogImportCommand: AsyncParsableCommand {
     @Argument(help: "The export to read; - reads standard input.")
     var file: String
 
+    @Option(
+        help: """
+            Events appended per transaction. Two batches are in memory at once (one decoded, one being appended): \
+            smaller batches use less memory, larger ones import faster.
+            """)
+    var batchEvents = ImportBatches.defaultSize
+
+    mutating func validate() throws {
+        guard (1...1_000_000).contains(batchEvents) else {
+            throw ValidationError("--batch-events must be between 1 and 1,000,000")
+        }
+    }
+
     mutating func run() async throws {
         let directory = data.directory
         let log: LMDBEventLog
@@ -42,7 +55,7 @@ struct LogImportCommand: AsyncParsableCommand {
         // Sealed personal fields open with the keys of the data directory they were written in: copy its `keys/`.
         let keys = try directory.openKeys()
         defer { keys.close() }
-        var batches = ImportBatches(log: log, keys: keys)
+        var batches = ImportBatches(log: log, keys: keys, size: batchEvents)
         var check = ImportCheck(
             lastTime: startHead == .start ? nil : try log.event(at: startHead)?.recordedAt)
         var skipped = 0

@@ -32,7 +32,8 @@ struct TimeTravel {
                     var next = LogPosition(1)
                     while next <= through {
                         let events = try log.read(
-                            from: next, limit: min(ImportBatches.size, Int(through.rawValue - next.rawValue + 1)))
+                            from: next, limit: min(ImportBatches.defaultSize, Int(through.rawValue - next.rawValue + 1))
+                        )
                         guard let last = events.last else { break }
                         for event in events { try await batches.add(event) }
                         next = last.position.next
