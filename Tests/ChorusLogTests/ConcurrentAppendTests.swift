@@ -240,7 +240,11 @@ struct ConcurrentAppendTests {
                     }
                 }
             }
-            try await Task.sleep(for: .milliseconds(200))
+            // Closed while it appends: once a few appends are in, whatever the machine's load.
+            let started = ContinuousClock.now
+            while log.head.rawValue < 5, ContinuousClock.now - started < .seconds(60) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
             log.close()
             let acknowledged = try await appender.value
             await writer.value
