@@ -35,12 +35,16 @@ public struct DataDirectory: Sendable {
     ///   decision state (``ClusterEventLog/replicaStateTables``).
     /// - Parameter callersCommitWhenAlone: see ``LMDBEventLog/Configuration/callersCommitWhenAlone``; a server's
     ///   appenders run on its event loops, which must not wait on an fsync.
+    /// - Parameter bulkImport: the log is opened to be filled by a bulk import, which prepares no file space ahead
+    ///   (``LMDBEventLog/Configuration/preparesFileSpace``).
     public func openLog(
         readOnly: Bool = false, maximumSize: Int? = nil, replica: Bool = false,
-        callersCommitWhenAlone: Bool = true, commitObserver: (@Sendable (CommitReport) -> Void)? = nil
+        callersCommitWhenAlone: Bool = true, bulkImport: Bool = false,
+        commitObserver: (@Sendable (CommitReport) -> Void)? = nil
     ) throws -> LMDBEventLog {
         var configuration = LMDBEventLog.Configuration()
         configuration.callersCommitWhenAlone = callersCommitWhenAlone
+        configuration.preparesFileSpace = !bulkImport
         configuration.stateTables = DecisionState.tableNames + (replica ? ClusterEventLog.replicaStateTables : [])
         configuration.readOnly = readOnly
         if let maximumSize {

@@ -48,6 +48,11 @@ extension LMDBEventLog {
         /// appenders run on threads that must never wait on an fsync, such as a server's event loops: every append
         /// then goes through the writer thread.
         public var callersCommitWhenAlone = true
+        /// Whether the writer keeps zero-filled, synced space ahead of the data file's last page while it runs, so that
+        /// durable commits overwrite the file instead of extending it (see the *Guarantees* article). A bulk import,
+        /// whose commits are not durable, gains nothing from it, and its syncs flush the import's pages early: turn it
+        /// off there.
+        public var preparesFileSpace = true
 
         public init() {}
 
@@ -55,7 +60,7 @@ extension LMDBEventLog {
             .init(
                 initialMapSize: initialMapSize, maximumMapGrowthStep: maximumMapGrowthStep,
                 maximumMapSize: maximumMapSize, maximumReaders: maximumReaders, readOnly: readOnly,
-                preparesFileSpace: true)
+                preparesFileSpace: preparesFileSpace)
         }
     }
 }

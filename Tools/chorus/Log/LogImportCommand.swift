@@ -41,7 +41,7 @@ struct LogImportCommand: AsyncParsableCommand {
         let directory = data.directory
         let log: LMDBEventLog
         do {
-            log = try directory.openLog()
+            log = try directory.openLog(bulkImport: true)
         } catch let error as EventLogError where error.code == .locked {
             throw OperatorError("a server has \(directory.root) open; stop it before importing")
         }

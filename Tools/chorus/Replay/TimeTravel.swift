@@ -20,7 +20,7 @@ struct TimeTravel {
         }
         let target = DataDirectory(path)
         do {
-            let copy = try target.openLog()
+            let copy = try target.openLog(bulkImport: true)
             defer { copy.close() }
             let copying = WorkProgress(
                 "copying the log through position \(through)", total: Int(through.rawValue), unit: "events")
