@@ -27,14 +27,8 @@ public struct RecordedEventImporter: Sendable {
         fileprivate let undecodable: (any Error)?
     }
 
-    /// Appends `events`: in position order from the log's next position, each command's events together. Not
-    /// durable until ``EventLog/syncToDisk()``.
-    public func append(_ events: [RecordedEvent]) async throws {
-        try await append(decode(events))
-    }
-
     /// Decodes `events` (opening their sealed fields) to be appended: an import decodes its next batch while the one
-    /// before is appended.
+    /// before is appended. The events come in position order from the log's next position, each command's together.
     public func decode(_ events: [RecordedEvent]) -> Decoded {
         var decoded: [(RecordedEvent, DomainEvent)] = []
         decoded.reserveCapacity(events.count)
@@ -52,7 +46,8 @@ public struct RecordedEventImporter: Sendable {
         return Decoded(commands: Self.commands(decoded), eventCount: decoded.count, undecodable: undecodable)
     }
 
-    /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one.
+    /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one. Not durable until
+    /// ``EventLog/syncToDisk()``.
     public func append(_ decoded: Decoded) async throws {
         let commands = decoded.commands
         let state = self.state

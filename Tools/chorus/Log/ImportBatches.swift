@@ -31,7 +31,7 @@ struct ImportBatches {
     /// Appends what is pending, and waits until every batch is appended.
     mutating func finish() async throws {
         try await flush(holdingLastCommand: false)
-        try await waitForAppend()
+        try await settle()
     }
 
     private mutating func flush(holdingLastCommand: Bool) async throws {
@@ -47,7 +47,7 @@ struct ImportBatches {
             return
         }
         let decoded = importer.decode(pending)
-        try await waitForAppend()
+        try await settle()
         let importer = self.importer
         appending = (Task { try await importer.append(decoded) }, pending.count)
         pending = held
@@ -56,10 +56,6 @@ struct ImportBatches {
     /// Waits for the batch being appended, if any, and throws its error: after a failure elsewhere, the log then ends
     /// where that batch left it.
     mutating func settle() async throws {
-        try await waitForAppend()
-    }
-
-    private mutating func waitForAppend() async throws {
         guard let (task, count) = appending else { return }
         appending = nil
         try await task.value
