@@ -68,8 +68,9 @@ struct PositionChunks {
         guard before.map({ $0.rawValue > 1 }) ?? true else { return }
         let prefix = owner + [0]
         let start = before.map { prefix + ProjectionKey.position(LogPosition($0.rawValue - 1)) }
-        try transaction.scan(table, from: start ?? prefix + [UInt8](repeating: 0xFF, count: 8), direction: .backward) {
-            key, value in
+        try transaction.scan(
+            table, within: prefix, from: start ?? prefix + [UInt8](repeating: 0xFF, count: 8), direction: .backward
+        ) { key, value in
             guard Self.isChunk(key, of: prefix) else { return false }
             for index in stride(from: value.count / 8 - 1, through: 0, by: -1) {
                 let position = ProjectionKey.position(in: value, at: index * 8)
@@ -98,8 +99,9 @@ struct PositionChunks {
         let prefix = owner + [0]
         var found = false
         // The chunk that would hold it is the last one that starts at or before it.
-        try transaction.scan(table, from: prefix + ProjectionKey.position(position), direction: .backward) {
-            key, value in
+        try transaction.scan(
+            table, within: prefix, from: prefix + ProjectionKey.position(position), direction: .backward
+        ) { key, value in
             guard Self.isChunk(key, of: prefix) else { return false }
             for index in 0..<(value.count / 8) where ProjectionKey.position(in: value, at: index * 8) == position {
                 found = true

@@ -55,6 +55,12 @@ public final class ProjectionEngine: Sendable {
     private let retired = Atomic<Bool>(false)
     /// Why the last batch `run` tried failed, until one succeeds.
     private let failure = Mutex<String?>(nil)
+    /// Which keys each batch changed, and at which position: whether an answer read earlier still holds
+    /// (``ReadFootprint``).
+    private let changes = ChangedKeys()
+    /// Tells engines apart for as long as the process runs (an object's address may be reused once it is freed).
+    let identity = ProjectionEngine.identities.add(1, ordering: .relaxed).newValue
+    private static let identities = Atomic<UInt64>(0)
 
     /// Opens (creating if needed) the read models in `directory` over `log`.
     /// - Parameters:
@@ -198,6 +204,35 @@ public final class ProjectionEngine: Sendable {
         }
     }
 
+    /// ``snapshot(_:)``, also returning what the answer was read from, so that ``unchangedPosition(of:)`` can tell later
+    /// whether it still holds.
+    public func snapshotWithFootprint<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> (
+        Snapshot<Answer>, ReadFootprint
+    ) {
+        let read = TouchedKeys(.reads)
+        let snapshot = try store.read { transaction in
+            let position = try Self.checkpoint(in: transaction, models.checkpoint)
+            return try transaction.recordingTouches(into: read) { transaction in
+                let view = ReadView(transaction: transaction, models: models, keys: keys, position: position)
+                return Snapshot(answer: try body(view), position: position)
+            }
+        }
+        let footprint = ReadFootprint(
+            engine: identity, position: snapshot.position, buckets: Array(Set(read.buckets)))
+        return (snapshot, footprint)
+    }
+
+    /// The position at which an answer read with `footprint` is still exactly what these read models would answer:
+    /// the newest applied, or the answer's own if that is newer; nil when anything it was read from changed since, or
+    /// it was read from other read models.
+    public func unchangedPosition(of footprint: ReadFootprint) -> LogPosition? {
+        guard footprint.engine == identity else { return nil }
+        // Read before the changes: every batch up to it has recorded its changes (see `applyNextBatch`).
+        let now = position
+        guard changes.unchanged(footprint.buckets, since: footprint.position.rawValue) else { return nil }
+        return max(now, footprint.position)
+    }
+
     /// Runs `body` while no batch is being applied, then retires these read models: their position never moves
     /// again, and `run` returns. An online rebuild swaps in new read models inside `body`, once they have caught up
     /// with these, so that no answer after the swap is older than one before it.
@@ -253,14 +288,17 @@ public final class ProjectionEngine: Sendable {
             let remaining = last.map { Int(clamping: $0.rawValue - min($0.rawValue, from.rawValue)) } ?? Int.max
             guard remaining > 0 else { return 0 }
             let started = ContinuousClock.now
+            let written = TouchedKeys(.writes)
             func write() throws -> LogPosition? {
                 try self.store.write(durable: self.durable) { transaction -> LogPosition? in
+                    // Written again from the start when the map grows.
+                    written.removeAll()
                     let newest: LogPosition?
                     if from == .start {
                         newest = try self.build(upTo: remaining, in: transaction, progress: progress)
                     } else {
                         let recorded = try self.log.read(from: from.next, limit: min(self.batchSize, remaining))
-                        newest = try self.replay(recorded, transaction)
+                        newest = try transaction.recordingTouches(into: written) { try self.replay(recorded, $0) }
                     }
                     if let newest {
                         try transaction.put(
@@ -275,6 +313,12 @@ public final class ProjectionEngine: Sendable {
                 try from == .start ? store.whilePrefaulting(bytes: events &* Self.storeBytesPerEvent, write) : write()
             guard let newest else { return 0 }
             let count = Int(newest.rawValue - from.rawValue)
+            // Before the position is published: whoever reads it must find the batch's changes too.
+            if from == .start {
+                changes.recordEverything(at: newest.rawValue)
+            } else {
+                changes.record(written, at: newest.rawValue)
+            }
             applied.publish(newest)
             throughput.record(events: count, in: ContinuousClock.now - started)
             return count

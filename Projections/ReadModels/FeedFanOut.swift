@@ -137,7 +137,7 @@ struct HeldBackPosts {
         let start =
             prefix
             + (before.map { ProjectionKey.position(LogPosition($0.rawValue - 1)) } ?? [UInt8](repeating: 0xFF, count: 8))
-        try transaction.scan(table, from: start, direction: .backward) { key, _ in
+        try transaction.scan(table, within: prefix, from: start, direction: .backward) { key, _ in
             guard key.count == prefix.count + 8, key.starts(with: prefix) else { return false }
             positions.append(ProjectionKey.position(in: key, at: prefix.count))
             return positions.count < count

@@ -122,7 +122,8 @@ extension StoreTransaction {
         case (.oldestFirst, nil): start = prefix
         case (.oldestFirst, let after?): start = prefix + ProjectionKey.position(after.next)
         }
-        try scan(table, from: start, direction: order == .newestFirst ? .backward : .forward) { key, value in
+        try scan(table, within: prefix, from: start, direction: order == .newestFirst ? .backward : .forward) {
+            key, value in
             guard key.starts(with: prefix), key.count >= prefix.count + 8 else { return false }
             let position = ProjectionKey.position(in: key, at: prefix.count)
             if let after {

@@ -100,6 +100,24 @@ public final class ServedReadModels: Sendable {
         }
     }
 
+    /// ``snapshot(_:)`` with what the answer was read from (``ProjectionEngine/snapshotWithFootprint(_:)``).
+    public func snapshotWithFootprint<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> (
+        Snapshot<Answer>, ReadFootprint
+    ) {
+        let engine = current
+        do {
+            return try engine.snapshotWithFootprint(body)
+        } catch  where engine !== current {
+            return try current.snapshotWithFootprint(body)
+        }
+    }
+
+    /// The position at which an answer read with `footprint` still holds on the served read models; nil when it does
+    /// not, or other read models were swapped in since (``ProjectionEngine/unchangedPosition(of:)``).
+    public func unchangedPosition(of footprint: ReadFootprint) -> LogPosition? {
+        current.unchangedPosition(of: footprint)
+    }
+
     /// Waits until the served read models have applied `position` (``ProjectionError/notCaughtUp(wanted:applied:)``
     /// after `timeout`), across a swap.
     public func waitUntilApplied(_ position: LogPosition, timeout: Duration) async throws {

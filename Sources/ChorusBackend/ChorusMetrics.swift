@@ -14,6 +14,8 @@ package final class ChorusMetrics: Sendable {
     private let liveStreams = Atomic<Int>(0)
     /// The request metrics of each route, method and status, made once: making them asks the registry, under its lock,
     /// for every request otherwise.
+    private let pagesReused: CoreMetrics.Counter
+    private let pagesRendered: CoreMetrics.Counter
     private let requestMetrics = Mutex<[RequestKey: (count: CoreMetrics.Counter, duration: CoreMetrics.Timer)]>([:])
 
     private struct RequestKey: Hashable {
@@ -30,6 +32,10 @@ package final class ChorusMetrics: Sendable {
         ]
         factory.valueHistogramBuckets["chorus_log_commit_appends"] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024]
         self.factory = factory
+        pagesReused = CoreMetrics.Counter(
+            label: "chorus_pages_total", dimensions: [("result", "reused")], factory: factory)
+        pagesRendered = CoreMetrics.Counter(
+            label: "chorus_pages_total", dimensions: [("result", "rendered")], factory: factory)
     }
 
     /// One answered request; `route` is the route's pattern (`/v1/users/{id}`), never the raw path.
@@ -68,6 +74,11 @@ package final class ChorusMetrics: Sendable {
             .increment(by: report.attempts - 1)
         CoreMetrics.Timer(label: "chorus_cluster_commit_duration_seconds", factory: factory)
             .recordNanoseconds(report.duration.nanoseconds)
+    }
+
+    /// A page of posts answered again as kept (`reused`) or read from the read models (`rendered`).
+    package func recordPage(reused: Bool) {
+        (reused ? pagesReused : pagesRendered).increment()
     }
 
     package func liveStreamOpened() { liveStreams.add(1, ordering: .relaxed) }

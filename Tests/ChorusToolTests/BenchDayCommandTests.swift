@@ -28,6 +28,8 @@ struct BenchDayCommandTests {
             #expect(figure(name) > 0, "figure \(name): \(figures)")
         }
         #expect(figure("probe_posts_lost") == 0)
+        let reused = try #require(figures["feed_pages_reused_share"] as? Double)
+        #expect((0...1).contains(reused))
     }
 
     @Test("post rates that do not rise are refused with a clear message")

@@ -151,13 +151,7 @@ extension ReadView {
     /// The post's id as the posts table holds it as a key, so that an answer's id lies in the snapshot too; nil when
     /// there is no such post.
     func storedID(of post: PostID) throws -> UnsafeRawBufferPointer? {
-        let key = ProjectionKey(post).bytes
-        var found: UnsafeRawBufferPointer?
-        try transaction.scan(models.posts.posts, from: key) { stored, _ in
-            if stored.elementsEqual(key) { found = stored }
-            return false
-        }
-        return found
+        try transaction.storedKey(ProjectionKey(post).bytes, in: models.posts.posts)
     }
 
     /// The posts tab, newest first, only the posts of `kind`; nil for an unknown user.
@@ -236,7 +230,8 @@ extension ReadView {
         var newer = false
         var next = ProjectionKey(bytes: id)
         next.append(position.next)
-        try transaction.scan(models.posts.postReposts, from: next.bytes) { key, reposter in
+        try transaction.scan(models.posts.postReposts, within: Array(id) + [0], from: next.bytes, direction: .forward) {
+            key, reposter in
             // Keys of this post: its id, NUL, a position.
             guard key.count == id.count + 9, key.starts(withBytes: id), key[id.count] == 0 else { return false }
             newer = try scope.includes(reposter, in: self) && !hides(bytes: reposter, from: viewer, muting: scope.mutes)

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 
 /// Bearer tokens: a session id, a dot, and an HMAC-SHA256 of the id under the server's secret. Password-reset tokens
 /// are made the same way from a user and a reset (``resetToken(user:reset:)``).
@@ -17,6 +18,10 @@ public struct SessionTokens: Sendable {
     /// Keyed once and copied for each token: keying hashes a block for each of HMAC's two pads, about half the work
     /// of checking a token, which every authenticated request does.
     private let keyed: HMAC<SHA256>
+    /// Tokens whose MAC checked out, and their sessions: a client sends the same token with every request, and
+    /// checking its MAC again was a twentieth of a feed request's work. Only tokens made with the secret get in, so
+    /// what a lookup reveals is nothing a MAC check would not.
+    private let verified = VerifiedTokens()
 
     public init(secret: [UInt8]) {
         precondition(secret.count >= Self.secretSize, "a session secret has at least \(Self.secretSize) bytes")
@@ -66,11 +71,30 @@ public struct SessionTokens: Sendable {
 
     /// The session a token was made for; nil unless the token is well formed and its MAC is ours.
     public func session(fromToken token: String) -> SessionID? {
-        guard token.utf8.count <= Self.maximumTokenLength, let dot = token.firstIndex(of: ".") else { return nil }
-        guard let session = SessionID(String(token[..<dot])),
+        guard token.utf8.count <= Self.maximumTokenLength else { return nil }
+        if let known = verified.session(of: token) { return known }
+        guard let dot = token.firstIndex(of: "."), let session = SessionID(String(token[..<dot])),
             let sent = Base64URL.decode(token[token.index(after: dot)...]), sent.count == SHA256.byteCount,
             mac(of: session) == sent  // compared in constant time
         else { return nil }
+        verified.keep(token, of: session)
         return session
+    }
+}
+
+/// The tokens ``SessionTokens`` has checked, up to ``capacity``; past it all are forgotten and checked again as they
+/// come back. A session that ends stays here: whether it is still open is asked of the decision state every time.
+private final class VerifiedTokens: Sendable {
+    static let capacity = 1 << 16
+
+    private let sessions = Mutex<[String: SessionID]>([:])
+
+    func session(of token: String) -> SessionID? { sessions.withLock { $0[token] } }
+
+    func keep(_ token: String, of session: SessionID) {
+        sessions.withLock { sessions in
+            if sessions.count >= Self.capacity { sessions.removeAll(keepingCapacity: true) }
+            sessions[token] = session
+        }
     }
 }

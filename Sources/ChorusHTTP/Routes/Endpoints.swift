@@ -15,6 +15,8 @@ struct Endpoints: Sendable {
     let renderer: ObjectRenderer
     /// How long a read waits for `Chorus-Min-Position`, and a write for the read models to show its effect.
     let consistencyTimeout: Duration
+    /// Pages of posts kept as rendered while what they show is unchanged; nil keeps none.
+    let pages: RenderedPages?
 
     // MARK: Reads
 
@@ -31,6 +33,31 @@ struct Endpoints: Sendable {
             return json.bytes
         }
         return Self.json(.ok, snapshot.answer, position: snapshot.position)
+    }
+
+    /// ``read(_:_:)`` for a page of `caller`'s: the page kept for this caller and request when nothing it shows has
+    /// changed since (``RenderedPages``), or else read, kept and answered.
+    func readPage(_ request: Request, caller: Caller, _ write: (borrowing ReadView, inout JSONWriter) throws -> Void)
+        async throws -> Response
+    {
+        guard let pages else { return try await read(request, write) }
+        if let minimum = try Self.minimumPosition(request) {
+            try await backend.readModels.waitUntilApplied(minimum, timeout: consistencyTimeout)
+        }
+        let key = RenderedPages.Key(caller: caller.user.rawValue, target: request.uri.description)
+        if let kept = pages.page(for: key, on: backend.readModels) {
+            backend.metrics.recordPage(reused: true)
+            return Self.json(.ok, kept.body, position: kept.position)
+        }
+        let (snapshot, footprint) = try backend.readModels.snapshotWithFootprint { view in
+            var json = JSONWriter()
+            try write(view, &json)
+            return json.bytes
+        }
+        let body = ByteBuffer(bytes: snapshot.answer)
+        pages.keep(body, read: footprint, for: key)
+        backend.metrics.recordPage(reused: false)
+        return Self.json(.ok, body, position: snapshot.position)
     }
 
     /// Answers `render`'s object from one snapshot, as the read above.
@@ -69,7 +96,7 @@ struct Endpoints: Sendable {
             case "true": kind = .media
             default: throw APIError.badRequest("media must be true or false")
             }
-            return try await read(request) { view, json in
+            return try await readPage(request, caller: caller) { view, json in
                 _ = try renderer.writePostPage(to: &json) { try list(view, caller, kind, page, $0) }
             }
         }
@@ -220,10 +247,14 @@ struct Endpoints: Sendable {
 
     /// An answer with `body` (none for 204).
     static func json(_ status: HTTPResponse.Status, _ body: [UInt8], position: LogPosition?) -> Response {
+        json(status, ByteBuffer(bytes: body), position: position)
+    }
+
+    static func json(_ status: HTTPResponse.Status, _ body: ByteBuffer, position: LogPosition?) -> Response {
         var headers = HTTPFields()
         if status != .noContent { headers[.contentType] = "application/json; charset=utf-8" }
         if let position { headers[.chorusPosition] = String(position.rawValue) }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        return Response(status: status, headers: headers, body: .init(byteBuffer: body))
     }
 }
 

@@ -33,6 +33,8 @@ public struct ServerConfiguration: Sendable {
     public var heartbeat: Duration = .seconds(15)
     /// Where signed webhooks go; nil sends none (and keeps no outbox).
     public var webhooks: WebhookConfiguration?
+    /// Bytes of rendered pages of posts kept to answer again while nothing they show changes; 0 keeps none.
+    public var keptPageBytes = 64 << 20
 
     public init() {}
 
@@ -94,7 +96,8 @@ public enum ChorusServer {
     {
         let endpoints = Endpoints(
             backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL),
-            consistencyTimeout: configuration.consistencyTimeout)
+            consistencyTimeout: configuration.consistencyTimeout,
+            pages: configuration.keptPageBytes > 0 ? RenderedPages(budget: configuration.keptPageBytes) : nil)
         let router = Router(context: ChorusRequestContext.self)
         // Middleware applies to the routes added after it, and to "no such route"; the first added is outermost.
         router.add(middleware: MetricsMiddleware(metrics: backend.metrics))

@@ -27,6 +27,9 @@ package struct StoreTransaction {
     /// reference counting.
     private var load: Unmanaged<KeyOrderLoad>?
     private var loadingHandles: UInt64 = 0
+    /// Where reads and writes are recorded (see ``recordingTouches(into:_:)``); nil almost always. Unmanaged for the
+    /// same reason as `load`.
+    private var touches: Unmanaged<TouchedKeys>?
 
     package init(_ transaction: LMDBReadTransaction) { access = .read(transaction) }
     package init(_ transaction: LMDBWriteTransaction) { access = .write(transaction) }
@@ -71,6 +74,15 @@ package struct StoreTransaction {
         return transaction
     }
 
+    /// Runs `body` with this transaction recording into `touched` which partitions of which tables it reads, or, in
+    /// a write transaction, writes (see ``TouchedKeys``).
+    package func recordingTouches<R>(into touched: TouchedKeys, _ body: (StoreTransaction) throws -> R) rethrows -> R {
+        var recording = self
+        recording.touches = Unmanaged.passUnretained(touched)
+        // `recording` refers to `touched` unretained: it lives until here.
+        return try withExtendedLifetime(touched) { try body(recording) }
+    }
+
     // MARK: Reading
 
     /// A copy of the value stored under `key`.
@@ -83,7 +95,10 @@ package struct StoreTransaction {
         throws -> R
     {
         try readable(table)
-        let found = try key.withUnsafeBytes { try reading.value(in: table.database, for: $0) }
+        let found = try key.withUnsafeBytes { key in
+            touches?._withUnsafeGuaranteedRef { $0.read(key, in: table) }
+            return try reading.value(in: table.database, for: key)
+        }
         return try body(found)
     }
 
@@ -91,7 +106,20 @@ package struct StoreTransaction {
     /// write transaction, until the next write).
     package func valueInPlace(for key: UnsafeRawBufferPointer, in table: StoreTable) throws -> UnsafeRawBufferPointer? {
         try readable(table)
+        touches?._withUnsafeGuaranteedRef { $0.read(key, in: table) }
         return try reading.value(in: table.database, for: key)
+    }
+
+    /// `key` as the table holds it, in place (valid as ``valueInPlace(for:in:)``'s answer is); nil when absent.
+    package func storedKey(_ key: [UInt8], in table: StoreTable) throws -> UnsafeRawBufferPointer? {
+        try readable(table)
+        return try key.withUnsafeBytes { key in
+            touches?._withUnsafeGuaranteedRef { $0.read(key, in: table) }
+            return try reading.withCursor(on: table.database) { cursor in
+                guard let found = try cursor.seek(atLeast: key), found.key.elementsEqual(key) else { return nil }
+                return found.key
+            }
+        }
     }
 
     /// Visits entries in key order from the first key at or after `start` (forward) or at or before it (backward),
@@ -100,17 +128,30 @@ package struct StoreTransaction {
         _ table: StoreTable, from start: [UInt8] = [], direction: ScanDirection = .forward,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
+        try scan(table, within: [], from: start, direction: direction, body)
+    }
+
+    /// Visits the entries whose keys start with `prefix` in key order, from the first at or after `start` (forward)
+    /// or at or before it (backward), until `body` returns false or the keys leave `prefix`. A scan confined to a
+    /// prefix depends on that prefix's keys only (``TouchedKeys``).
+    package func scan(
+        _ table: StoreTable, within prefix: [UInt8], from start: [UInt8], direction: ScanDirection,
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         try readable(table)
-        try reading.withCursor(on: table.database) { cursor in
-            var entry: LMDBCursor.Entry?
-            switch direction {
-            case .forward:
-                entry = try start.isEmpty ? cursor.first() : start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-            case .backward:
-                entry = try start.isEmpty ? cursor.last() : start.withUnsafeBytes { try cursor.seek(atMost: $0) }
-            }
-            while let current = entry, try body(current.key, current.value) {
-                entry = try direction == .forward ? cursor.next() : cursor.previous()
+        try prefix.withUnsafeBytes { prefix in
+            touches?._withUnsafeGuaranteedRef { $0.scanned(prefix: prefix, in: table) }
+            try reading.withCursor(on: table.database) { cursor in
+                var entry: LMDBCursor.Entry?
+                switch direction {
+                case .forward:
+                    entry = try start.isEmpty ? cursor.first() : start.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+                case .backward:
+                    entry = try start.isEmpty ? cursor.last() : start.withUnsafeBytes { try cursor.seek(atMost: $0) }
+                }
+                while let current = entry, current.key.starts(withBytes: prefix), try body(current.key, current.value) {
+                    entry = try direction == .forward ? cursor.next() : cursor.previous()
+                }
             }
         }
     }
@@ -122,6 +163,7 @@ package struct StoreTransaction {
     ) throws {
         try readable(table)
         try prefix.withUnsafeBytes { prefix in
+            touches?._withUnsafeGuaranteedRef { $0.scanned(prefix: prefix, in: table) }
             try reading.withCursor(on: table.database) { cursor in
                 var entry = try prefix.isEmpty ? cursor.first() : cursor.seek(atLeast: prefix)
                 while let current = entry, current.key.starts(withBytes: prefix), try body(current.key, current.value) {
@@ -134,6 +176,7 @@ package struct StoreTransaction {
     /// The number of entries in `table`.
     package func count(_ table: StoreTable) throws -> Int {
         try readable(table)
+        touches?._withUnsafeGuaranteedRef { $0.readWhole(table) }
         return try reading.entryCount(table.database)
     }
 
@@ -143,6 +186,7 @@ package struct StoreTransaction {
     /// searching for it and fills pages completely: for tables built in key order.
     package func put(_ value: [UInt8], for key: [UInt8], in table: StoreTable, append: Bool = false) throws {
         let transaction = try writing("put")
+        if let touches { key.withUnsafeBytes { key in touches._withUnsafeGuaranteedRef { $0.wrote(key, in: table) } } }
         if isLoading(table), let load {
             return try load._withUnsafeGuaranteedRef { load in
                 try key.withUnsafeBytes { key in try value.withUnsafeBytes { try load.put($0, for: key, in: table) } }
@@ -159,6 +203,7 @@ package struct StoreTransaction {
     @discardableResult
     package func delete(_ key: [UInt8], in table: StoreTable) throws -> Bool {
         let transaction = try writing("delete")
+        if let touches { key.withUnsafeBytes { key in touches._withUnsafeGuaranteedRef { $0.wrote(key, in: table) } } }
         if isLoading(table), let load {
             // Whether the key was there is not known before the load ends.
             try load._withUnsafeGuaranteedRef { load in try key.withUnsafeBytes { try load.delete($0, in: table) } }
@@ -203,6 +248,7 @@ package struct StoreTransaction {
     /// Removes every entry of `table`.
     package func removeAll(in table: StoreTable) throws {
         let transaction = try writing("removeAll")
+        touches?._withUnsafeGuaranteedRef { $0.changedEverything() }
         try transaction.empty(table.database)
     }
 }

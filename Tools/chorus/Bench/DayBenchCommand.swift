@@ -92,6 +92,8 @@ struct DayBenchCommand: AsyncParsableCommand {
         var liveEvents: Int
 
         /// Every post went through, and the read models kept up.
+        /// Of the feed pages asked for, the share answered as kept (``--kept-pages``).
+        let pagesReused: Double
         var sustained: Bool { posts.errors == 0 && lagMax < 10_000 }
         /// The posts went through at about the rate asked for.
         var keptUp: Bool { sustained && posts.requestsPerSecond >= 0.9 * Double(target) }
@@ -128,6 +130,7 @@ struct DayBenchCommand: AsyncParsableCommand {
         for target in postRates {
             printProgress("\(target) posts/s for \(seconds) s, with feed reads, likes, comments and follows")
             let liveBefore = crowd.events
+            let pagesBefore = await Self.pageCounts(of: server)
             let deadline = ContinuousClock.now + .seconds(seconds)
             async let posts = wrk.runAlongside(
                 url: server.base,
@@ -142,9 +145,14 @@ struct DayBenchCommand: AsyncParsableCommand {
             async let lag = Self.maxLag(of: server, until: deadline)
             let delivery = try await probe.measure(from: probeNumber, every: .milliseconds(100), until: deadline)
             probeNumber = delivery.next
+            let (posted, read, wrote, lagMax) = (try await posts, try await reads, try await social, await lag)
+            let pagesAfter = await Self.pageCounts(of: server)
+            let (reused, rendered) = (
+                pagesAfter.reused - pagesBefore.reused, pagesAfter.rendered - pagesBefore.rendered
+            )
             let stage = Stage(
-                target: target, posts: try await posts, reads: try await reads, social: try await social,
-                delivery: delivery.figures, lagMax: await lag, liveEvents: crowd.events - liveBefore)
+                target: target, posts: posted, reads: read, social: wrote, delivery: delivery.figures, lagMax: lagMax,
+                liveEvents: crowd.events - liveBefore, pagesReused: reused / max(1, reused + rendered))
             stages.append(stage)
             print(
                 String(
@@ -172,6 +180,7 @@ struct DayBenchCommand: AsyncParsableCommand {
         report.add("probe_posts", Double(best?.delivery.all.count ?? 0))
         report.add("probe_posts_lost", Double(best?.delivery.lost ?? 0))
         report.add("projection_lag_max", Double(best?.lagMax ?? 0))
+        report.add("feed_pages_reused_share", best?.pagesReused ?? 0)
         report.add("live_streams", Double(streams))
         report.add("live_events_per_s", Double(best?.liveEvents ?? 0) / Double(seconds))
         report.add("posts_per_s_asked", Double(best?.target ?? 0))
@@ -230,6 +239,17 @@ struct DayBenchCommand: AsyncParsableCommand {
     ) -> String {
         let pause = Duration.seconds(Double(pacedConnections(rate: rate)) / Double(rate))
         return Wrk.mixedScript(tokens: tokens, requests: requests, pause: pause)
+    }
+
+    /// The server's count of pages answered as kept, and read from the read models (`chorus_pages_total`).
+    private static func pageCounts(of server: BenchServer) async -> (reused: Double, rendered: Double) {
+        let metrics = (try? await HTTPJSONClient(base: server.base).text("/metrics")) ?? ""
+        func count(_ result: String) -> Double {
+            let name = "chorus_pages_total{result=\"\(result)\"} "
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix(name) }
+            return line.flatMap { Double($0.dropFirst(name.count)) } ?? 0
+        }
+        return (count("reused"), count("rendered"))
     }
 
     /// The most the read models fell behind the log's head, sampling `/health` every 50 ms until `deadline`.

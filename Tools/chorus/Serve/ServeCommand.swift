@@ -98,6 +98,15 @@ struct ServeCommand: AsyncParsableCommand {
                 """))
     var fanOutLimit: Int?
 
+    @Option(
+        help: ArgumentHelp(
+            "Memory for pages of posts kept as rendered, such as 64M, or off (CHORUS_KEPT_PAGES; default 64M).",
+            discussion: """
+                A feed or posts tab page is answered again from memory, at the newest position, for as long as \
+                nothing it shows has changed; the oldest kept go first once the memory is full.
+                """))
+    var keptPages: String?
+
     mutating func run() async throws {
         let environment = ProcessInfo.processInfo.environment
         var settings = ServerConfiguration()
@@ -156,6 +165,13 @@ struct ServeCommand: AsyncParsableCommand {
                 return limit
             }
         if let fanOutLimit, fanOutLimit < 1 { throw ValidationError("--fan-out-limit must be at least 1") }
+        if let text = keptPages ?? environment["CHORUS_KEPT_PAGES"] {
+            guard let bytes = text == "off" ? 0 : ByteCount(argument: text)?.bytes else {
+                throw ValidationError(
+                    "--kept-pages (or CHORUS_KEPT_PAGES) must be off or \(ByteCount.help), not \(text)")
+            }
+            settings.keptPageBytes = bytes
+        }
         let clusterDatabase = try clusterDatabase(environment, logger: logger)
         if clusterDatabase != nil, readOnly || demoEvents != nil {
             throw ValidationError(

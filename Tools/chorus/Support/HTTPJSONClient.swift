@@ -29,6 +29,13 @@ struct HTTPJSONClient: Sendable {
         return (answer.status, answer.body)
     }
 
+    /// The body of `GET path` as text (`/metrics`).
+    func text(_ path: String) async throws -> String {
+        guard let url = URL(string: base + path) else { throw OperatorError("\(base + path) is not a URL") }
+        let (data, _) = try await URLSession.shared.data(from: url)
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Sends `json` (if any) as the body and `headers` besides; returns the whole answer.
     func exchange(
         _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil,

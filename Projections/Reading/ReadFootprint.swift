@@ -1,0 +1,13 @@
+import ChorusLog
+
+/// What an answer was read from: the read models, the position, and the partitions of their tables it read. The read
+/// models keep, for each partition, the last position a batch changed it at, so an answer can be served again, with a
+/// newer position, for as long as none of what it read has changed: it is then exactly what a new read would answer.
+public struct ReadFootprint: Sendable {
+    /// The ``ProjectionEngine`` read from.
+    let engine: UInt64
+    /// The position the answer reflects.
+    public let position: LogPosition
+    /// The buckets of the partitions read (``ChorusStorage/ChangedKeys``).
+    let buckets: [UInt32]
+}

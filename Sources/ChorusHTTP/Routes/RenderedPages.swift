@@ -1,0 +1,89 @@
+import ChorusLog
+import ChorusProjections
+import NIOCore
+import Synchronization
+
+/// Pages of posts as last rendered for a caller and a request, answered again for as long as nothing they were read
+/// from has changed (``ChorusProjections/ReadFootprint``): then the page is byte for byte what reading it again would
+/// answer, at the newest position. A page is a few dozen reads and most of a feed request's work; a caller who pulls
+/// to refresh with nothing new in their feed gets the kept bytes.
+///
+/// Kept up to a budget of bytes; past it, the oldest kept go first.
+final class RenderedPages: Sendable {
+    struct Key: Hashable, Sendable {
+        let caller: String
+        /// The request's path and query, as sent.
+        let target: String
+    }
+
+    private struct Kept {
+        let footprint: ReadFootprint
+        let body: ByteBuffer
+        /// Tells this entry from a later one under the same key, in `order`.
+        let stamp: UInt64
+    }
+
+    private struct State {
+        var kept: [Key: Kept] = [:]
+        /// Keys in the order they were kept, from `oldest` on; earlier slots are spent.
+        var order: [(key: Key, stamp: UInt64)] = []
+        var oldest = 0
+        var bytes = 0
+        var nextStamp: UInt64 = 0
+
+        mutating func remove(_ key: Key, stamp: UInt64) {
+            guard let found = kept[key], found.stamp == stamp else { return }
+            kept[key] = nil
+            bytes -= found.body.readableBytes
+        }
+
+        /// Forgets the oldest until `budget` holds, then drops the spent slots once they are most of `order`.
+        mutating func trim(to budget: Int) {
+            while bytes > budget, oldest < order.count {
+                remove(order[oldest].key, stamp: order[oldest].stamp)
+                oldest += 1
+            }
+            // Slots of pages forgotten or kept again since pile up while the bytes stay under budget.
+            if order.count - oldest > 2 * kept.count + 1024 {
+                order = order[oldest...].filter { kept[$0.key]?.stamp == $0.stamp }
+                oldest = 0
+            } else if oldest > 1024, oldest * 2 > order.count {
+                order.removeFirst(oldest)
+                oldest = 0
+            }
+        }
+    }
+
+    let budget: Int
+    private let state = Mutex(State())
+
+    /// Keeps up to `budget` bytes of pages.
+    init(budget: Int) {
+        self.budget = budget
+    }
+
+    /// The page kept for `key` and the position it is answered at, if nothing it was read from has changed on
+    /// `readModels` since; a page that has changed is forgotten.
+    func page(for key: Key, on readModels: ServedReadModels) -> (body: ByteBuffer, position: LogPosition)? {
+        guard let kept = state.withLock({ $0.kept[key] }) else { return nil }
+        guard let position = readModels.unchangedPosition(of: kept.footprint) else {
+            state.withLock { $0.remove(key, stamp: kept.stamp) }
+            return nil
+        }
+        return (kept.body, position)
+    }
+
+    /// Keeps `body`, read with `footprint`, for `key`.
+    func keep(_ body: ByteBuffer, read footprint: ReadFootprint, for key: Key) {
+        guard body.readableBytes <= budget / 16 else { return }
+        state.withLock { state in
+            if let previous = state.kept[key] { state.remove(key, stamp: previous.stamp) }
+            let stamp = state.nextStamp
+            state.nextStamp += 1
+            state.kept[key] = Kept(footprint: footprint, body: body, stamp: stamp)
+            state.order.append((key, stamp))
+            state.bytes += body.readableBytes
+            state.trim(to: budget)
+        }
+    }
+}
