@@ -204,8 +204,8 @@ public final class ProjectionEngine: Sendable {
         }
     }
 
-    /// ``snapshot(_:)``, also returning what the answer was read from, so that ``unchangedPosition(of:)`` can tell later
-    /// whether it still holds.
+    /// ``snapshot(_:)``, also returning what the answer was read from, so that ``unchangedPosition(of:)`` can tell
+    /// later whether it still holds.
     public func snapshotWithFootprint<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> (
         Snapshot<Answer>, ReadFootprint
     ) {

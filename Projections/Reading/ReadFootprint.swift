@@ -10,4 +10,7 @@ public struct ReadFootprint: Sendable {
     public let position: LogPosition
     /// The buckets of the partitions read (``ChorusStorage/ChangedKeys``).
     let buckets: [UInt32]
+
+    /// The bytes it holds, about.
+    public var size: Int { MemoryLayout<Self>.size + buckets.count * MemoryLayout<UInt32>.size }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// answer, at the newest position. A page is a few dozen reads and most of a feed request's work; a caller who pulls
 /// to refresh with nothing new in their feed gets the kept bytes.
 ///
-/// Kept up to a budget of bytes; past it, the oldest kept go first.
+/// Kept up to a budget of memory; past it, the oldest kept go first.
 final class RenderedPages: Sendable {
     struct Key: Hashable, Sendable {
         let caller: String
@@ -21,6 +21,9 @@ final class RenderedPages: Sendable {
         let body: ByteBuffer
         /// Tells this entry from a later one under the same key, in `order`.
         let stamp: UInt64
+        /// What it holds of memory, about: the body, the key, the footprint, and the entry itself (an empty page
+        /// costs more than its bytes).
+        let cost: Int
     }
 
     private struct State {
@@ -34,7 +37,7 @@ final class RenderedPages: Sendable {
         mutating func remove(_ key: Key, stamp: UInt64) {
             guard let found = kept[key], found.stamp == stamp else { return }
             kept[key] = nil
-            bytes -= found.body.readableBytes
+            bytes -= found.cost
         }
 
         /// Forgets the oldest until `budget` holds, then drops the spent slots once they are most of `order`.
@@ -73,16 +76,23 @@ final class RenderedPages: Sendable {
         return (kept.body, position)
     }
 
+    /// How many pages are kept, and the memory they take.
+    var kept: (pages: Int, bytes: Int) { state.withLock { ($0.kept.count, $0.bytes) } }
+
+    /// Whether a page is kept for `key`, changed or not.
+    func isKept(_ key: Key) -> Bool { state.withLock { $0.kept[key] != nil } }
+
     /// Keeps `body`, read with `footprint`, for `key`.
     func keep(_ body: ByteBuffer, read footprint: ReadFootprint, for key: Key) {
-        guard body.readableBytes <= budget / 16 else { return }
+        let cost = body.readableBytes + key.caller.utf8.count + key.target.utf8.count + footprint.size + 128
+        guard cost <= budget / 16 else { return }
         state.withLock { state in
             if let previous = state.kept[key] { state.remove(key, stamp: previous.stamp) }
             let stamp = state.nextStamp
             state.nextStamp += 1
-            state.kept[key] = Kept(footprint: footprint, body: body, stamp: stamp)
+            state.kept[key] = Kept(footprint: footprint, body: body, stamp: stamp, cost: cost)
             state.order.append((key, stamp))
-            state.bytes += body.readableBytes
+            state.bytes += cost
             state.trim(to: budget)
         }
     }

@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Which parts of a store's tables a transaction touched, as buckets of ``ChangedKeys``: what a write changed, or what
-/// a read's answer depends on. A ``StoreTransaction`` records into one while ``StoreTransaction/recordingTouches(into:_:)``
-/// runs.
+/// a read's answer depends on. A ``StoreTransaction`` records into one while
+/// ``StoreTransaction/recordingTouches(into:_:)`` runs.
 ///
 /// Tables are tracked by partition: a key's partition is its first part, the bytes up to its first NUL (the owner
 /// of a read model's key: a user, a post), or its first 8 bytes when it begins with a position. A read of a key, or

@@ -132,8 +132,8 @@ package struct StoreTransaction {
     }
 
     /// Visits the entries whose keys start with `prefix` in key order, from the first at or after `start` (forward)
-    /// or at or before it (backward), until `body` returns false or the keys leave `prefix`. A scan confined to a
-    /// prefix depends on that prefix's keys only (``TouchedKeys``).
+    /// or at or before it (backward), until `body` returns false or the keys leave `prefix`; `start` begins with
+    /// `prefix`. A scan confined to a prefix depends on that prefix's keys only (``TouchedKeys``).
     package func scan(
         _ table: StoreTable, within prefix: [UInt8], from start: [UInt8], direction: ScanDirection,
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool

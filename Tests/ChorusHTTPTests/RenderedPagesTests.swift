@@ -1,0 +1,53 @@
+import ChorusLog
+import NIOCore
+import Testing
+
+@testable import ChorusHTTP
+@testable import ChorusProjections
+
+@Suite("Kept pages: memory")
+struct RenderedPagesTests {
+    private func footprint(buckets: Int) -> ReadFootprint {
+        ReadFootprint(engine: 1, position: LogPosition(7), buckets: (0..<UInt32(buckets)).map { $0 })
+    }
+
+    @Test("pages are kept within the budget, the oldest going first, and one too large for it is not kept")
+    func budget() {
+        let pages = RenderedPages(budget: 64 << 10)
+        let body = ByteBuffer(repeating: UInt8(ascii: "x"), count: 1_000)
+        for index in 0..<500 {
+            pages.keep(
+                body, read: footprint(buckets: 40), for: .init(caller: "u\(index % 100)", target: "/v1/feed/\(index)"))
+        }
+        let (count, bytes) = pages.kept
+        #expect(bytes <= 64 << 10)
+        #expect(count > 40 && count < 64, "about 1.3 KB each: \(count)")
+        #expect(pages.isKept(.init(caller: "u99", target: "/v1/feed/499")))
+        #expect(!pages.isKept(.init(caller: "u0", target: "/v1/feed/0")))
+        let large = ByteBuffer(repeating: 0, count: 8 << 10)
+        pages.keep(large, read: footprint(buckets: 1), for: .init(caller: "u0", target: "/large"))
+        #expect(!pages.isKept(.init(caller: "u0", target: "/large")), "more than a sixteenth of the budget")
+    }
+
+    @Test("empty pages count what keeping them costs, not only their bytes")
+    func emptyPages() {
+        let pages = RenderedPages(budget: 64 << 10)
+        for index in 0..<10_000 {
+            pages.keep(
+                ByteBuffer(string: "{\"items\":[]}"), read: footprint(buckets: 20),
+                for: .init(caller: "u\(index)", target: "/v1/feed/following"))
+        }
+        #expect(pages.kept.pages < 400, "\(pages.kept.pages) empty pages in 64 KB")
+    }
+
+    @Test("the same page kept again replaces the one before, and the memory stays counted once")
+    func keptAgain() {
+        let pages = RenderedPages(budget: 1 << 20)
+        let key = RenderedPages.Key(caller: "u1", target: "/v1/feed/following")
+        for size in [100, 2_000, 300] {
+            pages.keep(ByteBuffer(repeating: 1, count: size), read: footprint(buckets: 10), for: key)
+        }
+        #expect(pages.kept.pages == 1)
+        #expect(pages.kept.bytes < 1_000)
+    }
+}
