@@ -75,7 +75,7 @@ struct HomeTableExport {
         var userRows = CSVFile()
         var postRows = CSVFile()
         var homeRows = CSVFile()
-        try engine.snapshot { view in
+        _ = try engine.snapshot { view in
             // Every post once, from the Home feed.
             var cursor: PageCursor?
             repeat {
