@@ -197,10 +197,21 @@ public final class ProjectionEngine: Sendable {
 
     /// Lends `body` the read models at one position, and returns its answer with that position.
     public func snapshot<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> Snapshot<Answer> {
+        try snapshot(recordingReadsInto: nil, body)
+    }
+
+    /// A snapshot whose reads, past the checkpoint's, `read` records when given.
+    private func snapshot<Answer: Sendable>(
+        recordingReadsInto read: TouchedKeys?, _ body: (borrowing ReadView) throws -> Answer
+    ) throws -> Snapshot<Answer> {
         try store.read { transaction in
             let position = try Self.checkpoint(in: transaction, models.checkpoint)
-            let view = ReadView(transaction: transaction, models: models, keys: keys, position: position)
-            return Snapshot(answer: try body(view), position: position)
+            func answer(_ transaction: StoreTransaction) throws -> Snapshot<Answer> {
+                let view = ReadView(transaction: transaction, models: models, keys: keys, position: position)
+                return Snapshot(answer: try body(view), position: position)
+            }
+            guard let read else { return try answer(transaction) }
+            return try transaction.recordingTouches(into: read, answer)
         }
     }
 
@@ -210,13 +221,7 @@ public final class ProjectionEngine: Sendable {
         Snapshot<Answer>, ReadFootprint
     ) {
         let read = TouchedKeys(.reads)
-        let snapshot = try store.read { transaction in
-            let position = try Self.checkpoint(in: transaction, models.checkpoint)
-            return try transaction.recordingTouches(into: read) { transaction in
-                let view = ReadView(transaction: transaction, models: models, keys: keys, position: position)
-                return Snapshot(answer: try body(view), position: position)
-            }
-        }
+        let snapshot = try snapshot(recordingReadsInto: read, body)
         let footprint = ReadFootprint(
             engine: identity, position: snapshot.position, buckets: Array(Set(read.buckets)))
         return (snapshot, footprint)

@@ -92,23 +92,24 @@ public final class ServedReadModels: Sendable {
     /// Lends `body` a snapshot of the served read models; started over on the new ones if a rebuild swapped them in
     /// meanwhile.
     public func snapshot<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> Snapshot<Answer> {
-        let engine = current
-        do {
-            return try engine.snapshot(body)
-        } catch  where engine !== current {
-            return try current.snapshot(body)
-        }
+        try onServed { try $0.snapshot(body) }
     }
 
     /// ``snapshot(_:)`` with what the answer was read from (``ProjectionEngine/snapshotWithFootprint(_:)``).
     public func snapshotWithFootprint<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> (
         Snapshot<Answer>, ReadFootprint
     ) {
+        try onServed { try $0.snapshotWithFootprint(body) }
+    }
+
+    /// Runs `read` on the served engine, and again on the new one if a rebuild swapped it in and closed the old one
+    /// under the read.
+    private func onServed<R>(_ read: (ProjectionEngine) throws -> R) throws -> R {
         let engine = current
         do {
-            return try engine.snapshotWithFootprint(body)
+            return try read(engine)
         } catch  where engine !== current {
-            return try current.snapshotWithFootprint(body)
+            return try read(current)
         }
     }
 

@@ -24,15 +24,27 @@ struct Endpoints: Sendable {
     func read(_ request: Request, _ write: (borrowing ReadView, inout JSONWriter) throws -> Void) async throws
         -> Response
     {
+        try await waitForMinimumPosition(request)
+        let snapshot = try backend.readModels.snapshot { view in try Self.bytes(view, write) }
+        return Self.json(.ok, snapshot.answer, position: snapshot.position)
+    }
+
+    /// Waits until the read models have applied the request's `Chorus-Min-Position`, if it sent one.
+    private func waitForMinimumPosition(_ request: Request) async throws {
         if let minimum = try Self.minimumPosition(request) {
             try await backend.readModels.waitUntilApplied(minimum, timeout: consistencyTimeout)
         }
-        let snapshot = try backend.readModels.snapshot { view in
-            var json = JSONWriter()
-            try write(view, &json)
-            return json.bytes
-        }
-        return Self.json(.ok, snapshot.answer, position: snapshot.position)
+    }
+
+    /// What `write` writes of `view`.
+    private static func bytes(
+        _ view: borrowing ReadView, _ write: (borrowing ReadView, inout JSONWriter) throws -> Void
+    )
+        throws -> [UInt8]
+    {
+        var json = JSONWriter()
+        try write(view, &json)
+        return json.bytes
     }
 
     /// ``read(_:_:)`` for a page of `caller`'s: the page kept for this caller and request when nothing it shows has
@@ -41,19 +53,13 @@ struct Endpoints: Sendable {
         async throws -> Response
     {
         guard let pages else { return try await read(request, write) }
-        if let minimum = try Self.minimumPosition(request) {
-            try await backend.readModels.waitUntilApplied(minimum, timeout: consistencyTimeout)
-        }
+        try await waitForMinimumPosition(request)
         let key = RenderedPages.Key(caller: caller.user.rawValue, target: request.uri.description)
         if let kept = pages.page(for: key, on: backend.readModels) {
             backend.metrics.recordPage(reused: true)
             return Self.json(.ok, kept.body, position: kept.position)
         }
-        let (snapshot, footprint) = try backend.readModels.snapshotWithFootprint { view in
-            var json = JSONWriter()
-            try write(view, &json)
-            return json.bytes
-        }
+        let (snapshot, footprint) = try backend.readModels.snapshotWithFootprint { view in try Self.bytes(view, write) }
         let body = ByteBuffer(bytes: snapshot.answer)
         pages.keep(body, read: footprint, for: key)
         backend.metrics.recordPage(reused: false)
