@@ -130,11 +130,11 @@ final class RawHTTPStream: @unchecked Sendable {
     }
 }
 
-/// A TCP socket connected to 127.0.0.1:`port`, whose reads time out after 10 s.
+/// A TCP socket connected to 127.0.0.1:`port`, whose reads time out after 30 s.
 func connectToLoopback(port: Int) throws -> Int32 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw StreamError("socket failed") }
-    var timeout = timeval(tv_sec: 10, tv_usec: 0)
+    var timeout = timeval(tv_sec: 30, tv_usec: 0)
     setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)

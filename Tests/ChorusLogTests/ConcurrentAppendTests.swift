@@ -176,20 +176,18 @@ struct ConcurrentAppendTests {
                     }
                 }
                 for await _ in holding { break }
-                let submitting = SubmittedCount()
                 let crowd = Task {
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         for writer in 0..<32 {
                             group.addTask {
-                                submitting.count.add(1, ordering: .relaxed)
                                 _ = try await log.append(tick(try StreamID("crowd-\(writer)"), "crowd"))
                             }
                         }
                         try await group.waitForAll()
                     }
                 }
-                while submitting.count.load(ordering: .relaxed) < 32 { try await Task.sleep(for: .milliseconds(10)) }
-                try await Task.sleep(for: .milliseconds(100))
+                // All 32 wait in the writer's queue before the transaction is released (however slow the machine).
+                while log.statistics.waitingAppends < 32 { try await Task.sleep(for: .milliseconds(10)) }
                 release.signal()
                 try await holder.value
                 try await crowd.value
@@ -255,9 +253,4 @@ struct ConcurrentAppendTests {
             #expect(try reopened.verifyIntegrity().isSound)
         }
     }
-}
-
-/// How many appenders have started, shared with their tasks.
-private final class SubmittedCount: Sendable {
-    let count = Atomic<Int>(0)
 }

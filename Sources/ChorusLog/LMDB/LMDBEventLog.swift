@@ -155,11 +155,12 @@ public final class LMDBEventLog: EventLog {
     /// Figures for monitoring and benchmarks.
     public var statistics: EventLogStatistics {
         let writes =
-            writer?.statistics ?? (commits: 0, callerCommits: 0, jobs: 0, commitTime: .zero, indexedThrough: .start)
+            writer?.statistics
+            ?? (commits: 0, callerCommits: 0, jobs: 0, commitTime: .zero, indexedThrough: .start, waiting: 0)
         return EventLogStatistics(
             head: head, commits: writes.commits, commitsOnCallerThread: writes.callerCommits,
             committedAppends: writes.jobs, commitTime: writes.commitTime,
-            indexedThrough: writes.indexedThrough, mapSize: environment.mapSize,
+            indexedThrough: writes.indexedThrough, waitingAppends: writes.waiting, mapSize: environment.mapSize,
             mapGrowths: environment.mapGrowthCount)
     }
 
@@ -245,6 +246,8 @@ public struct EventLogStatistics: Sendable {
     public let commitTime: Duration
     /// The stream and command indexes are written through here; later appends are indexed in the writer's memory.
     public let indexedThrough: LogPosition
+    /// Appends queued for the writer now, not yet in a transaction.
+    public let waitingAppends: Int
     public let mapSize: Int
     /// Times the map grew since the log opened.
     public let mapGrowths: Int

@@ -78,13 +78,20 @@ final class LogWriter: @unchecked Sendable {
     }
 
     /// Transactions committed (of them, by a lone appender on its own thread), jobs answered through them, time from
-    /// transaction start to durable commit, and the position the indexes are written through, since the log opened.
-    var statistics: (commits: Int, callerCommits: Int, jobs: Int, commitTime: Duration, indexedThrough: LogPosition) {
+    /// transaction start to durable commit, and the position the indexes are written through, since the log opened;
+    /// and the jobs queued now, waiting for a transaction.
+    var statistics:
+        (
+            commits: Int, callerCommits: Int, jobs: Int, commitTime: Duration, indexedThrough: LogPosition,
+            waiting: Int
+        )
+    {
         (
             commits.load(ordering: .relaxed), callerCommits.load(ordering: .relaxed),
             committedJobs.load(ordering: .relaxed),
             .nanoseconds(commitNanoseconds.load(ordering: .relaxed)),
-            LogPosition(indexedThrough.load(ordering: .relaxed))
+            LogPosition(indexedThrough.load(ordering: .relaxed)),
+            condition.withLock { queue.count }
         )
     }
 
