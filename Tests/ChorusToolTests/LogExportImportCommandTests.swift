@@ -91,6 +91,31 @@ struct LogExportImportCommandTests {
         }
     }
 
+    @Test("a gap the log refuses while later batches are already decoded: nothing after it goes in, the state matches")
+    func refusedBatchStopsLaterOnes() async throws {
+        try await withTemporaryDirectory { root in
+            try #require(
+                try runChorus(["demo", "--data", root + "/a", "--events", "8000", "--seed", "5"]).status == 0)
+            let export = try runChorus(["log", "export", "--data", root + "/a"])
+            var lines = export.standardOutput.split(separator: "\n").map(String.init)
+            try #require(lines.count >= 8_000)
+            // Position 5,000 is missing: its batch is refused by the log (not by the reader, which checks no order),
+            // while the batches after it are being read and decoded.
+            lines.remove(at: 4_999)
+            let gapped = root + "/gapped.jsonl"
+            try (lines.joined(separator: "\n") + "\n").write(toFile: gapped, atomically: true, encoding: .utf8)
+            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
+            let refused = try runChorus(["log", "import", "--data", root + "/b", gapped, "--batch-events", "512"])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("position 5001 where 5000 is next"), "\(refused.standardError)")
+            #expect(refused.standardError.contains("the log now ends at position 4999"), "\(refused.standardError)")
+            let verify = try runChorus(["log", "verify", "--data", root + "/b", "--json"])
+            #expect(verify.status == 0, "\(verify.standardOutput)")
+            #expect(try lastJSONLine(verify.standardOutput)["head"] as? Int == 4_999, "nothing after the gap")
+        }
+    }
+
     @Test("bad lines are refused with their line number; what came before them stays, and nothing after")
     func refusals() async throws {
         try await withTemporaryDirectory { root in

@@ -482,7 +482,12 @@ public struct DecisionState: Sendable {
 
     /// Records what `event`, appended at `position`, changes in the state; called in the same transaction.
     func apply(_ event: DomainEvent, at position: LogPosition, in state: some StateWriter) throws {
-        for change in changes(for: event, at: position) {
+        try apply(changes(for: event, at: position), in: state)
+    }
+
+    /// Records `changes` (``changes(for:at:)`` of events appended in the same transaction).
+    func apply(_ changes: [Change], in state: some StateWriter) throws {
+        for change in changes {
             if let held = change.removingEntriesHolding {
                 // A scan of the table: an account deletion is rare, and already scans the tables it empties.
                 var holding: [[UInt8]] = []

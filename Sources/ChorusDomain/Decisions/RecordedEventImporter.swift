@@ -19,69 +19,75 @@ public struct RecordedEventImporter: Sendable {
         upgrade = StateUpgradeOnce(log: log, keys: keys)
     }
 
-    /// Events decoded (by ``decode(_:)``) for appending, in commands; decoding stops at the first event that does not
-    /// decode.
+    /// Events decoded (by ``decode(_:)``) for appending, in commands, each with what it changes in the decision state;
+    /// decoding stops at the first event that does not decode.
     public struct Decoded: Sendable {
-        fileprivate let commands: [[(RecordedEvent, DomainEvent)]]
+        fileprivate let commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]
         fileprivate let eventCount: Int
         fileprivate let undecodable: (any Error)?
     }
 
-    /// Decodes `events` (opening their sealed fields) to be appended: an import decodes its next batch while the one
-    /// before is appended. The events come in position order from the log's next position, each command's together.
+    /// Decodes `events` (opening their sealed fields) to be appended, and works out what they change in the decision
+    /// state: an import does this for its next batch while the one before is appended, leaving the log's writer only
+    /// the writing. The events come in position order from the log's next position, each command's together.
     public func decode(_ events: [RecordedEvent]) -> Decoded {
-        var decoded: [(RecordedEvent, DomainEvent)] = []
-        decoded.reserveCapacity(events.count)
+        var commands: [(events: [RecordedEvent], changes: [DecisionState.Change])] = []
+        var eventCount = 0
         var undecodable: Error?
         for event in events {
+            let sameCommand = commands.last?.events.last?.commandID == event.commandID
+            let changes: [DecisionState.Change]
             do {
-                decoded.append((event, try DomainEvent(decoding: event, keys: keys)))
+                changes = state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position)
             } catch {
                 undecodable = error
                 // What decodes goes in, up to the command of the first event that does not.
-                while decoded.last?.0.commandID == event.commandID { decoded.removeLast() }
+                if sameCommand { eventCount -= commands.removeLast().events.count }
                 break
             }
+            if sameCommand {
+                commands[commands.count - 1].events.append(event)
+                commands[commands.count - 1].changes += changes
+            } else {
+                commands.append(([event], changes))
+            }
+            eventCount += 1
         }
-        return Decoded(commands: Self.commands(decoded), eventCount: decoded.count, undecodable: undecodable)
+        return Decoded(commands: commands, eventCount: eventCount, undecodable: undecodable)
     }
 
     /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one. Not durable until
     /// ``EventLog/syncToDisk()``.
     public func append(_ decoded: Decoded) async throws {
-        let commands = decoded.commands
+        let handed = HandedBatch(decoded.commands)
         let state = self.state
         // What it records must be in this Chorus's format, and so must what is there.
         try await upgrade.run()
         let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.eventCount) {
             batch in
             if batch.head == .start { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
-            for command in commands {
+            for command in handed.commands ?? [] {
                 do {
-                    try batch.appendRecorded(command.map(\.0))
+                    try batch.appendRecorded(command.events)
                 } catch let error as EventLogError {
                     return error
                 }
-                for (event, domainEvent) in command {
-                    try state.apply(domainEvent, at: event.position, in: batch.state)
-                }
+                try state.apply(command.changes, in: batch.state)
             }
             return nil
         }
+        handed.commands = nil
         if let refusal { throw refusal }
         if let undecodable = decoded.undecodable { throw undecodable }
     }
+}
 
-    /// Consecutive events of one command, together.
-    private static func commands(_ events: [(RecordedEvent, DomainEvent)]) -> [[(RecordedEvent, DomainEvent)]] {
-        var commands: [[(RecordedEvent, DomainEvent)]] = []
-        for event in events {
-            if let last = commands.last?.last, last.0.commandID == event.0.commandID {
-                commands[commands.count - 1].append(event)
-            } else {
-                commands.append([event])
-            }
-        }
-        return commands
-    }
+/// A batch handed to the log's writer, and emptied by the appending task once the writer is done with it: the batch
+/// (a few thousand events and their changes) is then freed on that task's thread, not on the writer's, which is an
+/// import's bottleneck.
+private final class HandedBatch: @unchecked Sendable {
+    /// Read by the writer's closure, then set to nil once the append has returned: never at once.
+    var commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]?
+
+    init(_ commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]) { self.commands = commands }
 }

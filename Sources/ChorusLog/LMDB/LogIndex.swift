@@ -40,18 +40,28 @@ struct LogIndex: Sendable {
     /// Writes `tail` into the indexes, keys in sorted order so that each page is touched once, and moves the
     /// checkpoint to `head`.
     func write(_ tail: UnindexedTail, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
-        // A stream's entries are already in version order: group them, and sort only the streams.
-        var entriesByStream: [StreamID: [UnindexedTail.IndexEntry]] = [:]
-        for entry in tail.indexEntries { entriesByStream[entry.stream, default: []].append(entry) }
-        // In LMDB's key order, byte by byte: comparing the names' UTF-8 views was half of writing an import's index.
-        let streams = entriesByStream.keys.map { (stream: $0, bytes: Array($0.rawValue.utf8)) }
-            .sorted { $0.bytes.lexicographicallyPrecedes($1.bytes) }.map(\.stream)
+        // A stream's entries are already in version order: group them, and sort only the streams. One hash of each
+        // entry's stream: each stream's last version is its group's last entry.
+        var groupOfStream: [StreamID: Int] = [:]
+        var groups: [(bytes: [UInt8], entries: [UnindexedTail.IndexEntry])] = []
+        for entry in tail.indexEntries {
+            if let group = groupOfStream[entry.stream] {
+                groups[group].entries.append(entry)
+            } else {
+                groupOfStream[entry.stream] = groups.count
+                groups.append((Array(entry.stream.rawValue.utf8), [entry]))
+            }
+        }
+        // In LMDB's key order, with memcmp: comparing the names' UTF-8 views was half of writing an import's index,
+        // and the generic `lexicographicallyPrecedes` half of what was left of the sort.
+        groups.sort { KeyOrder.precedes($0.bytes, $1.bytes) }
         var key: [UInt8] = []
-        for stream in streams {
-            key = LogSchema.streamIndexPrefix(stream)
+        for group in groups {
+            guard let last = group.entries.last else { continue }
+            key = LogSchema.streamIndexPrefix(last.stream)
             let prefixLength = key.count
             key.append(contentsOf: repeatElement(0, count: 8))
-            for entry in entriesByStream[stream] ?? [] {
+            for entry in group.entries {
                 key.withUnsafeMutableBytes {
                     $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
                 }
@@ -61,11 +71,9 @@ struct LogIndex: Sendable {
                     }
                 }
             }
-            var name = stream.rawValue
-            let version = tail.streamVersions[stream] ?? 0
-            try name.withUTF8 { name in
-                try withUnsafeBytes(of: version.littleEndian) { value in
-                    try transaction.put(value, for: UnsafeRawBufferPointer(name), in: schema.streamHeads)
+            try group.bytes.withUnsafeBytes { name in
+                try withUnsafeBytes(of: last.version.littleEndian) { value in
+                    try transaction.put(value, for: name, in: schema.streamHeads)
                 }
             }
         }

@@ -47,6 +47,11 @@ struct UnindexedTail {
 
     /// Adds a committed batch's appends, which come after everything already here.
     mutating func append(contentsOf later: UnindexedTail) {
+        // Just after an index write (after every batch of an import): taken whole, without hashing every id again.
+        guard !isEmpty else {
+            self = later
+            return
+        }
         indexEntries.append(contentsOf: later.indexEntries)
         streamVersions.merge(later.streamVersions) { _, later in later }
         commands.merge(later.commands) { _, later in later }

@@ -159,7 +159,7 @@ package final class KeyOrderLoad: @unchecked Sendable {
     private static func writeRun(_ bytes: [UInt8], _ starts: [Int], to path: String) throws {
         try bytes.withUnsafeBytes { bytes in
             let order = starts.sorted { left, right in
-                let comparison = RunRecord.compare(
+                let comparison = KeyOrder.compare(
                     RunRecord.key(in: bytes, at: left), RunRecord.key(in: bytes, at: right))
                 // Of equal keys, the latest write first: the merge keeps the first it sees.
                 return comparison != 0 ? comparison < 0 : left > right
@@ -261,13 +261,6 @@ private enum RunRecord {
             rebasing: bytes[(start + headerSize)..<(start + headerSize + sizes(in: bytes, at: start).key)])
     }
 
-    /// Byte order, a key before every longer key it begins.
-    package static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int32 {
-        let common =
-            left.isEmpty || right.isEmpty
-            ? 0 : memcmp(left.baseAddress!, right.baseAddress!, min(left.count, right.count))
-        return common != 0 ? common : Int32(left.count - right.count)
-    }
 }
 
 /// A run's file, mapped for reading: it was written moments ago, so it is in the page cache. Unmapped by the merge
@@ -342,5 +335,5 @@ private struct RunReader {
     }
 
     /// Compares the current key with `other`.
-    package func compareKey(with other: UnsafeRawBufferPointer) -> Int32 { RunRecord.compare(key, other) }
+    package func compareKey(with other: UnsafeRawBufferPointer) -> Int32 { KeyOrder.compare(key, other) }
 }

@@ -26,8 +26,8 @@ struct LogImportCommand: AsyncParsableCommand {
 
     @Option(
         help: """
-            Events appended per transaction. Two batches are in memory at once (one decoded, one being appended): \
-            smaller batches use less memory, larger ones import faster.
+            Events appended per transaction. Three batches are in memory at once (one read, one decoded, one \
+            being appended): smaller batches use less memory, larger ones import faster.
             """)
     var batchEvents = ImportBatches.defaultSize
 
