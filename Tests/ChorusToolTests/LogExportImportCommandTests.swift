@@ -116,6 +116,38 @@ struct LogExportImportCommandTests {
         }
     }
 
+    @Test("an imported log is served with space really prepared ahead of it: the unwritten end of its file is cut")
+    func importedLogServed() async throws {
+        try await withTemporaryDirectory { root in
+            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "3000", "--seed", "6"]).status == 0)
+            let export = root + "/a.jsonl"
+            try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", export]).status == 0)
+            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
+            let imported = try runChorus(["log", "import", "--data", root + "/b", export])
+            try #require(imported.status == 0, "\(imported.standardError)")
+            /// The file's size, and the bytes of it actually written.
+            func sizes() throws -> (size: Int, written: Int) {
+                var status = stat()
+                guard stat(root + "/b/log/data.mdb", &status) == 0 else { throw ServerError("no data.mdb") }
+                return (Int(status.st_size), Int(status.st_blocks) * 512)
+            }
+            // The import wrote in place: the file took the map's size, most of it never written.
+            let afterImport = try sizes()
+            #expect(afterImport.written < afterImport.size / 2, "\(afterImport)")
+
+            let server = try await ServerProcess(data: root + "/b")
+            var served = try sizes()
+            for _ in 0..<100 where served.written < served.size {
+                try await Task.sleep(for: .milliseconds(100))
+                served = try sizes()
+            }
+            #expect(served.written >= served.size, "every byte of the file is written: \(served)")
+            #expect(served.size < afterImport.size)
+            #expect(try await server.call("GET", "/health").status == 200)
+        }
+    }
+
     @Test("bad lines are refused with their line number; what came before them stays, and nothing after")
     func refusals() async throws {
         try await withTemporaryDirectory { root in

@@ -16,15 +16,22 @@ final class ServerProcess: @unchecked Sendable {
     let base: String
     /// Where the server's standard error (its log) goes: a file, which a chatty server cannot fill as it can a pipe.
     let logFile: String
+    /// Whether `logFile` is this object's own, removed with it.
+    private let ownsLogFile: Bool
 
     /// - Parameters:
-    ///   - logFile: by default beside `data`, as `<data>.log`.
+    ///   - logFile: by default a file of its own in the temporary directory, removed with this object (beside `data`
+    ///     it outlived the test's temporary directory when `data` was that directory).
     ///   - port: by default a free one; a restarted server takes its predecessor's.
     init(
         data: String, logFile: String? = nil, port: Int? = nil, extraArguments: [String] = [],
         environment: [String: String] = [:]
     ) async throws {
-        self.logFile = logFile ?? data + ".log"
+        self.logFile =
+            logFile
+            ?? FileManager.default.temporaryDirectory
+            .appendingPathComponent("chorus-serve-\(UUID().uuidString.lowercased()).log").path
+        ownsLogFile = logFile == nil
         guard FileManager.default.createFile(atPath: self.logFile, contents: nil),
             let errors = FileHandle(forWritingAtPath: self.logFile)
         else { throw ServerError("could not create \(self.logFile)") }
@@ -46,6 +53,7 @@ final class ServerProcess: @unchecked Sendable {
 
     deinit {
         if process.isRunning { process.terminate() }
+        if ownsLogFile { try? FileManager.default.removeItem(atPath: logFile) }
     }
 
     struct Answer: @unchecked Sendable {

@@ -53,6 +53,12 @@ extension LMDBEventLog {
         /// whose commits are not durable, gains nothing from it, and its syncs flush the import's pages early: turn it
         /// off there.
         public var preparesFileSpace = true
+        /// Whether write transactions change the pages of the log's file in place (LMDB's `MDB_WRITEMAP`) instead of
+        /// in copies written to the file at commit. For a bulk import, whose writer thread is its bottleneck: it spares
+        /// that thread the copies and their writes. The file then takes the map's size at once (sparse: the disk used
+        /// is the same), and a stray write through a pointer into the map could damage the log, whose import can be run
+        /// again; a server never opens it so.
+        public var writesInPlace = false
 
         public init() {}
 
@@ -60,7 +66,7 @@ extension LMDBEventLog {
             .init(
                 initialMapSize: initialMapSize, maximumMapGrowthStep: maximumMapGrowthStep,
                 maximumMapSize: maximumMapSize, maximumReaders: maximumReaders, readOnly: readOnly,
-                preparesFileSpace: preparesFileSpace)
+                preparesFileSpace: preparesFileSpace, writeMap: writesInPlace)
         }
     }
 }

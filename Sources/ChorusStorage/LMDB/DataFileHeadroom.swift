@@ -91,6 +91,7 @@ package final class DataFileHeadroom: @unchecked Sendable {
     }
 
     private func prepareUntilStopped() {
+        dropUnwrittenTail()
         let zeros = [UInt8](repeating: 0, count: Self.chunk)
         while true {
             // Look every few milliseconds (nothing is added to the commits themselves), and act only once the prepared
@@ -119,6 +120,23 @@ package final class DataFileHeadroom: @unchecked Sendable {
                 wakeUp.lock()
                 _ = wakeUp.wait(until: Date(timeIntervalSinceNow: 5))
                 wakeUp.unlock()
+            }
+        }
+    }
+
+    /// Cuts the file back to the pages LMDB uses when its end was never written: a bulk import writes in place
+    /// (`MDB_WRITEMAP`), and LMDB then sizes the file to its map at once, without allocating it. That space would
+    /// count as prepared here, and it is not.
+    private func dropUnwrittenTail() {
+        withFileLock {
+            var status = stat()
+            guard fstat(descriptor, &status) == 0, let used = try? usedBytes(), Int(status.st_size) > used,
+                Int(status.st_blocks) * 512 < Int(status.st_size)
+            else { return }
+            if ftruncate(descriptor, off_t(used)) != 0 {
+                logger.warning(
+                    "could not cut the log file's unwritten end",
+                    metadata: ["error": "\(String(cString: strerror(errno)))"])
             }
         }
     }
