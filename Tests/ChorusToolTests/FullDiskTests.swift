@@ -53,6 +53,36 @@ struct FullDiskTests {
     }
 
     @Test(
+        "an import onto a disk too small for it stops with a clear error, not a crash; the log verifies, and the import resumes elsewhere",
+        .enabled(if: SmallFilesystem.canMount, "needs root, to mount a size-limited tmpfs for the data directory"))
+    func importOntoFullDisk() async throws {
+        try await withTemporaryDirectory { root in
+            try #require(
+                try runChorus(["demo", "--data", root + "/a", "--events", "40000", "--seed", "7"]).status == 0)
+            let export = root + "/a.jsonl"
+            try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", export]).status == 0)
+            // The import writes its log in place (MDB_WRITEMAP), where a page the disk has no room for would kill the
+            // process with SIGBUS: blocks are allocated ahead instead, and running out is an error.
+            let disk = try SmallFilesystem(at: root + "/small", megabytes: 16)
+            defer { disk.unmount() }
+            let data = disk.path + "/data"
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
+            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: data + "/keys")
+            let full = try runChorus(["log", "import", "--data", data, export, "--batch-events", "1024"])
+            #expect(full.status == 1, "exit \(full.status): \(full.standardError)")
+            #expect(full.standardError.contains("No space left on device"), "\(full.standardError)")
+            #expect(full.standardError.contains("the log now ends at position"), "\(full.standardError)")
+            try expectVerifies(data, "after the refused import")
+
+            // Moved to a roomy disk, the same command finishes the import.
+            try FileManager.default.copyItem(atPath: data, toPath: root + "/b")
+            let resumed = try runChorus(["log", "import", "--data", root + "/b", export])
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            try expectVerifies(root + "/b", "after the resumed import")
+        }
+    }
+
+    @Test(
         "a log at its maximum size refuses writes with 503 unavailable and says why, reads go on, the log stays valid, and a larger maximum lets writes resume"
     )
     func fullMap() async throws {
