@@ -57,17 +57,13 @@ struct FullDiskTests {
         .enabled(if: SmallFilesystem.canMount, "needs root, to mount a size-limited tmpfs for the data directory"))
     func importOntoFullDisk() async throws {
         try await withTemporaryDirectory { root in
-            try #require(
-                try runChorus(["demo", "--data", root + "/a", "--events", "40000", "--seed", "7"]).status == 0)
-            let export = root + "/a.jsonl"
-            try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", export]).status == 0)
+            let export = try exportedDemoLog(in: root, events: 40_000, seed: 7)
             // The import writes its log in place (MDB_WRITEMAP), where a page the disk has no room for would kill the
             // process with SIGBUS: blocks are allocated ahead instead, and running out is an error.
             let disk = try SmallFilesystem(at: root + "/small", megabytes: 16)
             defer { disk.unmount() }
             let data = disk.path + "/data"
-            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: false)
-            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: data + "/keys")
+            try dataDirectoryForImport(at: data, keysOf: root + "/a")
             let full = try runChorus(["log", "import", "--data", data, export, "--batch-events", "1024"])
             #expect(full.status == 1, "exit \(full.status): \(full.standardError)")
             #expect(full.standardError.contains("No space left on device"), "\(full.standardError)")

@@ -57,18 +57,14 @@ struct LogExportImportCommandTests {
     @Test("a bad line after several batches: everything before it is appended, and the import resumes")
     func refusalAfterBatches() async throws {
         try await withTemporaryDirectory { root in
-            try #require(
-                try runChorus(["demo", "--data", root + "/a", "--events", "10000", "--seed", "4"]).status == 0)
-            let first = root + "/first.jsonl"
-            try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", first]).status == 0)
+            let first = try exportedDemoLog(in: root, events: 10_000, seed: 4)
             var lines = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n").map(String.init)
             try #require(lines.count >= 10_000)
             // Batches of about 2,048 events are decoded while the one before is appended; the fifth is being read.
             lines[8_999] = "{not json"
             let broken = root + "/broken.jsonl"
             try (lines.joined(separator: "\n") + "\n").write(toFile: broken, atomically: true, encoding: .utf8)
-            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
-            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
+            try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
 
             let nonsense = try runChorus(["log", "import", "--data", root + "/b", broken, "--batch-events", "0"])
             #expect(nonsense.status != 0)
@@ -94,18 +90,15 @@ struct LogExportImportCommandTests {
     @Test("a gap the log refuses while later batches are already decoded: nothing after it goes in, the state matches")
     func refusedBatchStopsLaterOnes() async throws {
         try await withTemporaryDirectory { root in
-            try #require(
-                try runChorus(["demo", "--data", root + "/a", "--events", "8000", "--seed", "5"]).status == 0)
-            let export = try runChorus(["log", "export", "--data", root + "/a"])
-            var lines = export.standardOutput.split(separator: "\n").map(String.init)
+            let export = try exportedDemoLog(in: root, events: 8_000, seed: 5)
+            var lines = try String(contentsOfFile: export, encoding: .utf8).split(separator: "\n").map(String.init)
             try #require(lines.count >= 8_000)
             // Position 5,000 is missing: its batch is refused by the log (not by the reader, which checks no order),
             // while the batches after it are being read and decoded.
             lines.remove(at: 4_999)
             let gapped = root + "/gapped.jsonl"
             try (lines.joined(separator: "\n") + "\n").write(toFile: gapped, atomically: true, encoding: .utf8)
-            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
-            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
+            try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
             let refused = try runChorus(["log", "import", "--data", root + "/b", gapped, "--batch-events", "512"])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("position 5001 where 5000 is next"), "\(refused.standardError)")
@@ -119,11 +112,8 @@ struct LogExportImportCommandTests {
     @Test("an imported log is served with space really prepared ahead of it: the unwritten end of its file is cut")
     func importedLogServed() async throws {
         try await withTemporaryDirectory { root in
-            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "3000", "--seed", "6"]).status == 0)
-            let export = root + "/a.jsonl"
-            try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", export]).status == 0)
-            try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
-            try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
+            let export = try exportedDemoLog(in: root, events: 3_000, seed: 6)
+            try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
             let imported = try runChorus(["log", "import", "--data", root + "/b", export])
             try #require(imported.status == 0, "\(imported.standardError)")
             /// The file's size, and the bytes of it actually written.
