@@ -23,6 +23,8 @@ struct CrashUnderLoadTests {
         var likes: [String: Bool] = [:]
         var follows: [String: Bool] = [:]
         var names: [Int: String] = [:]
+        /// The name a change on its way would give each writer.
+        var newNames: [Int: String] = [:]
         /// Last acknowledged state of a writer's block of the bystander ("block <writer>").
         var blocks: [String: Bool] = [:]
         /// Each writer's password as last acknowledged, and the one a change on its way would set.
@@ -202,6 +204,7 @@ struct CrashUnderLoadTests {
             case 4: request = ("POST", "/v1/messages", ["to": users[other].id, "text": text])
             case 5:
                 key = "name \(index)"
+                ledger.state.withLock { $0.newNames[index] = text }
                 request = ("PATCH", "/v1/me", ["name": text])
             case 6:
                 // The oldest of its own posts, so that most live a while first.
@@ -388,11 +391,12 @@ struct CrashUnderLoadTests {
             }
             let profile = try await server.call("GET", "/v1/users/\(me.id)", token: reader, headers: wait)
             let name = profile.json["name"] as? String
-            if known.uncertain.contains("name \(index)") {
-                #expect(
-                    name != nil && (name == known.names[index] || name!.hasPrefix("r") || name == "Writer \(index)"))
+            let acknowledgedName = known.names[index] ?? "Writer \(index)"
+            if known.uncertain.contains("name \(index)"), let new = known.newNames[index] {
+                #expect(name == acknowledgedName || name == new, "round \(round): name of writer \(index)")
+                settled["name \(index)"] = name == new
             } else {
-                #expect(name == (known.names[index] ?? "Writer \(index)"), "round \(round): name of writer \(index)")
+                #expect(name == acknowledgedName, "round \(round): name of writer \(index)")
             }
         }
         try await checkSafetyAndAccounts(known, settled: &settled, users: users, server: server, round: round)
@@ -404,6 +408,10 @@ struct CrashUnderLoadTests {
             for (key, state) in settled where key.hasPrefix("password") {
                 let index = Int(key.split(separator: " ")[1])!
                 if state { ledger.passwords[index] = ledger.newPasswords[index] }
+            }
+            for (key, state) in settled where key.hasPrefix("name ") && state {
+                let index = Int(key.split(separator: " ")[1])!
+                ledger.names[index] = ledger.newNames[index]
             }
             for index in ledger.leavers.indices where ledger.leavers[index].deletion == .uncertain {
                 ledger.leavers[index].deletion =
