@@ -23,13 +23,15 @@ public struct RecordedEventImporter: Sendable {
     /// decoding stops at the first event that does not decode.
     public struct Decoded: Sendable {
         fileprivate let commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]
+        /// The events of `commands`, ready to append in one go; nil when one would be refused.
+        fileprivate let prepared: PreparedRecordedEvents?
         fileprivate let eventCount: Int
         fileprivate let undecodable: (any Error)?
     }
 
-    /// Decodes `events` (opening their sealed fields) to be appended, and works out what they change in the decision
-    /// state: an import does this for its next batch while the one before is appended, leaving the log's writer only
-    /// the writing. The events come in position order from the log's next position, each command's together.
+    /// Decodes `events` (opening their sealed fields) to be appended, works out what they change in the decision
+    /// state, and prepares their records and index entries: an import does this for its next batch while the one
+    /// before is appended, leaving the log's writer only the checks against the log and the writing. The events come in position order from the log's next position, each command's together.
     public func decode(_ events: [RecordedEvent]) -> Decoded {
         var commands: [(events: [RecordedEvent], changes: [DecisionState.Change])] = []
         var eventCount = 0
@@ -53,19 +55,26 @@ public struct RecordedEventImporter: Sendable {
             }
             eventCount += 1
         }
-        return Decoded(commands: commands, eventCount: eventCount, undecodable: undecodable)
+        return Decoded(
+            commands: commands, prepared: PreparedRecordedEvents(events.prefix(eventCount)), eventCount: eventCount,
+            undecodable: undecodable)
     }
 
     /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one. Not durable until
     /// ``EventLog/syncToDisk()``.
     public func append(_ decoded: Decoded) async throws {
-        let handed = HandedBatch(decoded.commands)
+        let handed = HandedBatch(decoded.commands, prepared: decoded.prepared)
         let state = self.state
         // What it records must be in this Chorus's format, and so must what is there.
         try await upgrade.run()
         let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.eventCount) {
             batch in
             if batch.head == .start { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
+            // In one go when the log takes them so; else a command at a time, up to the first it refuses.
+            if let prepared = handed.prepared, try batch.appendPrepared(prepared) {
+                for command in handed.commands ?? [] { try state.apply(command.changes, in: batch.state) }
+                return nil
+            }
             for command in handed.commands ?? [] {
                 do {
                     try batch.appendRecorded(command.events)
@@ -76,7 +85,7 @@ public struct RecordedEventImporter: Sendable {
             }
             return nil
         }
-        handed.commands = nil
+        handed.empty()
         if let refusal { throw refusal }
         if let undecodable = decoded.undecodable { throw undecodable }
     }
@@ -87,7 +96,17 @@ public struct RecordedEventImporter: Sendable {
 /// import's bottleneck.
 private final class HandedBatch: @unchecked Sendable {
     /// Read by the writer's closure, then set to nil once the append has returned: never at once.
-    var commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]?
+    private(set) var commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]?
+    private(set) var prepared: PreparedRecordedEvents?
 
-    init(_ commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]) { self.commands = commands }
+    init(
+        _ commands: [(events: [RecordedEvent], changes: [DecisionState.Change])], prepared: PreparedRecordedEvents?
+    ) {
+        (self.commands, self.prepared) = (commands, prepared)
+    }
+
+    func empty() {
+        commands = nil
+        prepared = nil
+    }
 }

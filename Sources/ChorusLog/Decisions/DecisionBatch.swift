@@ -18,4 +18,14 @@ public protocol DecisionBatch: AnyObject {
     /// position, which must be the next, with its stream's next version, and its own time, ids and actor. All are
     /// checked before the first is written, so a refused command writes nothing.
     func appendRecorded(_ events: [RecordedEvent]) throws
+
+    /// Appends the events ``PreparedRecordedEvents`` made ready, all of them or none: true once appended; false, having
+    /// written nothing, when one of them would be refused or this log cannot take them in one go. Then
+    /// ``appendRecorded(_:)``, a command at a time, appends those before the refused one and says why.
+    func appendPrepared(_ events: PreparedRecordedEvents) throws -> Bool
+}
+
+extension DecisionBatch {
+    /// Takes none: the events go in a command at a time.
+    public func appendPrepared(_ events: PreparedRecordedEvents) throws -> Bool { false }
 }

@@ -37,69 +37,77 @@ struct LogIndex: Sendable {
         }
     }
 
-    /// Writes `tail` into the indexes, keys in sorted order so that each page is touched once, and moves the
-    /// checkpoint to `head`.
+    /// Writes `tail` into the indexes, keys in sorted order through one cursor per table, so that each put searches
+    /// only the page the last one touched, and moves the checkpoint to `head`.
     func write(_ tail: UnindexedTail, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
-        // A stream's entries are already in version order: group them, and sort only the streams. One hash of each
-        // entry's stream: each stream's last version is its group's last entry.
-        var groupOfStream: [StreamID: Int] = [:]
-        var groups: [(bytes: [UInt8], entries: [UnindexedTail.IndexEntry])] = []
-        for entry in tail.indexEntries {
-            if let group = groupOfStream[entry.stream] {
-                groups[group].entries.append(entry)
-            } else {
-                groupOfStream[entry.stream] = groups.count
-                groups.append((Array(entry.stream.rawValue.utf8), [entry]))
-            }
-        }
-        // In LMDB's key order, with memcmp: comparing the names' UTF-8 views was half of writing an import's index,
-        // and the generic `lexicographicallyPrecedes` half of what was left of the sort.
-        groups.sort { KeyOrder.precedes($0.bytes, $1.bytes) }
-        var key: [UInt8] = []
-        for group in groups {
-            guard let last = group.entries.last else { continue }
-            key = LogSchema.streamIndexPrefix(last.stream)
-            let prefixLength = key.count
-            key.append(contentsOf: repeatElement(0, count: 8))
-            for entry in group.entries {
-                key.withUnsafeMutableBytes {
-                    $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
-                }
-                try key.withUnsafeBytes { key in
-                    try LogSchema.withIndexValue(entry.position) { value in
-                        try transaction.put(value, for: key, in: schema.streamIndex)
+        let sorted = tail.sortedIndex ?? SortedIndexEntries(tail)
+        try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
+            try transaction.withWriteCursor(on: schema.streamHeads) { streamHeads in
+                var key: [UInt8] = []
+                for group in sorted.streams {
+                    guard let last = group.entries.last else { continue }
+                    key = group.name
+                    key.append(0)
+                    let prefixLength = key.count
+                    key.append(contentsOf: repeatElement(0, count: 8))
+                    for entry in group.entries {
+                        key.withUnsafeMutableBytes {
+                            $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
+                        }
+                        try key.withUnsafeBytes { key in
+                            try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
+                        }
+                    }
+                    try group.name.withUnsafeBytes { name in
+                        try withUnsafeBytes(of: last.version.littleEndian) { try streamHeads.put($0, for: name) }
                     }
                 }
             }
-            try group.bytes.withUnsafeBytes { name in
-                try withUnsafeBytes(of: last.version.littleEndian) { value in
-                    try transaction.put(value, for: name, in: schema.streamHeads)
-                }
-            }
         }
-        // Command ids compare as two big-endian integers; UUIDv7 ids arrive nearly sorted already.
-        let commands = tail.commands.map { command, outcome in
-            withUnsafeBytes(of: command.uuid.uuid) { bytes in
-                (
-                    high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                    low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)), outcome: outcome
+        try transaction.withWriteCursor(on: schema.commands) { cursor in
+            for command in sorted.commands {
+                let value = (
+                    command.outcome.firstPosition.rawValue.littleEndian,
+                    command.outcome.lastPosition.rawValue.littleEndian, command.outcome.streamVersion.littleEndian
                 )
-            }
-        }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
-        for command in commands {
-            let commandKey = (command.high.bigEndian, command.low.bigEndian)
-            let value = (
-                command.outcome.firstPosition.rawValue.littleEndian, command.outcome.lastPosition.rawValue.littleEndian,
-                command.outcome.streamVersion.littleEndian
-            )
-            try withUnsafeBytes(of: commandKey) { key in
-                try withUnsafeBytes(of: value) { value in try transaction.put(value, for: key, in: schema.commands) }
+                try command.withKey { key in try withUnsafeBytes(of: value) { try cursor.put($0, for: key) } }
             }
         }
         try LogSchema.indexedThroughKey.withUnsafeBytes { key in
             try withUnsafeBytes(of: head.rawValue.littleEndian) { value in
                 try transaction.put(value, for: key, in: schema.meta)
             }
+        }
+    }
+
+    /// Whether `sorted` may follow the indexes as of the checkpoint and the writer's `tail` after it: each of its
+    /// streams goes on from its last version, and none of its commands was appended before. The indexes are looked up
+    /// in key order, through one cursor per table.
+    func admits(
+        _ sorted: SortedIndexEntries, after tail: UnindexedTail, in transaction: some LMDBTransactionReading
+    ) throws -> Bool {
+        let streamsGoOn = try transaction.withCursor(on: schema.streamHeads) { cursor in
+            for group in sorted.streams {
+                let last =
+                    try (tail.isEmpty ? nil : tail.streamVersions[group.stream])
+                    ?? group.name.withUnsafeBytes { name in
+                        try cursor.seek(atLeast: name).flatMap { entry in
+                            entry.key.elementsEqual(name)
+                                ? UInt64(littleEndian: entry.value.loadUnaligned(as: UInt64.self)) : nil
+                        }
+                    } ?? 0
+                guard group.entries.first?.version == last + 1 else { return false }
+            }
+            return true
+        }
+        guard streamsGoOn else { return false }
+        return try transaction.withCursor(on: schema.commands) { cursor in
+            for command in sorted.commands {
+                if !tail.isEmpty, tail.outcome(ofCommand: command.id) != nil { return false }
+                let known = try command.withKey { key in try cursor.seek(atLeast: key)?.key.elementsEqual(key) }
+                if known == true { return false }
+            }
+            return true
         }
     }
 

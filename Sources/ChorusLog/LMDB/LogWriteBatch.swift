@@ -116,6 +116,20 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
         }
     }
 
+    func appendPrepared(_ prepared: PreparedRecordedEvents) throws -> Bool {
+        guard prepared.firstPosition == head.next, staged.isEmpty, let sorted = prepared.tail.sortedIndex,
+            try index.admits(sorted, after: committedTail, in: transaction)
+        else { return false }
+        try prepared.forEachRecord { position, record in
+            try LogSchema.withPositionKey(position) { key in
+                try transaction.put(record, for: key, in: schema.events, append: true)
+            }
+        }
+        staged = prepared.tail
+        head = prepared.lastPosition
+        return true
+    }
+
     /// The stream's last version, including appends earlier in the batch.
     func streamVersion(_ stream: StreamID) throws -> UInt64 {
         if let version = staged.streamVersions[stream] ?? committedTail.streamVersions[stream] { return version }
@@ -123,7 +137,9 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     }
 
     private func outcome(ofCommand command: CommandID) throws -> AppendOutcome? {
-        if let outcome = staged.commands[command] ?? committedTail.commands[command] { return outcome }
+        if let outcome = staged.outcome(ofCommand: command) ?? committedTail.outcome(ofCommand: command) {
+            return outcome
+        }
         return try index.outcome(ofCommand: command, in: transaction)
     }
 

@@ -2,9 +2,9 @@
 /// retries against this plus the indexes on disk, and writes it to the indexes in one sorted batch now and then.
 ///
 /// Only the fsync'd event records make appends durable; this is rebuilt from them when the log opens.
-struct UnindexedTail {
+struct UnindexedTail: Sendable {
     /// One stream-index entry still to be written.
-    struct IndexEntry {
+    struct IndexEntry: Sendable {
         let stream: StreamID
         let version: UInt64
         let position: LogPosition
@@ -14,8 +14,14 @@ struct UnindexedTail {
     private(set) var streamVersions: [StreamID: UInt64] = [:]
     /// In position order.
     private(set) var indexEntries: [IndexEntry] = []
-    /// What each command appended since the index checkpoint.
-    private(set) var commands: [CommandID: AppendOutcome] = [:]
+    /// What each command appended since the index checkpoint, in the order the commands came (UUIDv7 ids: nearly
+    /// sorted already, which the index write's sort finds cheap), and where each is in that list.
+    private(set) var commands: [(id: CommandID, outcome: AppendOutcome)] = []
+    private var commandIndex: [CommandID: Int] = [:]
+
+    /// The entries sorted for the index write, when worked out ahead (``PreparedRecordedEvents``); any change to the
+    /// tail drops them.
+    private(set) var sortedIndex: SortedIndexEntries?
 
     var eventCount: Int { indexEntries.count }
     /// The streams appended to, each of which the index write touches in its own place.
@@ -23,7 +29,32 @@ struct UnindexedTail {
     var isEmpty: Bool { indexEntries.isEmpty }
 
     /// Records one append decided by the writer: `outcome` covers `events` consecutive positions of `stream`.
+    init() {}
+
+    /// Room for `events` events' entries without growing.
+    init(reservingCapacity events: Int) {
+        streamVersions.reserveCapacity(events)
+        indexEntries.reserveCapacity(events)
+        commands.reserveCapacity(events)
+        commandIndex.reserveCapacity(events)
+    }
+
+    /// What `command` appended since the index checkpoint, if it appended anything.
+    func outcome(ofCommand command: CommandID) -> AppendOutcome? {
+        commandIndex[command].map { commands[$0].outcome }
+    }
+
+    private mutating func set(_ outcome: AppendOutcome, ofCommand command: CommandID) {
+        if let index = commandIndex[command] {
+            commands[index].outcome = outcome
+        } else {
+            commandIndex[command] = commands.count
+            commands.append((command, outcome))
+        }
+    }
+
     mutating func record(_ outcome: AppendOutcome, stream: StreamID, command: CommandID) {
+        sortedIndex = nil
         let count = outcome.lastPosition.rawValue - outcome.firstPosition.rawValue + 1
         let firstVersion = outcome.streamVersion - count + 1
         for offset in 0..<count {
@@ -33,16 +64,20 @@ struct UnindexedTail {
                     position: LogPosition(outcome.firstPosition.rawValue + offset)))
         }
         streamVersions[stream] = outcome.streamVersion
-        commands[command] = outcome
+        set(outcome, ofCommand: command)
     }
 
     /// Records one stored event, when rebuilding the tail from the log; events come in position order.
     mutating func record(_ event: RecordedEvent, commandStartsAt start: LogPosition? = nil) {
+        sortedIndex = nil
         indexEntries.append(IndexEntry(stream: event.stream, version: event.streamVersion, position: event.position))
         streamVersions[event.stream] = event.streamVersion
-        let first = commands[event.commandID]?.firstPosition ?? start ?? event.position
-        commands[event.commandID] = AppendOutcome(
-            firstPosition: first, lastPosition: event.position, streamVersion: event.streamVersion, isReplay: true)
+        let first = outcome(ofCommand: event.commandID)?.firstPosition ?? start ?? event.position
+        set(
+            AppendOutcome(
+                firstPosition: first, lastPosition: event.position, streamVersion: event.streamVersion,
+                isReplay: true),
+            ofCommand: event.commandID)
     }
 
     /// Adds a committed batch's appends, which come after everything already here.
@@ -52,14 +87,22 @@ struct UnindexedTail {
             self = later
             return
         }
+        sortedIndex = nil
         indexEntries.append(contentsOf: later.indexEntries)
         streamVersions.merge(later.streamVersions) { _, later in later }
-        commands.merge(later.commands) { _, later in later }
+        for command in later.commands { set(command.outcome, ofCommand: command.id) }
+    }
+
+    /// Works out ``sortedIndex`` now, off the writer's thread.
+    mutating func sortIndexEntries() {
+        sortedIndex = SortedIndexEntries(self)
     }
 
     mutating func removeAll() {
+        sortedIndex = nil
         streamVersions.removeAll(keepingCapacity: true)
         indexEntries.removeAll(keepingCapacity: true)
         commands.removeAll(keepingCapacity: true)
+        commandIndex.removeAll(keepingCapacity: true)
     }
 }

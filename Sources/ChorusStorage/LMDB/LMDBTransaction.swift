@@ -82,6 +82,12 @@ package struct LMDBWriteTransaction: LMDBTransactionReading {
         fill(UnsafeMutableRawBufferPointer(start: dataValue.mv_data, count: size))
     }
 
+    /// Runs `body` with a cursor for storing keys in ascending order (``LMDBWriteCursor``), closed when `body`
+    /// returns.
+    package func withWriteCursor<R>(on database: LMDBDatabase, _ body: (LMDBWriteCursor) throws -> R) throws -> R {
+        try withCursor(on: database) { try body(LMDBWriteCursor(pointer: $0.pointer, database: database)) }
+    }
+
     /// Removes every entry of `database`, keeping the database.
     package func empty(_ database: LMDBDatabase) throws(LMDBError) {
         try LMDBError.check(mdb_drop(pointer, database.handle, 0), "mdb_drop(\(database.name))")
@@ -133,6 +139,34 @@ package struct LMDBCursor {
         if code == MDB_NOTFOUND { return nil }
         try LMDBError.check(code, "mdb_cursor_get(\(database.name), op \(operation.rawValue))")
         return (UnsafeRawBufferPointer(keyValue), UnsafeRawBufferPointer(dataValue))
+    }
+}
+
+/// A cursor that stores: keys put in ascending order each land on the leaf page the last one did or the next, and
+/// LMDB then searches that page only instead of the tree from its root (`mdb_put` opens a fresh cursor and descends
+/// every time). Any order is correct; ascending is what makes it cheap.
+package struct LMDBWriteCursor {
+    let pointer: OpaquePointer
+    let database: LMDBDatabase
+
+    /// Stores `value` under `key`, replacing what was there.
+    package func put(_ value: UnsafeRawBufferPointer, for key: UnsafeRawBufferPointer) throws(LMDBError) {
+        var keyValue = MDB_val(key)
+        var dataValue = MDB_val(value)
+        try LMDBError.check(
+            mdb_cursor_put(pointer, &keyValue, &dataValue, 0), "mdb_cursor_put(\(database.name))")
+    }
+
+    /// Removes `key`; returns whether it was there.
+    @discardableResult
+    package func delete(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        var keyValue = MDB_val(key)
+        var dataValue = MDB_val()
+        let code = mdb_cursor_get(pointer, &keyValue, &dataValue, MDB_SET)
+        if code == MDB_NOTFOUND { return false }
+        try LMDBError.check(code, "mdb_cursor_get(\(database.name), MDB_SET)")
+        try LMDBError.check(mdb_cursor_del(pointer, 0), "mdb_cursor_del(\(database.name))")
+        return true
     }
 }
 

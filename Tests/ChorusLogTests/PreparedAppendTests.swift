@@ -1,0 +1,131 @@
+import ChorusLog
+import ChorusTestSupport
+import Testing
+
+/// An import's batches come prepared (``PreparedRecordedEvents``: records encoded, index entries sorted) and go in
+/// whole: the log must read, index and decide exactly as if they had gone in a command at a time, and take nothing of
+/// a batch it would refuse a part of.
+@Suite("Prepared appends")
+struct PreparedAppendTests {
+    /// 40 commands on four streams, every fifth with two events, as another log recorded them.
+    private static func recordedElsewhere(in directory: String) async throws -> [RecordedEvent] {
+        try await withLog(directory + "/source") { log in
+            for index in 0..<40 {
+                let events = (0..<(index % 5 == 0 ? 2 : 1)).map { part in
+                    NewEvent(type: "Tick", payload: Array("\(index).\(part)".utf8))
+                }
+                _ = try await log.append(
+                    AppendRequest(
+                        stream: try StreamID("s\(index % 4)"), expectedVersion: .any, events: events,
+                        commandID: CommandID(), actor: "tester"))
+            }
+            return try log.read(from: 1, limit: 1_000)
+        }
+    }
+
+    private static let smallIndexBatches = {
+        var configuration = LMDBEventLog.Configuration()
+        configuration.indexBatchSize = 5
+        return configuration
+    }()
+
+    /// Appends `events` prepared, in one write; whether the log took them.
+    private static func appendPrepared(_ events: [RecordedEvent], to log: LMDBEventLog) async throws -> Bool {
+        let prepared = try #require(PreparedRecordedEvents(events))
+        return try await log.append(.nonDurableBulkImport, eventCount: prepared.eventCount) { batch in
+            try batch.appendPrepared(prepared)
+        }
+    }
+
+    @Test("batches appended prepared read, index and decide as the log they came from, on both sides of the checkpoint")
+    func preparedBatchesMatchTheSource() async throws {
+        try await withTemporaryDirectory { directory in
+            let source = try await Self.recordedElsewhere(in: directory)
+            #expect(source.count == 48)
+            try await withLog(directory + "/copy", configuration: Self.smallIndexBatches) { log in
+                // Cut between commands: positions 1–12, 13–30, 31–48 (13 and 31 start two-event commands).
+                let cuts = [0, 12, 30, 48]
+                for (start, end) in zip(cuts, cuts.dropFirst()) {
+                    #expect(try await Self.appendPrepared(Array(source[start..<end]), to: log))
+                }
+                #expect(try log.read(from: 1, limit: 1_000) == source)
+                for stream in 0..<4 {
+                    let name = try StreamID("s\(stream)")
+                    #expect(try log.read(stream: name, limit: 100) == source.filter { $0.stream == name })
+                    #expect(try log.streamVersion(of: name) == source.last { $0.stream == name }?.streamVersion)
+                }
+                // A command retried answers what it appended; expected versions go on from the imported ones.
+                let retried = try await log.append(tick("s1", "again", command: source[20].commandID))
+                #expect(retried.isReplay && retried.firstPosition == source[20].position)
+                let s1 = try #require(source.last { $0.stream == "s1" }?.streamVersion)
+                let next = try await log.append(tick("s1", "new", expected: .exact(s1)))
+                #expect(next.streamVersion == s1 + 1 && next.firstPosition == 49)
+                #expect(try log.verifyIntegrity().isSound)
+            }
+        }
+    }
+
+    /// With index batches of 5 the first batch's commands are in the indexes by the next write; with 4,096, only in
+    /// the writer's unindexed tail.
+    @Test(
+        "a batch the log would refuse a part of is not taken, and nothing of it is written",
+        arguments: [5, 4_096])
+    func refusedBatchesWriteNothing(indexBatchSize: Int) async throws {
+        try await withTemporaryDirectory { directory in
+            let source = try await Self.recordedElsewhere(in: directory)
+            var configuration = LMDBEventLog.Configuration()
+            configuration.indexBatchSize = indexBatchSize
+            // The first 12 go in; the next batch starts at position 13.
+            try await withLog(directory + "/copy", configuration: configuration) { log in
+                try await Self.expectRefusals(of: source, by: log, indexed: indexBatchSize == 5)
+            }
+        }
+    }
+
+    private static func expectRefusals(of source: [RecordedEvent], by log: LMDBEventLog, indexed: Bool) async throws {
+        #expect(try await appendPrepared(Array(source[0..<12]), to: log))
+        let rest = Array(source[12..<30])
+        // Not the next position.
+        #expect(try await appendPrepared(Array(source[13..<30]), to: log) == false)
+        #expect((log.statistics.indexedThrough == 12) == indexed)
+        // A command already appended again: the first, and the last (of one event) before this batch.
+        for early in [source[0], source[11]] {
+            let again = rest.map { $0.commandID == rest[0].commandID ? event($0, command: early.commandID) : $0 }
+            #expect(try await appendPrepared(again, to: log) == false)
+        }
+        // A stream that does not go on from its version.
+        let skipping = rest.map { $0.stream == "s3" ? event($0, streamVersion: $0.streamVersion + 1) : $0 }
+        #expect(try await appendPrepared(skipping, to: log) == false)
+        #expect(log.head == 12)
+        #expect(try await appendPrepared(rest, to: log))
+        #expect(try log.read(from: 1, limit: 1_000) == Array(source[0..<30]))
+        #expect(try log.verifyIntegrity().isSound)
+    }
+
+    @Test("events that do not run on as one log's would are not prepared: a gap, a command split, a version skipped")
+    func unpreparable() async throws {
+        try await withTemporaryDirectory { directory in
+            let source = try await Self.recordedElsewhere(in: directory)
+            #expect(PreparedRecordedEvents(source) != nil)
+            #expect(PreparedRecordedEvents(source.filter { $0.position != 20 }) == nil)
+            // Positions 1 and 2 are one command's, 3 another's; 4 comes back to the first command.
+            var split = source
+            split[3] = Self.event(split[3], command: split[0].commandID)
+            #expect(PreparedRecordedEvents(split) == nil)
+            let skipped = source.map { $0.position == 30 ? Self.event($0, streamVersion: $0.streamVersion + 1) : $0 }
+            #expect(PreparedRecordedEvents(skipped) == nil)
+            #expect(PreparedRecordedEvents([RecordedEvent]()) == nil)
+        }
+    }
+
+    /// `event` with another command id or stream version.
+    private static func event(
+        _ event: RecordedEvent, command: CommandID? = nil, streamVersion: UInt64? = nil
+    ) -> RecordedEvent {
+        RecordedEvent(
+            position: event.position, stream: event.stream, streamVersion: streamVersion ?? event.streamVersion,
+            type: event.type, schemaVersion: event.schemaVersion, recordedAt: event.recordedAt,
+            commandID: command ?? event.commandID, correlationID: event.correlationID, actor: event.actor,
+            payload: event.payload)
+    }
+}
