@@ -486,7 +486,7 @@ public struct DecisionState: Sendable {
     }
 
     /// Records `changes` (``changes(for:at:)`` of events appended in the same transaction).
-    func apply(_ changes: [Change], in state: some StateWriter) throws {
+    func apply(_ changes: some Sequence<Change>, in state: some StateWriter) throws {
         for change in changes {
             if let held = change.removingEntriesHolding {
                 // A scan of the table: an account deletion is rare, and already scans the tables it empties.

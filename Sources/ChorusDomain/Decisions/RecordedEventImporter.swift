@@ -19,73 +19,98 @@ public struct RecordedEventImporter: Sendable {
         upgrade = StateUpgradeOnce(log: log, keys: keys)
     }
 
-    /// Events decoded (by ``decode(_:)``) for appending, in commands, each with what it changes in the decision state;
-    /// decoding stops at the first event that does not decode.
+    /// Events decoded (by ``decode(_:)``) for appending, in commands, with what each command changes in the decision
+    /// state; decoding stops at the first event that does not decode. The batch is held once: command i is
+    /// `events[commandEnds[i - 1]..<commandEnds[i]]`, and its changes likewise (a million small arrays, one a command,
+    /// were a tenth of an import's work).
     public struct Decoded: Sendable {
-        fileprivate let commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]
-        /// The events of `commands`, ready to append in one go; nil when one would be refused.
+        fileprivate let events: [RecordedEvent]
+        fileprivate let commandEnds: [Int]
+        fileprivate let changes: [DecisionState.Change]
+        fileprivate let changeEnds: [Int]
+        /// The events, ready to append in one go; nil when one would be refused.
         fileprivate let prepared: PreparedRecordedEvents?
-        fileprivate let eventCount: Int
         fileprivate let undecodable: (any Error)?
+
+        /// Calls `body` with each command's events and changes, in order.
+        fileprivate func forEachCommand(
+            _ body: (ArraySlice<RecordedEvent>, ArraySlice<DecisionState.Change>) throws -> Void
+        ) rethrows {
+            var (start, changeStart) = (0, 0)
+            for (end, changeEnd) in zip(commandEnds, changeEnds) {
+                try body(events[start..<end], changes[changeStart..<changeEnd])
+                (start, changeStart) = (end, changeEnd)
+            }
+        }
     }
 
     /// Decodes `events` (opening their sealed fields) to be appended, works out what they change in the decision
     /// state, and prepares their records and index entries: an import does this for its next batch while the one
-    /// before is appended, leaving the log's writer only the checks against the log and the writing. The events come in position order from the log's next position, each command's together.
+    /// before is appended, leaving the log's writer only the checks against the log and the writing. The events come
+    /// in position order from the log's next position, each command's together.
     public func decode(_ events: [RecordedEvent]) -> Decoded {
-        var commands: [(events: [RecordedEvent], changes: [DecisionState.Change])] = []
-        var eventCount = 0
+        var commandEnds: [Int] = []
+        var changes: [DecisionState.Change] = []
+        var changeEnds: [Int] = []
         var undecodable: Error?
-        for event in events {
-            let sameCommand = commands.last?.events.last?.commandID == event.commandID
-            let changes: [DecisionState.Change]
+        for (offset, event) in events.enumerated() {
+            let sameCommand = offset > 0 && events[offset - 1].commandID == event.commandID
             do {
-                changes = state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position)
+                changes += state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position)
             } catch {
                 undecodable = error
                 // What decodes goes in, up to the command of the first event that does not.
-                if sameCommand { eventCount -= commands.removeLast().events.count }
+                if sameCommand {
+                    commandEnds.removeLast()
+                    changeEnds.removeLast()
+                }
+                changes.removeSubrange((changeEnds.last ?? 0)...)
                 break
             }
             if sameCommand {
-                commands[commands.count - 1].events.append(event)
-                commands[commands.count - 1].changes += changes
+                (commandEnds[commandEnds.count - 1], changeEnds[changeEnds.count - 1]) = (offset + 1, changes.count)
             } else {
-                commands.append(([event], changes))
+                commandEnds.append(offset + 1)
+                changeEnds.append(changes.count)
             }
-            eventCount += 1
         }
+        let decoded = commandEnds.last ?? 0
+        let kept = decoded == events.count ? events : Array(events.prefix(decoded))
         return Decoded(
-            commands: commands, prepared: PreparedRecordedEvents(events.prefix(eventCount)), eventCount: eventCount,
-            undecodable: undecodable)
+            events: kept, commandEnds: commandEnds, changes: changes, changeEnds: changeEnds,
+            prepared: PreparedRecordedEvents(kept), undecodable: undecodable)
     }
 
     /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one. Not durable until
     /// ``EventLog/syncToDisk()``.
     public func append(_ decoded: Decoded) async throws {
-        let handed = HandedBatch(decoded.commands, prepared: decoded.prepared)
+        let handed = HandedBatch(decoded)
         let state = self.state
         // What it records must be in this Chorus's format, and so must what is there.
         try await upgrade.run()
-        let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.eventCount) {
+        let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.events.count) {
             batch in
             if batch.head == .start { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
+            guard let decoded = handed.decoded else { return nil }
             // In one go when the log takes them so; else a command at a time, up to the first it refuses.
-            if let prepared = handed.prepared, try batch.appendPrepared(prepared) {
-                for command in handed.commands ?? [] { try state.apply(command.changes, in: batch.state) }
+            if let prepared = decoded.prepared, try batch.appendPrepared(prepared) {
+                try state.apply(decoded.changes, in: batch.state)
                 return nil
             }
-            for command in handed.commands ?? [] {
+            var refusal: EventLogError?
+            try decoded.forEachCommand { events, changes in
+                guard refusal == nil else { return }
                 do {
-                    try batch.appendRecorded(command.events)
+                    try batch.appendRecorded(Array(events))
                 } catch let error as EventLogError {
-                    return error
+                    refusal = error
+                    return
                 }
-                try state.apply(command.changes, in: batch.state)
+                try state.apply(changes, in: batch.state)
             }
-            return nil
+            return refusal
         }
-        handed.empty()
+        handed.decoded = nil
         if let refusal { throw refusal }
         if let undecodable = decoded.undecodable { throw undecodable }
     }
@@ -96,17 +121,7 @@ public struct RecordedEventImporter: Sendable {
 /// import's bottleneck.
 private final class HandedBatch: @unchecked Sendable {
     /// Read by the writer's closure, then set to nil once the append has returned: never at once.
-    private(set) var commands: [(events: [RecordedEvent], changes: [DecisionState.Change])]?
-    private(set) var prepared: PreparedRecordedEvents?
+    var decoded: RecordedEventImporter.Decoded?
 
-    init(
-        _ commands: [(events: [RecordedEvent], changes: [DecisionState.Change])], prepared: PreparedRecordedEvents?
-    ) {
-        (self.commands, self.prepared) = (commands, prepared)
-    }
-
-    func empty() {
-        commands = nil
-        prepared = nil
-    }
+    init(_ decoded: RecordedEventImporter.Decoded) { self.decoded = decoded }
 }
