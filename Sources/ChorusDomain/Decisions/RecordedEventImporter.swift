@@ -21,8 +21,7 @@ public struct RecordedEventImporter: Sendable {
 
     /// Events decoded (by ``decode(_:)``) for appending, in commands, with what each command changes in the decision
     /// state; decoding stops at the first event that does not decode. The batch is held once: command i is
-    /// `events[commandEnds[i - 1]..<commandEnds[i]]`, and its changes likewise (a million small arrays, one a command,
-    /// were a tenth of an import's work).
+    /// `events[commandEnds[i - 1]..<commandEnds[i]]`, and its changes likewise, rather than an array for each command.
     public struct Decoded: Sendable {
         fileprivate let events: [RecordedEvent]
         fileprivate let commandEnds: [Int]

@@ -46,8 +46,7 @@ struct LogIndex: Sendable {
                 var key: [UInt8] = []
                 for group in sorted.streams {
                     guard let last = group.entries.last else { continue }
-                    key = group.name
-                    key.append(0)
+                    key = LogSchema.streamIndexPrefix(group.stream)
                     let prefixLength = key.count
                     key.append(contentsOf: repeatElement(0, count: 8))
                     for entry in group.entries {

@@ -28,7 +28,6 @@ struct UnindexedTail: Sendable {
     var streamCount: Int { streamVersions.count }
     var isEmpty: Bool { indexEntries.isEmpty }
 
-    /// Records one append decided by the writer: `outcome` covers `events` consecutive positions of `stream`.
     init() {}
 
     /// Room for `events` events' entries without growing.
@@ -53,6 +52,7 @@ struct UnindexedTail: Sendable {
         }
     }
 
+    /// Records one append decided by the writer: `outcome` covers `events` consecutive positions of `stream`.
     mutating func record(_ outcome: AppendOutcome, stream: StreamID, command: CommandID) {
         sortedIndex = nil
         let count = outcome.lastPosition.rawValue - outcome.firstPosition.rawValue + 1
