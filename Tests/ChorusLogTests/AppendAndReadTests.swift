@@ -2,6 +2,7 @@ import ChorusLog
 import ChorusStorage
 import ChorusTestSupport
 import Foundation
+import Logging
 import Testing
 
 @Suite("Appending and reading")
@@ -208,6 +209,44 @@ struct AppendAndReadTests {
             _ = FileManager.default.createFile(atPath: file, contents: Data("x".utf8))
             let notADirectory = #expect(throws: EventLogError.self) { try LMDBEventLog(directory: file) }
             #expect(notADirectory?.code == .storage)
+        }
+    }
+
+    /// A full disk can stop the very first writes to a new log: the file then holds LMDB's own pages and no tables, or
+    /// the tables and no storage format. `chorus log verify` opens it read-only; it once failed with EACCES (a
+    /// read-only open tried to stamp the format).
+    @Test("a log whose first writes never finished: with no tables, a read-only open says so; with tables, it is empty")
+    func unfinishedCreation() async throws {
+        try await withTemporaryDirectory { directory in
+            var readOnly = LMDBEventLog.Configuration()
+            readOnly.readOnly = true
+            func environment(at path: String, databases: [String]) throws {
+                let configuration = LMDBEnvironment.Configuration(
+                    initialMapSize: 1 << 20, maximumMapGrowthStep: 1 << 20, maximumMapSize: 1 << 24,
+                    maximumReaders: 8, readOnly: false, preparesFileSpace: false)
+                try LMDBEnvironment(
+                    path: path, configuration: configuration, databases: databases.map { .init(name: $0) },
+                    logger: Logger(label: "test")
+                ).close()
+            }
+
+            try environment(at: directory + "/bare", databases: [])
+            let bare = #expect(throws: EventLogError.self) {
+                try LMDBEventLog(directory: directory + "/bare", configuration: readOnly)
+            }
+            #expect(bare?.message.contains("holds no log") == true, "\(String(describing: bare))")
+
+            try environment(
+                at: directory + "/unstamped", databases: ["stream-index", "stream-heads", "commands", "meta"])
+            let reader = try LMDBEventLog(directory: directory + "/unstamped", configuration: readOnly)
+            #expect(reader.head == .start)
+            #expect(try reader.verifyIntegrity().isSound)
+            reader.close()
+            // Opened for writing, it is made whole and takes appends.
+            try await withLog(directory + "/unstamped") { log in
+                let first = try await log.append(tick("s"))
+                #expect(first.firstPosition == 1)
+            }
         }
     }
 }

@@ -40,6 +40,13 @@ public final class LMDBEventLog: EventLog {
                 path: directory, configuration: configuration.environment,
                 databases: LogSchema.databaseNames(stateTables: configuration.stateTables).map { .init(name: $0) },
                 logger: logger)
+            guard LogSchema.isCreated(in: environment) else {
+                environment.close()
+                throw EventLogError(
+                    .storage,
+                    "\(directory) holds no log: the write that was to create it never finished (a full disk?); "
+                        + "delete the directory, or open it for writing to create the log")
+            }
             schema = LogSchema(environment, stateTables: configuration.stateTables)
             try schema.checkStorageFormat(environment)
         } catch let error as EventLogError {

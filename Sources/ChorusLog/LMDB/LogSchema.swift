@@ -33,6 +33,12 @@ struct LogSchema: Sendable {
     /// By name.
     private let stateTables: [String: LMDBDatabase]
 
+    /// Whether the log's tables were ever made in `environment`: opened for reading, a log whose first write never
+    /// finished (a full disk) has none.
+    static func isCreated(in environment: LMDBEnvironment) -> Bool {
+        indexNames.allSatisfy { environment.existingDatabase($0) != nil }
+    }
+
     init(_ environment: LMDBEnvironment, stateTables: [String]) {
         events = environment.mainDatabase
         streamIndex = environment.database("stream-index")
@@ -71,6 +77,8 @@ struct LogSchema: Sendable {
         case Self.storageFormat?:
             return
         case nil:
+            // Never written: a reader finds it empty; the writer stamps it when it opens.
+            guard !environment.isReadOnly else { return }
             try environment.write { transaction in
                 try Self.formatKey.withUnsafeBytes { key in
                     try withUnsafeBytes(of: Self.storageFormat.littleEndian) { value in

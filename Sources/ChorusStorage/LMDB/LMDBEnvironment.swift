@@ -230,6 +230,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
         return database
     }
 
+    /// Whether this process only reads the environment.
+    package var isReadOnly: Bool { configuration.readOnly }
+
     /// The named database, nil if a read-only environment's file lacks it.
     package func existingDatabase(_ name: String) -> LMDBDatabase? { databases[name] }
 
