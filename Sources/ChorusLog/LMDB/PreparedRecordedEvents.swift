@@ -25,10 +25,10 @@ public struct PreparedRecordedEvents: Sendable {
         var recordEnds: [Int] = []
         recordEnds.reserveCapacity(events.count)
         var expected = first.position
-        var previous: RecordedEvent?
+        var previous: (command: CommandID, stream: StreamID)?
         for event in events {
             guard event.position == expected else { return nil }
-            if let previous, previous.commandID == event.commandID {
+            if let previous, previous.command == event.commandID {
                 guard previous.stream == event.stream else { return nil }
             } else {
                 // A command's events come together, once.
@@ -52,11 +52,11 @@ public struct PreparedRecordedEvents: Sendable {
             }
             recordEnds.append(records.count)
             tail.record(event)
-            previous = event
+            previous = (event.commandID, event.stream)
             expected = expected.next
         }
         tail.sortIndexEntries()
-        (firstPosition, lastPosition) = (first.position, previous!.position)
+        (firstPosition, lastPosition) = (first.position, LogPosition(expected.rawValue - 1))
         (self.records, self.recordEnds, self.tail) = (records, recordEnds, tail)
     }
 

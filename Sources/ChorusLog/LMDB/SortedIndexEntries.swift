@@ -38,11 +38,24 @@ struct SortedIndexEntries: Sendable {
             }
         }
         // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
-        // `lexicographicallyPrecedes` half of what was left of the sort. Their places are sorted, not the streams:
-        // moving a stream (three references) in the sort's merges cost as much as comparing.
+        // `lexicographicallyPrecedes` half of what was left of the sort. Their places are sorted, comparing the names
+        // copied back to back: moving streams, or even reading one to compare its name, retains its references, and
+        // that cost more than comparing.
+        var names: [UInt8] = []
+        var nameEnds: [Int] = []
+        nameEnds.reserveCapacity(streams.count)
+        for stream in streams {
+            names += stream.name
+            nameEnds.append(names.count)
+        }
         var order = Array(streams.indices)
-        streams.withUnsafeBufferPointer { streams in
-            order.sort { KeyOrder.precedes(streams[$0].name, streams[$1].name) }
+        names.withUnsafeBytes { names in
+            nameEnds.withUnsafeBufferPointer { ends in
+                func name(_ index: Int) -> UnsafeRawBufferPointer {
+                    UnsafeRawBufferPointer(rebasing: names[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
+                }
+                order.sort { KeyOrder.compare(name($0), name($1)) < 0 }
+            }
         }
         self.streams = order.map { streams[$0] }
         // UUIDv7 ids come nearly sorted (the tail keeps commands in the order they came), and the sort finds the runs.
