@@ -37,7 +37,7 @@ struct PreparedAppendTests {
         }
     }
 
-    @Test("batches appended prepared read, index and decide as the log they came from, on both sides of the checkpoint")
+    @Test("batches appended prepared read, index and decide as the log they came from")
     func preparedBatchesMatchTheSource() async throws {
         try await withTemporaryDirectory { directory in
             let source = try await Self.recordedElsewhere(in: directory)
