@@ -16,3 +16,13 @@ func dataDirectoryForImport(at path: String, keysOf source: String) throws {
     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
     try FileManager.default.copyItem(atPath: source + "/keys", toPath: path + "/keys")
 }
+
+/// The lines of the export at `path`, without their newlines.
+func exportLines(_ path: String) throws -> [String] {
+    try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").map(String.init)
+}
+
+/// Writes `lines` as an export at `path`, each ended by a newline.
+func writeExport(_ lines: [String], to path: String) throws {
+    try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
+}

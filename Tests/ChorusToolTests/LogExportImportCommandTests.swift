@@ -26,7 +26,7 @@ struct LogExportImportCommandTests {
                 return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
             }
             #expect(rewritten.contains { $0.contains("\\/") || !lines.contains(Substring($0)) })
-            try (rewritten.joined(separator: "\n") + "\n").write(toFile: partial, atomically: true, encoding: .utf8)
+            try writeExport(rewritten, to: partial)
             // The sealed personal fields open with the keys of the data directory they were written in.
             try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
             try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
@@ -58,12 +58,12 @@ struct LogExportImportCommandTests {
     func refusalAfterBatches() async throws {
         try await withTemporaryDirectory { root in
             let first = try exportedDemoLog(in: root, events: 10_000, seed: 4)
-            var lines = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n").map(String.init)
+            var lines = try exportLines(first)
             try #require(lines.count >= 10_000)
             // Batches of about 2,048 events are decoded while the one before is appended; the fifth is being read.
             lines[8_999] = "{not json"
             let broken = root + "/broken.jsonl"
-            try (lines.joined(separator: "\n") + "\n").write(toFile: broken, atomically: true, encoding: .utf8)
+            try writeExport(lines, to: broken)
             try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
 
             let nonsense = try runChorus(["log", "import", "--data", root + "/b", broken, "--batch-events", "0"])
@@ -91,13 +91,13 @@ struct LogExportImportCommandTests {
     func refusedBatchStopsLaterOnes() async throws {
         try await withTemporaryDirectory { root in
             let export = try exportedDemoLog(in: root, events: 8_000, seed: 5)
-            var lines = try String(contentsOfFile: export, encoding: .utf8).split(separator: "\n").map(String.init)
+            var lines = try exportLines(export)
             try #require(lines.count >= 8_000)
             // Position 5,000 is missing: its batch is refused by the log (not by the reader, which checks no order),
             // while the batches after it are being read and decoded.
             lines.remove(at: 4_999)
             let gapped = root + "/gapped.jsonl"
-            try (lines.joined(separator: "\n") + "\n").write(toFile: gapped, atomically: true, encoding: .utf8)
+            try writeExport(lines, to: gapped)
             try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
             let refused = try runChorus(["log", "import", "--data", root + "/b", gapped, "--batch-events", "512"])
             #expect(refused.status == 1)
@@ -146,7 +146,7 @@ struct LogExportImportCommandTests {
             let lines = export.standardOutput.split(separator: "\n").map(String.init)
             func importing(_ lines: [String], into name: String) throws -> ChorusRun {
                 let file = root + "/\(name).jsonl"
-                try (lines.joined(separator: "\n") + "\n").write(toFile: file, atomically: true, encoding: .utf8)
+                try writeExport(lines, to: file)
                 // The sealed personal fields open with the keys of the data directory they were written in.
                 if !FileManager.default.fileExists(atPath: root + "/" + name) {
                     try FileManager.default.createDirectory(
