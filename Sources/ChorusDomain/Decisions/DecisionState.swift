@@ -84,8 +84,16 @@ public struct DecisionState: Sendable {
         ]
     }
 
-    static func key(_ parts: String...) -> [UInt8] {
-        Array(parts.joined(separator: "\u{0}").utf8)
+    static func key(_ part: String) -> [UInt8] { Array(part.utf8) }
+
+    /// Two parts, NUL between them, in one allocation: an import makes a key or two for every event it imports.
+    static func key(_ first: String, _ second: String) -> [UInt8] {
+        var key: [UInt8] = []
+        key.reserveCapacity(first.utf8.count + 1 + second.utf8.count)
+        key.append(contentsOf: first.utf8)
+        key.append(0)
+        key.append(contentsOf: second.utf8)
+        return key
     }
 
     func exists(_ user: UserID, in state: some StateReader) throws -> Bool {
@@ -316,177 +324,150 @@ public struct DecisionState: Sendable {
     /// What `event`, appended at `position`, changes in the state. The command path applies it in the append's own
     /// transaction; ``DecisionStateAudit`` folds the whole log through it to recompute the state.
     func changes(for event: DomainEvent, at position: LogPosition) -> [Change] {
+        var changes: [Change] = []
+        appendChanges(for: event, at: position, to: &changes)
+        return changes
+    }
+
+    /// ``changes(for:at:)``, appended to `changes`: an import collects a whole batch's changes in one array.
+    func appendChanges(for event: DomainEvent, at position: LogPosition, to changes: inout [Change]) {
+        // An edge between two ids, held since `position`; and a key removed.
+        func edge(_ table: StateTable, _ first: String, _ second: String) {
+            changes.append(Change(table: table, key: Self.key(first, second), value: Edge.value(since: position)))
+        }
+        func remove(_ table: StateTable, _ key: [UInt8]) { changes.append(Change(table: table, key: key, value: nil)) }
         switch event {
         case .userRegistered(let event):
-            [
+            changes.append(
                 Change(
                     table: emails, key: Self.key(Validate.emailKey(event.email)), value: Array(event.user.rawValue.utf8)
-                ),
-                Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8)),
-            ]
+                ))
+            changes.append(
+                Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8)))
         case .postCreated(let event):
-            [
+            changes.append(
                 Change(
                     table: posts, key: Self.key(event.post.rawValue),
                     value: PostState(
                         author: event.author, textMayBeEmpty: event.image != nil || event.repostOf != nil,
                         deleted: false, postedAt: position, repostOf: event.repostOf
-                    ).encoded())
-            ]
-                + (Self.isPlainRepost(event)
-                    ? [Change(table: reposts, key: Self.key(event.repostOf!.rawValue, event.post.rawValue), value: [])]
-                    : [])
+                    ).encoded()))
+            if Self.isPlainRepost(event) {
+                changes.append(
+                    Change(table: reposts, key: Self.key(event.repostOf!.rawValue, event.post.rawValue), value: []))
+            }
         case .postDeleted(let event):
-            [
+            changes.append(
                 Change(
                     table: posts, key: Self.key(event.post.rawValue),
                     value: PostState(
                         author: event.author, textMayBeEmpty: false, deleted: true, postedAt: event.postedAt,
                         repostOf: event.repostOf
-                    ).encoded())
-            ]
-                + (event.repostOf.map {
-                    [Change(table: reposts, key: Self.key($0.rawValue, event.post.rawValue), value: nil)]
-                } ?? [])
+                    ).encoded()))
+            if let original = event.repostOf { remove(reposts, Self.key(original.rawValue, event.post.rawValue)) }
         case .commentAdded(let event):
-            [
+            changes.append(
                 Change(
                     table: comments, key: Self.key(event.comment.rawValue),
                     value: CommentState(post: event.post, author: event.author, commentedAt: position, deleted: false)
-                        .encoded())
-            ]
+                        .encoded()))
         case .commentDeleted(let event):
-            [
+            changes.append(
                 Change(
                     table: comments, key: Self.key(event.comment.rawValue),
                     value: CommentState(
                         post: event.post, author: event.author, commentedAt: event.commentedAt, deleted: true
-                    ).encoded())
-            ]
+                    ).encoded()))
         case .followed(let event):
-            [
-                Change(
-                    table: follows, key: Self.key(event.follower.rawValue, event.followee.rawValue),
-                    value: Edge.value(since: position))
-            ]
+            edge(follows, event.follower.rawValue, event.followee.rawValue)
         case .unfollowed(let event):
-            [Change(table: follows, key: Self.key(event.follower.rawValue, event.followee.rawValue), value: nil)]
+            remove(follows, Self.key(event.follower.rawValue, event.followee.rawValue))
         case .liked(let event):
-            [
-                Change(
-                    table: likes, key: Self.key(event.user.rawValue, event.post.rawValue),
-                    value: Edge.value(since: position))
-            ]
+            edge(likes, event.user.rawValue, event.post.rawValue)
         case .unliked(let event):
-            [Change(table: likes, key: Self.key(event.user.rawValue, event.post.rawValue), value: nil)]
+            remove(likes, Self.key(event.user.rawValue, event.post.rawValue))
         case .reposted(let event):
-            [
-                Change(
-                    table: shares, key: Self.key(event.post.rawValue, event.user.rawValue),
-                    value: Edge.value(since: position))
-            ]
+            edge(shares, event.post.rawValue, event.user.rawValue)
         case .unreposted(let event):
-            [Change(table: shares, key: Self.key(event.post.rawValue, event.user.rawValue), value: nil)]
+            remove(shares, Self.key(event.post.rawValue, event.user.rawValue))
         case .messageSent(let event):
-            [
+            changes.append(
                 Change(
                     table: conversationHeads, key: Self.pairKey(event.from, event.to),
-                    value: Edge.value(since: position))
-            ]
+                    value: Edge.value(since: position)))
         case .notificationsRead(let event):
-            [Change(table: notificationReads, key: Self.key(event.user.rawValue), value: Edge.value(since: event.upTo))]
+            changes.append(
+                Change(
+                    table: notificationReads, key: Self.key(event.user.rawValue), value: Edge.value(since: event.upTo)))
         case .conversationRead(let event):
-            [
-                Change(
-                    table: conversationReads, key: Self.key(event.reader.rawValue, event.partner.rawValue),
-                    value: Edge.value(since: position))
-            ]
+            edge(conversationReads, event.reader.rawValue, event.partner.rawValue)
         case .roomCreated(let event):
-            [Change(table: rooms, key: Self.key(event.room.rawValue), value: Array(event.creator.rawValue.utf8))]
+            changes.append(
+                Change(table: rooms, key: Self.key(event.room.rawValue), value: Array(event.creator.rawValue.utf8)))
         case .roomJoined(let event):
-            [
-                Change(
-                    table: roomMembers, key: Self.key(event.room.rawValue, event.user.rawValue),
-                    value: Edge.value(since: position))
-            ]
+            edge(roomMembers, event.room.rawValue, event.user.rawValue)
         case .roomLeft(let event):
-            [Change(table: roomMembers, key: Self.key(event.room.rawValue, event.user.rawValue), value: nil)]
+            remove(roomMembers, Self.key(event.room.rawValue, event.user.rawValue))
         case .sessionStarted(let event):
-            [
-                Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event)),
-                Change(table: userSessions, key: Self.key(event.user.rawValue, event.session.rawValue), value: []),
-            ]
+            changes.append(
+                Change(table: sessions, key: Self.key(event.session.rawValue), value: Self.sessionValue(event)))
+            changes.append(
+                Change(table: userSessions, key: Self.key(event.user.rawValue, event.session.rawValue), value: []))
         case .sessionEnded(let event):
-            [
-                Change(table: sessions, key: Self.key(event.session.rawValue), value: nil),
-                Change(table: userSessions, key: Self.key(event.user.rawValue, event.session.rawValue), value: nil),
-            ]
+            remove(sessions, Self.key(event.session.rawValue))
+            remove(userSessions, Self.key(event.user.rawValue, event.session.rawValue))
         case .passwordChanged(let event):
-            [Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8))]
-                + event.revokedResets.map {
-                    Change(table: resets, key: Self.key(event.user.rawValue, $0.rawValue), value: nil)
-                }
+            changes.append(
+                Change(table: users, key: Self.key(event.user.rawValue), value: Array(event.passwordHash.utf8)))
+            for reset in event.revokedResets { remove(resets, Self.key(event.user.rawValue, reset.rawValue)) }
         case .blocked(let event):
-            [
-                Change(
-                    table: blocks, key: Self.key(event.blocker.rawValue, event.blocked.rawValue),
-                    value: Edge.value(since: position))
-            ]
+            edge(blocks, event.blocker.rawValue, event.blocked.rawValue)
         case .unblocked(let event):
-            [Change(table: blocks, key: Self.key(event.blocker.rawValue, event.blocked.rawValue), value: nil)]
+            remove(blocks, Self.key(event.blocker.rawValue, event.blocked.rawValue))
         case .muted(let event):
-            [
-                Change(
-                    table: mutes, key: Self.key(event.muter.rawValue, event.muted.rawValue),
-                    value: Edge.value(since: position))
-            ]
+            edge(mutes, event.muter.rawValue, event.muted.rawValue)
         case .unmuted(let event):
-            [Change(table: mutes, key: Self.key(event.muter.rawValue, event.muted.rawValue), value: nil)]
+            remove(mutes, Self.key(event.muter.rawValue, event.muted.rawValue))
         case .reportFiled(let event):
-            [
+            changes.append(
                 Change(
                     table: reports, key: Self.key(event.report.rawValue),
                     value: OpenReport(filedAt: position, target: event.target, targetAuthor: event.targetAuthor)
-                        .encoded())
-            ]
+                        .encoded()))
         case .reportResolved(let event):
-            [
-                Change(table: reports, key: Self.key(event.report.rawValue), value: nil),
-                Change(table: resolvedReports, key: Self.key(event.report.rawValue), value: []),
-            ]
+            remove(reports, Self.key(event.report.rawValue))
+            changes.append(Change(table: resolvedReports, key: Self.key(event.report.rawValue), value: []))
         case .userSuspended(let event):
-            [Change(table: suspended, key: Self.key(event.user.rawValue), value: [])]
+            changes.append(Change(table: suspended, key: Self.key(event.user.rawValue), value: []))
         case .userUnsuspended(let event):
-            [Change(table: suspended, key: Self.key(event.user.rawValue), value: nil)]
+            remove(suspended, Self.key(event.user.rawValue))
         case .passwordResetRequested(let event):
-            [
+            changes.append(
                 Change(
                     table: resets, key: Self.key(event.user.rawValue, event.reset.rawValue),
-                    value: withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian, Array.init))
-            ]
+                    value: withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian, Array.init)))
         case .accountDeleted(let event):
-            [
-                Change(table: users, key: Self.key(event.user.rawValue), value: nil),
-                Change(table: emails, removingEntriesHolding: Array(event.user.rawValue.utf8)),
-                Change(table: erasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position)),
-            ]
+            remove(users, Self.key(event.user.rawValue))
+            changes.append(Change(table: emails, removingEntriesHolding: Array(event.user.rawValue.utf8)))
+            changes.append(
+                Change(table: erasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position)))
         case .erasureCompleted(let event):
-            [
+            changes.append(
                 Change(
-                    table: completedErasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position))
-            ]
+                    table: completedErasures, key: Self.key(event.user.rawValue), value: Edge.value(since: position)))
         case .profileEdited, .postEdited, .roomMessageSent:
-            []
+            break
         }
     }
 
     /// Records what `event`, appended at `position`, changes in the state; called in the same transaction.
     func apply(_ event: DomainEvent, at position: LogPosition, in state: some StateWriter) throws {
-        try apply(changes(for: event, at: position), in: state)
+        try apply(changes(for: event, at: position)[...], in: state)
     }
 
-    /// Records `changes` (``changes(for:at:)`` of events appended in the same transaction).
-    func apply(_ changes: some Sequence<Change>, in state: some StateWriter) throws {
+    /// Records `changes` (``changes(for:at:)`` of events appended in the same transaction). A slice rather than any
+    /// sequence: unspecialised, the loop allocated a box for every change it read.
+    func apply(_ changes: ArraySlice<Change>, in state: some StateWriter) throws {
         for change in changes {
             if let held = change.removingEntriesHolding {
                 // A scan of the table: an account deletion is rare, and already scans the tables it empties.

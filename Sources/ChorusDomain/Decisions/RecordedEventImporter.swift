@@ -50,12 +50,16 @@ public struct RecordedEventImporter: Sendable {
     public func decode(_ events: [RecordedEvent]) -> Decoded {
         var commandEnds: [Int] = []
         var changes: [DecisionState.Change] = []
+        changes.reserveCapacity(events.count)
         var changeEnds: [Int] = []
         var undecodable: Error?
-        for (offset, event) in events.enumerated() {
-            let sameCommand = offset > 0 && events[offset - 1].commandID == event.commandID
+        // By index rather than by element: a copy of each event would retain its strings and payload.
+        for offset in events.indices {
+            let sameCommand = offset > 0 && events[offset - 1].commandID == events[offset].commandID
             do {
-                changes += state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position)
+                state.appendChanges(
+                    for: try DomainEvent(decoding: events[offset], keys: keys), at: events[offset].position,
+                    to: &changes)
             } catch {
                 undecodable = error
                 // What decodes goes in, up to the command of the first event that does not.
@@ -93,7 +97,7 @@ public struct RecordedEventImporter: Sendable {
             guard let decoded = handed.decoded else { return nil }
             // In one go when the log takes them so; else a command at a time, up to the first it refuses.
             if let prepared = decoded.prepared, try batch.appendPrepared(prepared) {
-                try state.apply(decoded.changes, in: batch.state)
+                try state.apply(decoded.changes[...], in: batch.state)
                 return nil
             }
             var refusal: EventLogError?
