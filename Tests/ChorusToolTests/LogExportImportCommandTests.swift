@@ -167,6 +167,14 @@ struct LogExportImportCommandTests {
             #expect(notJSON.standardError.contains("line 11: not a JSON object"), "\(notJSON.standardError)")
             #expect(try head(of: "notjson") == 10)
 
+            // A payload that is not base64: a character outside its alphabet, in a line otherwise as export writes it.
+            let notBase64 = lines[20].replacingOccurrences(of: "\"payload\":\"", with: "\"payload\":\"!")
+            let unreadable = try importing(Array(lines.prefix(20)) + [notBase64] + lines.dropFirst(21), into: "base64")
+            #expect(unreadable.status == 1)
+            #expect(
+                unreadable.standardError.contains("line 21: \"payload\" is not valid"), "\(unreadable.standardError)")
+            #expect(try head(of: "base64") == 20)
+
             // A payload that is valid base64 but not the event its type says.
             var broken = try #require(try JSONSerialization.jsonObject(with: Data(lines[20].utf8)) as? [String: Any])
             broken["payload"] = Data([1, 2, 3]).base64EncodedString()

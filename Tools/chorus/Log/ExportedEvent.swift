@@ -14,11 +14,12 @@ struct ExportedEvent: Codable {
     var commandId: UUID
     var correlationId: UUID
     var actor: String
-    var payload: Data
+    /// In base64 in JSON (as `Data` is), held as the event's own bytes.
+    var payload: [UInt8]
 
     init(
         position: UInt64, stream: String, streamVersion: UInt64, type: String, schemaVersion: UInt16,
-        recordedAtMilliseconds: Int64, commandId: UUID, correlationId: UUID, actor: String, payload: Data
+        recordedAtMilliseconds: Int64, commandId: UUID, correlationId: UUID, actor: String, payload: [UInt8]
     ) {
         self.position = position
         self.stream = stream
@@ -42,7 +43,41 @@ struct ExportedEvent: Codable {
         commandId = event.commandID.uuid
         correlationId = event.correlationID.uuid
         actor = event.actor
-        payload = Data(event.payload)
+        payload = event.payload
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case position, stream, streamVersion, type, schemaVersion, recordedAtMilliseconds, commandId, correlationId
+        case actor, payload
+    }
+
+    init(from decoder: any Decoder) throws {
+        let fields = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            position: try fields.decode(UInt64.self, forKey: .position),
+            stream: try fields.decode(String.self, forKey: .stream),
+            streamVersion: try fields.decode(UInt64.self, forKey: .streamVersion),
+            type: try fields.decode(String.self, forKey: .type),
+            schemaVersion: try fields.decode(UInt16.self, forKey: .schemaVersion),
+            recordedAtMilliseconds: try fields.decode(Int64.self, forKey: .recordedAtMilliseconds),
+            commandId: try fields.decode(UUID.self, forKey: .commandId),
+            correlationId: try fields.decode(UUID.self, forKey: .correlationId),
+            actor: try fields.decode(String.self, forKey: .actor),
+            payload: Array(try fields.decode(Data.self, forKey: .payload)))
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var fields = encoder.container(keyedBy: CodingKeys.self)
+        try fields.encode(position, forKey: .position)
+        try fields.encode(stream, forKey: .stream)
+        try fields.encode(streamVersion, forKey: .streamVersion)
+        try fields.encode(type, forKey: .type)
+        try fields.encode(schemaVersion, forKey: .schemaVersion)
+        try fields.encode(recordedAtMilliseconds, forKey: .recordedAtMilliseconds)
+        try fields.encode(commandId, forKey: .commandId)
+        try fields.encode(correlationId, forKey: .correlationId)
+        try fields.encode(actor, forKey: .actor)
+        try fields.encode(Data(payload), forKey: .payload)
     }
 
     private static let encoder: JSONEncoder = {
@@ -85,7 +120,7 @@ struct ExportedEvent: Codable {
             type: exported.type, schemaVersion: exported.schemaVersion,
             recordedAt: EventTime(millisecondsSince1970: exported.recordedAtMilliseconds),
             commandID: CommandID(exported.commandId), correlationID: CorrelationID(exported.correlationId),
-            actor: exported.actor, payload: Array(exported.payload))
+            actor: exported.actor, payload: exported.payload)
     }
 
     private static func stream(_ name: String) -> StreamID? {
