@@ -40,16 +40,22 @@ struct LogIndex: Sendable {
     /// Writes `tail` into the indexes, keys in sorted order through one cursor per table, so that each put searches
     /// only the page the last one touched, and moves the checkpoint to `head`.
     func write(_ tail: UnindexedTail, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
-        let sorted = tail.sortedIndex ?? SortedIndexEntries(tail)
+        try write(SortedIndexEntries(tail), through: head, in: transaction)
+    }
+
+    /// Writes `sorted`, the entries of every event after the checkpoint, into the indexes, and moves the checkpoint to
+    /// `head`.
+    func write(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
             try transaction.withWriteCursor(on: schema.streamHeads) { streamHeads in
                 var key: [UInt8] = []
                 for group in sorted.streams {
-                    guard let last = group.entries.last else { continue }
-                    key = LogSchema.streamIndexPrefix(group.stream)
+                    guard let last = sorted.entries[group.entries].last else { continue }
+                    key.removeAll(keepingCapacity: true)
+                    LogSchema.appendStreamIndexPrefix(group.stream, to: &key)
                     let prefixLength = key.count
                     key.append(contentsOf: repeatElement(0, count: 8))
-                    for entry in group.entries {
+                    for entry in sorted.entries[group.entries] {
                         key.withUnsafeMutableBytes {
                             $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
                         }
@@ -57,7 +63,7 @@ struct LogIndex: Sendable {
                             try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
                         }
                     }
-                    try group.name.withUnsafeBytes { name in
+                    try sorted.withName(of: group) { name in
                         try withUnsafeBytes(of: last.version.littleEndian) { try streamHeads.put($0, for: name) }
                     }
                 }
@@ -79,30 +85,26 @@ struct LogIndex: Sendable {
         }
     }
 
-    /// Whether `sorted` may follow the indexes as of the checkpoint and the writer's `tail` after it: each of its
-    /// streams goes on from its last version, and none of its commands was appended before. The indexes are looked up
-    /// in key order, through one cursor per table.
-    func admits(
-        _ sorted: SortedIndexEntries, after tail: UnindexedTail, in transaction: some LMDBTransactionReading
-    ) throws -> Bool {
+    /// Whether `sorted` may follow the indexes, which reach the log's head: each of its streams goes on from its last
+    /// version, and none of its commands was appended before. The indexes are looked up in key order, through one
+    /// cursor per table.
+    func admits(_ sorted: SortedIndexEntries, in transaction: some LMDBTransactionReading) throws -> Bool {
         let streamsGoOn = try transaction.withCursor(on: schema.streamHeads) { cursor in
             for group in sorted.streams {
                 let last =
-                    try (tail.isEmpty ? nil : tail.streamVersions[group.stream])
-                    ?? group.name.withUnsafeBytes { name in
+                    try sorted.withName(of: group) { name in
                         try cursor.seek(atLeast: name).flatMap { entry in
                             entry.key.elementsEqual(name)
                                 ? UInt64(littleEndian: entry.value.loadUnaligned(as: UInt64.self)) : nil
                         }
                     } ?? 0
-                guard group.entries.first?.version == last + 1 else { return false }
+                guard sorted.entries[group.entries].first?.version == last + 1 else { return false }
             }
             return true
         }
         guard streamsGoOn else { return false }
         return try transaction.withCursor(on: schema.commands) { cursor in
             for command in sorted.commands {
-                if !tail.isEmpty, tail.outcome(ofCommand: command.id) != nil { return false }
                 let known = try command.withKey { key in try cursor.seek(atLeast: key)?.key.elementsEqual(key) }
                 if known == true { return false }
             }

@@ -126,9 +126,15 @@ struct LogSchema: Sendable {
 
     /// The prefix every stream-index key of `stream` starts with.
     static func streamIndexPrefix(_ stream: StreamID) -> [UInt8] {
-        var prefix = Array(stream.rawValue.utf8)
-        prefix.append(0)
+        var prefix: [UInt8] = []
+        appendStreamIndexPrefix(stream, to: &prefix)
         return prefix
+    }
+
+    /// ``streamIndexPrefix(_:)`` appended to `key`: the index write builds its keys in one buffer.
+    static func appendStreamIndexPrefix(_ stream: StreamID, to key: inout [UInt8]) {
+        key += stream.rawValue.utf8
+        key.append(0)
     }
 
     static func streamIndexKey(prefix: [UInt8], version: UInt64) -> [UInt8] {

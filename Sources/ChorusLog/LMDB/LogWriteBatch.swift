@@ -117,15 +117,16 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     }
 
     func appendPrepared(_ prepared: PreparedRecordedEvents) throws -> Bool {
-        guard prepared.firstPosition == head.next, staged.isEmpty, let sorted = prepared.tail.sortedIndex,
-            try index.admits(sorted, after: committedTail, in: transaction)
+        // Only where the indexes reach the head, so that the batch's entries go on from them.
+        guard prepared.firstPosition == head.next, committedTail.isEmpty, staged.isEmpty,
+            try index.admits(prepared.index, in: transaction)
         else { return false }
         try prepared.forEachRecord { position, record in
             try LogSchema.withPositionKey(position) { key in
                 try transaction.put(record, for: key, in: schema.events, append: true)
             }
         }
-        staged = prepared.tail
+        try index.write(prepared.index, through: prepared.lastPosition, in: transaction)
         head = prepared.lastPosition
         return true
     }

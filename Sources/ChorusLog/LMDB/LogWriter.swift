@@ -346,6 +346,8 @@ final class LogWriter: @unchecked Sendable {
             head = newHead
             lastRecordedAt = recordedAt
             tail.append(contentsOf: staged)
+            // The indexes reach the head but for the tail: an import's prepared batch writes its index with its events.
+            indexedThrough.store(head.rawValue - UInt64(tail.eventCount), ordering: .relaxed)
             lastGroup = (jobs.count, waiting, duration)
             // Published by the committer, so that the head only ever moves forward.
             notifier.publish(newHead)

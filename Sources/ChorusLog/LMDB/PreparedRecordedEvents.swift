@@ -1,6 +1,7 @@
 /// Events another log recorded, made ready to append in one go (``DecisionBatch/appendPrepared(_:)``) by the task
 /// that has them, before the log's writer gets them: their records encoded, and their index entries grouped and
-/// sorted. An import's writer is its bottleneck; this leaves it the checks against the log and the copying.
+/// sorted. The writer checks them against the log, and writes the records and the index entries in one transaction:
+/// no tail of them is kept in memory to be written later.
 ///
 /// What can be checked without the log is checked here (positions, versions and commands running on within the
 /// events, event and actor limits); what needs the log (the first position, each stream's version before, command
@@ -11,8 +12,8 @@ public struct PreparedRecordedEvents: Sendable {
     /// Each event's record, back to back; the record of the event at offset i ends at `recordEnds[i]`.
     let records: [UInt8]
     let recordEnds: [Int]
-    /// What the events add to the writer's tail, index entries sorted.
-    let tail: UnindexedTail
+    /// The events' index entries, sorted: the writer writes them in the same transaction as the records.
+    let index: SortedIndexEntries
 
     public var eventCount: Int { recordEnds.count }
 
@@ -20,23 +21,32 @@ public struct PreparedRecordedEvents: Sendable {
     /// log's would, or one would be refused: appended one command at a time instead, the first refused says why.
     public init?(_ events: some Collection<RecordedEvent>) {
         guard let first = events.first else { return nil }
-        var tail = UnindexedTail(reservingCapacity: events.count)
         var records: [UInt8] = []
         var recordEnds: [Int] = []
         recordEnds.reserveCapacity(events.count)
+        var entries: [UnindexedTail.IndexEntry] = []
+        entries.reserveCapacity(events.count)
+        // In the order they came; a command's events come together, and whether one comes twice is seen once they
+        // are sorted (``SortedIndexEntries/runsOn``), without a table of them here.
+        var commands: [(id: CommandID, outcome: AppendOutcome)] = []
         var expected = first.position
-        var previous: (command: CommandID, stream: StreamID)?
         for event in events {
             guard event.position == expected else { return nil }
-            if let previous, previous.command == event.commandID {
-                guard previous.stream == event.stream else { return nil }
+            if let command = commands.last, command.id == event.commandID {
+                guard entries[entries.count - 1].stream == event.stream else { return nil }
+                commands[commands.count - 1].outcome = AppendOutcome(
+                    firstPosition: command.outcome.firstPosition, lastPosition: event.position,
+                    streamVersion: event.streamVersion, isReplay: true)
             } else {
-                // A command's events come together, once.
-                guard tail.outcome(ofCommand: event.commandID) == nil,
-                    event.actor.utf8.count <= AppendRequest.maximumActorLength
-                else { return nil }
+                guard event.actor.utf8.count <= AppendRequest.maximumActorLength else { return nil }
+                commands.append(
+                    (
+                        event.commandID,
+                        AppendOutcome(
+                            firstPosition: event.position, lastPosition: event.position,
+                            streamVersion: event.streamVersion, isReplay: true)
+                    ))
             }
-            if let version = tail.streamVersions[event.stream], version + 1 != event.streamVersion { return nil }
             let newEvent = NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload)
             do { try newEvent.validate() } catch { return nil }
             let fields = EventRecordCodec.Fields(
@@ -51,13 +61,14 @@ public struct PreparedRecordedEvents: Sendable {
                     fields, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start..<start + size]))
             }
             recordEnds.append(records.count)
-            tail.record(event)
-            previous = (event.commandID, event.stream)
+            entries.append(
+                UnindexedTail.IndexEntry(stream: event.stream, version: event.streamVersion, position: event.position))
             expected = expected.next
         }
-        tail.sortIndexEntries()
+        let index = SortedIndexEntries(entries: entries, streams: entries.count, commands: commands)
+        guard index.runsOn else { return nil }
         (firstPosition, lastPosition) = (first.position, LogPosition(expected.rawValue - 1))
-        (self.records, self.recordEnds, self.tail) = (records, recordEnds, tail)
+        (self.records, self.recordEnds, self.index) = (records, recordEnds, index)
     }
 
     /// Calls `body` with each event's position and record, in order.

@@ -7,10 +7,16 @@ import ChorusStorage
 struct SortedIndexEntries: Sendable {
     struct Stream: Sendable {
         let stream: StreamID
-        /// The name's UTF-8 bytes: the stream-heads key.
-        let name: [UInt8]
-        /// In version order, gapless.
-        var entries: [UnindexedTail.IndexEntry]
+        /// Where its name's UTF-8 bytes (the stream-heads key) are in ``names``.
+        let name: Range<Int>
+        /// Where its entries are in ``entries``: in version order, gapless.
+        let entries: Range<Int>
+    }
+
+    /// One event's stream-index entry; its stream is the ``Stream`` whose range holds it.
+    struct Entry: Sendable {
+        let version: UInt64
+        let position: LogPosition
     }
 
     struct Command: Sendable {
@@ -22,44 +28,76 @@ struct SortedIndexEntries: Sendable {
     }
 
     let streams: [Stream]
+    /// Every stream's entries, stream after stream in the order of ``streams``. Held in one array, and the names in
+    /// another, rather than two small arrays for each stream: most streams of an import's batch have a single event.
+    let entries: [Entry]
+    let names: [UInt8]
     let commands: [Command]
 
     init(_ tail: UnindexedTail) {
-        // A stream's entries are already in version order: group them, and sort only the streams. One hash of each
-        // entry's stream: each stream's last version is its group's last entry.
-        var groupOfStream: [StreamID: Int] = Dictionary(minimumCapacity: tail.streamCount)
-        var streams: [Stream] = []
-        for entry in tail.indexEntries {
+        self.init(entries: tail.indexEntries, streams: tail.streamCount, commands: tail.commands)
+    }
+
+    /// Sorts `entries`, which come in position order, and `commands`, in the order they came; `streams` is how many
+    /// streams the entries have, or a guess at it.
+    init(
+        entries: [UnindexedTail.IndexEntry], streams streamCount: Int,
+        commands: [(id: CommandID, outcome: AppendOutcome)]
+    ) {
+        // A stream's entries come in version order: group them (one hash of each entry's stream), sort only the
+        // streams, then place each entry after its stream's entries before it.
+        var groupOfStream: [StreamID: Int] = Dictionary(minimumCapacity: streamCount)
+        var firstSeen: [(stream: StreamID, count: Int)] = []
+        firstSeen.reserveCapacity(streamCount)
+        var groupOfEntry: [Int] = []
+        groupOfEntry.reserveCapacity(entries.count)
+        var names: [UInt8] = []
+        var nameEnds: [Int] = []
+        nameEnds.reserveCapacity(streamCount)
+        for entry in entries {
             if let group = groupOfStream[entry.stream] {
-                streams[group].entries.append(entry)
+                firstSeen[group].count += 1
+                groupOfEntry.append(group)
             } else {
-                groupOfStream[entry.stream] = streams.count
-                streams.append(Stream(stream: entry.stream, name: Array(entry.stream.rawValue.utf8), entries: [entry]))
+                groupOfStream[entry.stream] = firstSeen.count
+                groupOfEntry.append(firstSeen.count)
+                firstSeen.append((entry.stream, 1))
+                names += entry.stream.rawValue.utf8
+                nameEnds.append(names.count)
             }
         }
         // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
-        // `lexicographicallyPrecedes` half of what was left of the sort. Their places are sorted, comparing the names
-        // copied back to back: moving streams, or even reading one to compare its name, retains its references, and
-        // that cost more than comparing.
-        var names: [UInt8] = []
-        var nameEnds: [Int] = []
-        nameEnds.reserveCapacity(streams.count)
-        for stream in streams {
-            names += stream.name
-            nameEnds.append(names.count)
-        }
-        var order = Array(streams.indices)
-        names.withUnsafeBytes { names in
-            nameEnds.withUnsafeBufferPointer { ends in
-                func name(_ index: Int) -> UnsafeRawBufferPointer {
-                    UnsafeRawBufferPointer(rebasing: names[(index == 0 ? 0 : ends[index - 1])..<ends[index]])
-                }
-                order.sort { KeyOrder.compare(name($0), name($1)) < 0 }
+        // `lexicographicallyPrecedes` half of what was left of the sort. The groups' places are sorted, comparing the
+        // names back to back: moving streams, or even reading one to compare its name, retains its references.
+        func name(_ group: Int) -> Range<Int> { (group == 0 ? 0 : nameEnds[group - 1])..<nameEnds[group] }
+        var order = Array(firstSeen.indices)
+        names.withUnsafeBytes { bytes in
+            order.sort {
+                KeyOrder.compare(
+                    UnsafeRawBufferPointer(rebasing: bytes[name($0)]), UnsafeRawBufferPointer(rebasing: bytes[name($1)])
+                ) < 0
             }
         }
-        self.streams = order.map { streams[$0] }
+        var streams: [Stream] = []
+        streams.reserveCapacity(order.count)
+        var nextSlot = [Int](repeating: 0, count: order.count)
+        var start = 0
+        for group in order {
+            nextSlot[group] = start
+            streams.append(
+                Stream(
+                    stream: firstSeen[group].stream, name: name(group), entries: start..<start + firstSeen[group].count)
+            )
+            start += firstSeen[group].count
+        }
+        var placed = [Entry](repeating: Entry(version: 0, position: LogPosition(0)), count: start)
+        for (entry, group) in zip(entries, groupOfEntry) {
+            placed[nextSlot[group]] = Entry(version: entry.version, position: entry.position)
+            nextSlot[group] += 1
+        }
+        (self.streams, self.entries, self.names) = (streams, placed, names)
         // UUIDv7 ids come nearly sorted (the tail keeps commands in the order they came), and the sort finds the runs.
-        commands = tail.commands.map { command in
+        self.commands = commands.map { command in
             withUnsafeBytes(of: command.id.uuid.uuid) { bytes in
                 Command(
                     id: command.id, high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
@@ -67,6 +105,20 @@ struct SortedIndexEntries: Sendable {
                     outcome: command.outcome)
             }
         }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
+    }
+
+    /// Whether each stream's versions run on without a gap, and no command comes twice.
+    var runsOn: Bool {
+        for stream in streams {
+            let versions = entries[stream.entries]
+            guard zip(versions, versions.dropFirst()).allSatisfy({ $0.version + 1 == $1.version }) else { return false }
+        }
+        return zip(commands, commands.dropFirst()).allSatisfy { ($0.high, $0.low) != ($1.high, $1.low) }
+    }
+
+    /// Lends `body` the UTF-8 bytes of `stream`'s name.
+    func withName<R>(of stream: Stream, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try names.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[stream.name])) }
     }
 }
 

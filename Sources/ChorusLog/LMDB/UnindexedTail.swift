@@ -19,24 +19,12 @@ struct UnindexedTail: Sendable {
     private(set) var commands: [(id: CommandID, outcome: AppendOutcome)] = []
     private var commandIndex: [CommandID: Int] = [:]
 
-    /// The entries sorted for the index write, when worked out ahead (``PreparedRecordedEvents``); any change to the
-    /// tail drops them.
-    private(set) var sortedIndex: SortedIndexEntries?
-
     var eventCount: Int { indexEntries.count }
     /// The streams appended to, each of which the index write touches in its own place.
     var streamCount: Int { streamVersions.count }
     var isEmpty: Bool { indexEntries.isEmpty }
 
     init() {}
-
-    /// Room for `events` events' entries without growing.
-    init(reservingCapacity events: Int) {
-        streamVersions.reserveCapacity(events)
-        indexEntries.reserveCapacity(events)
-        commands.reserveCapacity(events)
-        commandIndex.reserveCapacity(events)
-    }
 
     /// What `command` appended since the index checkpoint, if it appended anything.
     func outcome(ofCommand command: CommandID) -> AppendOutcome? {
@@ -54,7 +42,6 @@ struct UnindexedTail: Sendable {
 
     /// Records one append decided by the writer: `outcome` covers `events` consecutive positions of `stream`.
     mutating func record(_ outcome: AppendOutcome, stream: StreamID, command: CommandID) {
-        sortedIndex = nil
         let count = outcome.lastPosition.rawValue - outcome.firstPosition.rawValue + 1
         let firstVersion = outcome.streamVersion - count + 1
         for offset in 0..<count {
@@ -69,7 +56,6 @@ struct UnindexedTail: Sendable {
 
     /// Records one stored event, when rebuilding the tail from the log; events come in position order.
     mutating func record(_ event: RecordedEvent, commandStartsAt start: LogPosition? = nil) {
-        sortedIndex = nil
         indexEntries.append(IndexEntry(stream: event.stream, version: event.streamVersion, position: event.position))
         streamVersions[event.stream] = event.streamVersion
         let first = outcome(ofCommand: event.commandID)?.firstPosition ?? start ?? event.position
@@ -82,24 +68,17 @@ struct UnindexedTail: Sendable {
 
     /// Adds a committed batch's appends, which come after everything already here.
     mutating func append(contentsOf later: UnindexedTail) {
-        // Just after an index write (after every batch of an import): taken whole, without hashing every id again.
+        // Just after an index write: taken whole, without hashing every id again.
         guard !isEmpty else {
             self = later
             return
         }
-        sortedIndex = nil
         indexEntries.append(contentsOf: later.indexEntries)
         streamVersions.merge(later.streamVersions) { _, later in later }
         for command in later.commands { set(command.outcome, ofCommand: command.id) }
     }
 
-    /// Works out ``sortedIndex`` now, off the writer's thread.
-    mutating func sortIndexEntries() {
-        sortedIndex = SortedIndexEntries(self)
-    }
-
     mutating func removeAll() {
-        sortedIndex = nil
         streamVersions.removeAll(keepingCapacity: true)
         indexEntries.removeAll(keepingCapacity: true)
         commands.removeAll(keepingCapacity: true)
