@@ -87,5 +87,5 @@ package final class StoredResponses: Sendable {
 
     func close() { store.close() }
 
-    private static func key(_ caller: String, _ key: String) -> [UInt8] { Array(caller.utf8) + [0] + Array(key.utf8) }
+    private static func key(_ caller: String, _ key: String) -> [UInt8] { [UInt8](caller, nulThen: key) }
 }

@@ -86,15 +86,8 @@ public struct DecisionState: Sendable {
 
     static func key(_ part: String) -> [UInt8] { Array(part.utf8) }
 
-    /// Two parts, NUL between them, in one allocation: an import makes a key or two for every event it imports.
-    static func key(_ first: String, _ second: String) -> [UInt8] {
-        var key: [UInt8] = []
-        key.reserveCapacity(first.utf8.count + 1 + second.utf8.count)
-        key.append(contentsOf: first.utf8)
-        key.append(0)
-        key.append(contentsOf: second.utf8)
-        return key
-    }
+    /// Two parts, NUL between them.
+    static func key(_ first: String, _ second: String) -> [UInt8] { [UInt8](first, nulThen: second) }
 
     func exists(_ user: UserID, in state: some StateReader) throws -> Bool {
         try state.withValue(for: Self.key(user.rawValue), in: users) { $0 != nil }

@@ -31,13 +31,6 @@ enum SealedFields {
         }
     }
 
-    /// The type, NUL and the owner's id; in one allocation, as an import opens sealed fields for many of its events.
-    private static func context(_ owner: UserID, _ type: String) -> [UInt8] {
-        var context: [UInt8] = []
-        context.reserveCapacity(type.utf8.count + 1 + owner.rawValue.utf8.count)
-        context += type.utf8
-        context.append(0)
-        context += owner.rawValue.utf8
-        return context
-    }
+    /// The type, NUL and the owner's id.
+    private static func context(_ owner: UserID, _ type: String) -> [UInt8] { [UInt8](type, nulThen: owner.rawValue) }
 }

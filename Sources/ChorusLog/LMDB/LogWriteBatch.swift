@@ -101,11 +101,7 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
             commandStart = original.firstPosition
         }
         for event in events {
-            let fields = EventRecordCodec.Fields(
-                position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt,
-                commandID: event.commandID, correlationID: event.correlationID, stream: event.stream,
-                actor: event.actor,
-                event: NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload))
+            let fields = EventRecordCodec.Fields(event)
             try LogSchema.withPositionKey(event.position) { positionKey in
                 try transaction.reserve(
                     EventRecordCodec.encodedSize(fields), for: positionKey, in: schema.events, append: true

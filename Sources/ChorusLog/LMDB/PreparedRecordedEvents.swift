@@ -47,12 +47,8 @@ public struct PreparedRecordedEvents: Sendable {
                             streamVersion: event.streamVersion, isReplay: true)
                     ))
             }
-            let newEvent = NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload)
-            do { try newEvent.validate() } catch { return nil }
-            let fields = EventRecordCodec.Fields(
-                position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt,
-                commandID: event.commandID, correlationID: event.correlationID, stream: event.stream,
-                actor: event.actor, event: newEvent)
+            let fields = EventRecordCodec.Fields(event)
+            do { try fields.event.validate() } catch { return nil }
             let start = records.count
             let size = EventRecordCodec.encodedSize(fields)
             records.append(contentsOf: repeatElement(0, count: size))

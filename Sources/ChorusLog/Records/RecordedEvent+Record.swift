@@ -3,10 +3,7 @@
 extension RecordedEvent {
     /// The record the log stores for this event.
     public var record: [UInt8] {
-        let fields = EventRecordCodec.Fields(
-            position: position, streamVersion: streamVersion, recordedAt: recordedAt, commandID: commandID,
-            correlationID: correlationID, stream: stream, actor: actor,
-            event: NewEvent(type: type, schemaVersion: schemaVersion, payload: payload))
+        let fields = EventRecordCodec.Fields(self)
         let size = EventRecordCodec.encodedSize(fields)
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             EventRecordCodec.encode(
@@ -19,5 +16,15 @@ extension RecordedEvent {
     /// - Throws: ``EventLogError`` (``EventLogError/Code/corruptRecord``).
     public init(record: [UInt8], storedAt position: LogPosition? = nil) throws {
         self = try record.withUnsafeBytes { try EventRecordCodec.decode($0, storedAt: position) }
+    }
+}
+
+extension EventRecordCodec.Fields {
+    /// What the record of `event` holds: its envelope as recorded, and its type, schema version and payload.
+    init(_ event: RecordedEvent) {
+        self.init(
+            position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt,
+            commandID: event.commandID, correlationID: event.correlationID, stream: event.stream, actor: event.actor,
+            event: NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload))
     }
 }
