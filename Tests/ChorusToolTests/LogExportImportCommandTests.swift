@@ -19,12 +19,19 @@ struct LogExportImportCommandTests {
             let commands = try lines.map { try #require(try lastJSONLine(String($0))["commandId"] as? String) }
             let cut = try #require((1..<lines.count - 1).last { commands[$0 - 1] == commands[$0] })
             let partial = root + "/partial.jsonl"
-            // Every tenth line as another JSON writer puts it (keys in any order, slashes escaped): the same events.
+            // Every tenth line as another JSON writer puts it (keys in any order, slashes escaped), and every seventh
+            // with its ids in lowercase hexadecimal: the same events.
             let rewritten = try lines.prefix(cut).enumerated().map { index, line in
+                if index % 7 == 3 {
+                    let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    let ids = [object["commandId"], object["correlationId"]].compactMap { $0 as? String }
+                    return ids.reduce(String(line)) { $0.replacingOccurrences(of: $1, with: $1.lowercased()) }
+                }
                 guard index % 10 == 0 else { return String(line) }
                 let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
                 return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
             }
+            #expect(zip(rewritten, lines).contains { $0 != $1 && $0.lowercased() == $1.lowercased() })
             #expect(rewritten.contains { $0.contains("\\/") || !lines.contains(Substring($0)) })
             try writeExport(rewritten, to: partial)
             // The sealed personal fields open with the keys of the data directory they were written in.
@@ -174,6 +181,14 @@ struct LogExportImportCommandTests {
             #expect(
                 unreadable.standardError.contains("line 21: \"payload\" is not valid"), "\(unreadable.standardError)")
             #expect(try head(of: "base64") == 20)
+
+            // A command id with a letter that is not a hexadecimal digit.
+            let commandID = try #require(try lastJSONLine(lines[20])["commandId"] as? String)
+            let notHex = lines[20].replacingOccurrences(of: commandID, with: "G" + commandID.dropFirst())
+            let notUUID = try importing(Array(lines.prefix(20)) + [notHex] + lines.dropFirst(21), into: "uuid")
+            #expect(notUUID.status == 1)
+            #expect(notUUID.standardError.contains("line 21: \"commandId\" is not valid"), "\(notUUID.standardError)")
+            #expect(try head(of: "uuid") == 20)
 
             // A payload that is valid base64 but not the event its type says.
             var broken = try #require(try JSONSerialization.jsonObject(with: Data(lines[20].utf8)) as? [String: Any])

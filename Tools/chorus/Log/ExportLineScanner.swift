@@ -90,7 +90,10 @@ struct ExportLineScanner {
 
     private static func string(_ scanner: inout Self) -> String? {
         guard let raw = scanner.stringBytes() else { return nil }
-        return String(validating: raw, as: UTF8.self)
+        // Ids, stream names and types are ASCII, valid UTF-8 as they are. `String(validating:)` looks up generic
+        // metadata on every call (2 % of an import): only strings with other bytes go through it.
+        guard raw.allSatisfy({ $0 < 0x80 }) else { return String(validating: raw, as: UTF8.self) }
+        return String(decoding: raw, as: UTF8.self)
     }
 
     /// Standard base64 with its padding, straight into the payload's bytes: through Foundation's `Data` it was four
@@ -139,32 +142,28 @@ struct ExportLineScanner {
     private static func uuid(_ scanner: inout Self) -> UUID? {
         guard let raw = scanner.stringBytes(), raw.count == 36 else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        let parsed = withUnsafeMutableBytes(of: &value) { out -> Bool in
-            var byte = 0
-            var offset = 0
-            while offset < 36 {
-                if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
-                    guard raw[offset] == UInt8(ascii: "-") else { return false }
-                    offset += 1
-                    continue
+        let parsed = withUnsafeMutableBytes(of: &value) { out in
+            HexDigits.values.withUnsafeBufferPointer { values in
+                var byte = 0
+                var offset = 0
+                // A byte that is not a digit has its high bit set in the table (a misplaced dash, here): one test at the end.
+                var invalid: UInt8 = 0
+                while offset < 36 {
+                    if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
+                        invalid |= raw[offset] == UInt8(ascii: "-") ? 0 : 0x80
+                        offset += 1
+                        continue
+                    }
+                    let (high, low) = (values[Int(raw[offset])], values[Int(raw[offset + 1])])
+                    invalid |= high | low
+                    out[byte] = high << 4 | low
+                    byte += 1
+                    offset += 2
                 }
-                guard let high = hex(raw[offset]), let low = hex(raw[offset + 1]) else { return false }
-                out[byte] = high << 4 | low
-                byte += 1
-                offset += 2
+                return invalid & 0x80 == 0
             }
-            return true
         }
         return parsed ? UUID(uuid: value) : nil
-    }
-
-    private static func hex(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 
     /// Decimal digits, no sign, no leading zero (but "0"), within UInt64.
@@ -200,6 +199,16 @@ private enum Base64Alphabet {
         for (value, character) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
             values[Int(character)] = UInt8(value)
         }
+        return values
+    }()
+}
+
+/// Each hexadecimal digit's value (either case); 0xFF for any other byte.
+private enum HexDigits {
+    static let values: [UInt8] = {
+        var values = [UInt8](repeating: 0xFF, count: 256)
+        for (value, character) in "0123456789abcdef".utf8.enumerated() { values[Int(character)] = UInt8(value) }
+        for (value, character) in "ABCDEF".utf8.enumerated() { values[Int(character)] = UInt8(10 + value) }
         return values
     }()
 }
