@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusStorage
 
 /// Recomputes the decision state from the log and compares it, key by key, with the state stored beside the log:
 /// part of `chorus log verify`. Every event is decoded on the way, so an event that no longer decodes is found too.
@@ -70,7 +71,7 @@ public struct DecisionStateAudit {
         var report = Report(head: fold.folded)
         for table in state.derivedTables {
             let wanted = fold.expected[table.name] ?? [:]
-            let keys = wanted.keys.sorted { $0.lexicographicallyPrecedes($1) }
+            let keys = wanted.keys.sorted(by: KeyOrder.precedes)
             var next = 0
             func mismatch(_ key: [UInt8], _ problem: String) -> Mismatch {
                 Mismatch(
@@ -82,7 +83,7 @@ public struct DecisionStateAudit {
             // the first difference.
             try stored.forEach(in: table) { storedKey, storedValue in
                 let key = Array(storedKey)
-                if next < keys.count, keys[next].lexicographicallyPrecedes(key) {
+                if next < keys.count, KeyOrder.precedes(keys[next], key) {
                     report.mismatch = mismatch(keys[next], "missing: the events put it there")
                     return false
                 }

@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusStorage
 
 /// The decision state recomputed from the events: the log folded through ``DecisionState/changes(for:at:)``, table by
 /// table, as `chorus log verify` compares it and ``DecisionStateUpgrade`` writes it.
@@ -36,6 +37,6 @@ struct DecisionStateFold {
     /// The entries of `table`, in key order (LMDB's byte order).
     func entries(of table: StateTable) -> [(key: [UInt8], value: [UInt8], position: LogPosition)] {
         (expected[table.name] ?? [:]).map { ($0.key, $0.value.value, $0.value.position) }
-            .sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            .sorted { KeyOrder.precedes($0.key, $1.key) }
     }
 }
