@@ -61,6 +61,40 @@ struct LogExportImportCommandTests {
         }
     }
 
+    @Test("text beyond ASCII in a line of export's own form goes in as written, and invalid UTF-8 is refused")
+    func textBeyondASCII() async throws {
+        try await withTemporaryDirectory { root in
+            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "200", "--seed", "4"]).status == 0)
+            let lines = try runChorus(["log", "export", "--data", root + "/a"]).standardOutput
+                .split(separator: "\n").map(String.init)
+            let actor = try #require(try lastJSONLine(lines[5])["actor"] as? String)
+            var changed = lines
+            changed[5] = lines[5].replacingOccurrences(of: "\"actor\":\"\(actor)\"", with: "\"actor\":\"운영자 José\"")
+            #expect(changed[5] != lines[5])
+            for name in ["b", "c"] {
+                try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
+                try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/\(name)/keys")
+            }
+            try writeExport(changed, to: root + "/changed.jsonl")
+            let imported = try runChorus(["log", "import", "--data", root + "/b", root + "/changed.jsonl"])
+            #expect(imported.status == 0, "\(imported.standardError)")
+            let again = try runChorus(["log", "export", "--data", root + "/b"]).standardOutput
+            #expect(again.split(separator: "\n").map(String.init) == changed)
+
+            // The same line with a byte that is not UTF-8 in place of the actor's first.
+            var bytes = Array(changed[5].utf8)
+            let at = try #require(bytes.indices.first { bytes[$0...].starts(with: Array("운".utf8)) })
+            bytes[at] = 0xFF
+            let file = root + "/invalid.jsonl"
+            let before = Array((lines.prefix(5).joined(separator: "\n") + "\n").utf8)
+            let after = Array(("\n" + lines.dropFirst(6).joined(separator: "\n") + "\n").utf8)
+            try Data(before + bytes + after).write(to: URL(fileURLWithPath: file))
+            let refused = try runChorus(["log", "import", "--data", root + "/c", file])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("line 6:"), "\(refused.standardError)")
+        }
+    }
+
     @Test("a bad line after several batches: everything before it is appended, and the import resumes")
     func refusalAfterBatches() async throws {
         try await withTemporaryDirectory { root in
