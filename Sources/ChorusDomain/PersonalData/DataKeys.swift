@@ -64,7 +64,8 @@ public final class DataKeyStore: PersonalDataKeys {
     }
 
     public func makeKey(for user: UserID) throws -> SymmetricKey {
-        if case .some(let key)? = try? self.key(of: user) { return key }
+        // A key made before; a destroyed one (nil) or none (an error) goes on to the store, which tells them apart.
+        if let key = try? self.key(of: user) { return key }
         let made = SymmetricKey(size: .bits256)
         let kept = try store.write(durable: durable) { transaction -> [UInt8] in
             if let existing = try transaction.value(for: Array(user.rawValue.utf8), in: table) { return existing }

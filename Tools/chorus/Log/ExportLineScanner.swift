@@ -146,7 +146,8 @@ struct ExportLineScanner {
             HexDigits.values.withUnsafeBufferPointer { values in
                 var byte = 0
                 var offset = 0
-                // A byte that is not a digit has its high bit set in the table (a misplaced dash, here): one test at the end.
+                // A byte that is not a digit has its high bit set in the table (and so has a misplaced dash, here):
+                // one test at the end.
                 var invalid: UInt8 = 0
                 while offset < 36 {
                     if offset == 8 || offset == 13 || offset == 18 || offset == 23 {
