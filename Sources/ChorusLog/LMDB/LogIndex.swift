@@ -52,7 +52,7 @@ struct LogIndex: Sendable {
                 for group in sorted.streams {
                     guard let last = sorted.entries[group.entries].last else { continue }
                     key.removeAll(keepingCapacity: true)
-                    LogSchema.appendStreamIndexPrefix(group.stream, to: &key)
+                    sorted.withName(of: group) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
                     let prefixLength = key.count
                     key.append(contentsOf: repeatElement(0, count: 8))
                     for entry in sorted.entries[group.entries] {

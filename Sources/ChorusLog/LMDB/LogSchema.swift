@@ -127,13 +127,14 @@ struct LogSchema: Sendable {
     /// The prefix every stream-index key of `stream` starts with.
     static func streamIndexPrefix(_ stream: StreamID) -> [UInt8] {
         var prefix: [UInt8] = []
-        appendStreamIndexPrefix(stream, to: &prefix)
+        appendStreamIndexPrefix(name: stream.rawValue.utf8, to: &prefix)
         return prefix
     }
 
-    /// ``streamIndexPrefix(_:)`` appended to `key`: the index write builds its keys in one buffer.
-    static func appendStreamIndexPrefix(_ stream: StreamID, to key: inout [UInt8]) {
-        key += stream.rawValue.utf8
+    /// ``streamIndexPrefix(_:)`` of the stream named by the UTF-8 bytes `name`, appended to `key`: the index write
+    /// builds its keys in one buffer.
+    static func appendStreamIndexPrefix(name: some Sequence<UInt8>, to key: inout [UInt8]) {
+        key += name
         key.append(0)
     }
 

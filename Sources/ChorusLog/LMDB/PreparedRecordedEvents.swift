@@ -24,16 +24,19 @@ public struct PreparedRecordedEvents: Sendable {
         var records: [UInt8] = []
         var recordEnds: [Int] = []
         recordEnds.reserveCapacity(events.count)
-        var entries: [UnindexedTail.IndexEntry] = []
-        entries.reserveCapacity(events.count)
+        // Most streams of a batch have a single event.
+        var grouping = SortedIndexEntries.Grouping(entries: events.count, streams: events.count)
+        var lastGroup = -1
         // In the order they came; a command's events come together, and whether one comes twice is seen once they
         // are sorted (``SortedIndexEntries/runsOn``), without a table of them here.
         var commands: [(id: CommandID, outcome: AppendOutcome)] = []
         var expected = first.position
         for event in events {
             guard event.position == expected else { return nil }
+            let group = grouping.add(event.stream, version: event.streamVersion, position: event.position)
+            defer { lastGroup = group }
             if let command = commands.last, command.id == event.commandID {
-                guard entries[entries.count - 1].stream == event.stream else { return nil }
+                guard group == lastGroup else { return nil }
                 commands[commands.count - 1].outcome = AppendOutcome(
                     firstPosition: command.outcome.firstPosition, lastPosition: event.position,
                     streamVersion: event.streamVersion, isReplay: true)
@@ -57,11 +60,9 @@ public struct PreparedRecordedEvents: Sendable {
                     fields, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start..<start + size]))
             }
             recordEnds.append(records.count)
-            entries.append(
-                UnindexedTail.IndexEntry(stream: event.stream, version: event.streamVersion, position: event.position))
             expected = expected.next
         }
-        let index = SortedIndexEntries(entries: entries, streams: entries.count, commands: commands)
+        let index = grouping.sorted(commands: commands)
         guard index.runsOn else { return nil }
         (firstPosition, lastPosition) = (first.position, LogPosition(expected.rawValue - 1))
         (self.records, self.recordEnds, self.index) = (records, recordEnds, index)

@@ -5,8 +5,9 @@ import ChorusStorage
 /// ``LogIndex/write(_:through:in:)`` puts them in this order; an import works them out for its batch before the
 /// writer's thread gets it (``PreparedRecordedEvents``), since sorting and grouping were most of its index write.
 struct SortedIndexEntries: Sendable {
+    /// A stream, by where its name and entries are: no reference to retain when the streams are sorted, read or
+    /// freed.
     struct Stream: Sendable {
-        let stream: StreamID
         /// Where its name's UTF-8 bytes (the stream-heads key) are in ``names``.
         let name: Range<Int>
         /// Where its entries are in ``entries``: in version order, gapless.
@@ -35,67 +36,90 @@ struct SortedIndexEntries: Sendable {
     let commands: [Command]
 
     init(_ tail: UnindexedTail) {
-        self.init(entries: tail.indexEntries, streams: tail.streamCount, commands: tail.commands)
+        var grouping = Grouping(entries: tail.eventCount, streams: tail.streamCount)
+        for entry in tail.indexEntries { grouping.add(entry.stream, version: entry.version, position: entry.position) }
+        self = grouping.sorted(commands: tail.commands)
     }
 
-    /// Sorts `entries`, which come in position order, and `commands`, in the order they came; `streams` is how many
-    /// streams the entries have, or a guess at it.
-    init(
-        entries: [UnindexedTail.IndexEntry], streams streamCount: Int,
-        commands: [(id: CommandID, outcome: AppendOutcome)]
-    ) {
-        // A stream's entries come in version order: group them (one hash of each entry's stream), sort only the
-        // streams, then place each entry after its stream's entries before it.
-        var groupOfStream: [StreamID: Int] = Dictionary(minimumCapacity: streamCount)
-        var firstSeen: [(stream: StreamID, count: Int)] = []
-        firstSeen.reserveCapacity(streamCount)
-        var groupOfEntry: [Int] = []
-        groupOfEntry.reserveCapacity(entries.count)
-        var names: [UInt8] = []
-        var nameEnds: [Int] = []
-        nameEnds.reserveCapacity(streamCount)
-        for entry in entries {
-            if let group = groupOfStream[entry.stream] {
-                firstSeen[group].count += 1
-                groupOfEntry.append(group)
+    /// Index entries grouped by stream as they come, in position order (a stream's entries then come in version
+    /// order): one hash of each entry's stream, and a reference kept to each stream only until its name is copied.
+    /// ``sorted(commands:)`` then sorts only the streams, and places each entry after its stream's entries before it.
+    struct Grouping {
+        private var groupOfStream: [StreamID: Int]
+        /// Each group's entry count, and where its name ends in `names`: the streams' names back to back.
+        private var counts: [Int] = []
+        private var nameEnds: [Int] = []
+        private var names: [UInt8] = []
+        /// Each entry's group, and the entry, in the order they came.
+        private var groupOfEntry: [Int] = []
+        private var added: [Entry] = []
+
+        /// `entries` and `streams` are how many will be added, or a guess at it.
+        init(entries: Int, streams: Int) {
+            groupOfStream = Dictionary(minimumCapacity: streams)
+            counts.reserveCapacity(streams)
+            nameEnds.reserveCapacity(streams)
+            groupOfEntry.reserveCapacity(entries)
+            added.reserveCapacity(entries)
+        }
+
+        /// Adds the entry of `stream`'s event at `version` and `position`, and returns its stream's group: the same
+        /// for every entry of one stream.
+        @discardableResult
+        mutating func add(_ stream: StreamID, version: UInt64, position: LogPosition) -> Int {
+            let group: Int
+            if let known = groupOfStream[stream] {
+                group = known
+                counts[group] += 1
             } else {
-                groupOfStream[entry.stream] = firstSeen.count
-                groupOfEntry.append(firstSeen.count)
-                firstSeen.append((entry.stream, 1))
-                names += entry.stream.rawValue.utf8
+                group = counts.count
+                groupOfStream[stream] = group
+                counts.append(1)
+                names += stream.rawValue.utf8
                 nameEnds.append(names.count)
             }
+            groupOfEntry.append(group)
+            added.append(Entry(version: version, position: position))
+            return group
         }
-        // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
-        // `lexicographicallyPrecedes` half of what was left of the sort. The groups' places are sorted, comparing the
-        // names back to back: moving streams, or even reading one to compare its name, retains its references.
-        func name(_ group: Int) -> Range<Int> { (group == 0 ? 0 : nameEnds[group - 1])..<nameEnds[group] }
-        var order = Array(firstSeen.indices)
-        names.withUnsafeBytes { bytes in
-            order.sort {
-                KeyOrder.compare(
-                    UnsafeRawBufferPointer(rebasing: bytes[name($0)]), UnsafeRawBufferPointer(rebasing: bytes[name($1)])
-                ) < 0
+
+        /// The entries in key order, and `commands`, which come in the order they came, sorted by id.
+        consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {
+            // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
+            // `lexicographicallyPrecedes` half of what was left of the sort. The groups' places are sorted, comparing
+            // the names back to back.
+            let nameEnds = self.nameEnds
+            func name(_ group: Int) -> Range<Int> { (group == 0 ? 0 : nameEnds[group - 1])..<nameEnds[group] }
+            var order = Array(counts.indices)
+            names.withUnsafeBytes { bytes in
+                order.sort {
+                    KeyOrder.compare(
+                        UnsafeRawBufferPointer(rebasing: bytes[name($0)]),
+                        UnsafeRawBufferPointer(rebasing: bytes[name($1)])) < 0
+                }
             }
+            var streams: [Stream] = []
+            streams.reserveCapacity(order.count)
+            var nextSlot = [Int](repeating: 0, count: order.count)
+            var start = 0
+            for group in order {
+                nextSlot[group] = start
+                streams.append(Stream(name: name(group), entries: start..<start + counts[group]))
+                start += counts[group]
+            }
+            var placed = [Entry](repeating: Entry(version: 0, position: LogPosition(0)), count: start)
+            for (entry, group) in zip(added, groupOfEntry) {
+                placed[nextSlot[group]] = entry
+                nextSlot[group] += 1
+            }
+            return SortedIndexEntries(streams: streams, entries: placed, names: names, commands: commands)
         }
-        var streams: [Stream] = []
-        streams.reserveCapacity(order.count)
-        var nextSlot = [Int](repeating: 0, count: order.count)
-        var start = 0
-        for group in order {
-            nextSlot[group] = start
-            streams.append(
-                Stream(
-                    stream: firstSeen[group].stream, name: name(group), entries: start..<start + firstSeen[group].count)
-            )
-            start += firstSeen[group].count
-        }
-        var placed = [Entry](repeating: Entry(version: 0, position: LogPosition(0)), count: start)
-        for (entry, group) in zip(entries, groupOfEntry) {
-            placed[nextSlot[group]] = Entry(version: entry.version, position: entry.position)
-            nextSlot[group] += 1
-        }
-        (self.streams, self.entries, self.names) = (streams, placed, names)
+    }
+
+    private init(
+        streams: [Stream], entries: [Entry], names: [UInt8], commands: [(id: CommandID, outcome: AppendOutcome)]
+    ) {
+        (self.streams, self.entries, self.names) = (streams, entries, names)
         // UUIDv7 ids come nearly sorted (the tail keeps commands in the order they came), and the sort finds the runs.
         self.commands = commands.map { command in
             withUnsafeBytes(of: command.id.uuid.uuid) { bytes in
