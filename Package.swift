@@ -48,6 +48,8 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // CRC-32C with the CPU's instruction, which Swift cannot emit; only ChorusLog imports it.
+        .target(name: "CCRC32C", path: "Sources/CCRC32C"),
         // LMDB for the rest of the package: environments, transactions, key-value stores, key-order loads.
         .target(
             name: "ChorusStorage",
@@ -62,6 +64,7 @@ let package = Package(
         .target(
             name: "ChorusLog",
             dependencies: [
+                "CCRC32C",
                 "ChorusStorage",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -214,7 +217,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusLogTests",
-            dependencies: ["ChorusLog", "ChorusStorage", "LogCrashWriter", "ChorusTestSupport"],
+            dependencies: ["CCRC32C", "ChorusLog", "ChorusStorage", "LogCrashWriter", "ChorusTestSupport"],
             path: "Tests/ChorusLogTests"
         ),
         .testTarget(

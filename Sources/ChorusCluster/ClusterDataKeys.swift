@@ -27,7 +27,8 @@ public final class ClusterDataKeys: PersonalDataKeys {
     }
 
     public func makeKey(for user: UserID) throws -> SymmetricKey {
-        if case .some(let key)? = try? local.key(of: user) { return key }
+        // A key held here; a destroyed one (nil) or none (an error) goes on to the database, which tells them apart.
+        if let key = try? local.key(of: user) { return key }
         let proposed = SymmetricKey(size: .bits256).withUnsafeBytes { Array($0) }
         let stored = try database.makeKey(of: user.rawValue, proposing: proposed)
         try local.adopt(stored, for: user)

@@ -1,3 +1,4 @@
+import CCRC32C
 import ChorusLog
 import ChorusTestSupport
 import Foundation
@@ -36,6 +37,31 @@ struct RecordChecksumTests {
                 #expect(readError?.code == .corruptRecord)
                 #expect(readError?.position == 2)
                 #expect(try log.read(from: 3).map(\.text) == ["after"])
+            }
+        }
+    }
+
+    @Test(
+        "CRC-32C gives the standard check value, and the CPU's instruction the table's answer at every length and start"
+    )
+    func checksumAgreesWithTheTable() {
+        let check = Array("123456789".utf8).withUnsafeBytes { chorus_crc32c($0.baseAddress, $0.count) }
+        #expect(check == 0xE306_9283)
+        #expect(chorus_crc32c(nil, 0) == 0)
+        #if arch(x86_64)
+        #expect(chorus_crc32c_uses_instruction() == 1)
+        #endif
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<8_192).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        bytes.withUnsafeBytes { buffer in
+            // Every start within a word, and lengths around every multiple of eight.
+            for start in 0..<8 {
+                for count in Array(0..<80) + [1_023, 1_024, 1_025, 8_000] {
+                    let from = buffer.baseAddress! + start
+                    #expect(
+                        chorus_crc32c(from, count) == chorus_crc32c_portable(from, count),
+                        "start \(start), count \(count)")
+                }
             }
         }
     }
