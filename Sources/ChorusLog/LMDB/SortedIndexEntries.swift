@@ -42,8 +42,8 @@ struct SortedIndexEntries: Sendable {
     }
 
     /// Index entries grouped by stream as they come, in position order (a stream's entries then come in version
-    /// order): one hash of each entry's stream, and a reference kept to each stream only until its name is copied.
-    /// ``sorted(commands:)`` then sorts only the streams, and places each entry after its stream's entries before it.
+    /// order): one hash of each entry's stream. ``sorted(commands:)`` then sorts only the streams, and places each
+    /// entry after its stream's entries before it; what it makes holds the streams' names as bytes, no stream itself.
     struct Grouping {
         private var groupOfStream: [StreamID: Int]
         /// Each group's entry count, and where its name ends in `names`: the streams' names back to back.
