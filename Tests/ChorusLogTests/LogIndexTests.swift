@@ -1,5 +1,7 @@
 import ChorusLog
+import ChorusStorage
 import ChorusTestSupport
+import Logging
 import Testing
 
 /// Stream reads, stream versions and command retries must not depend on whether the writer has written its indexes
@@ -54,6 +56,120 @@ struct LogIndexTests {
                 #expect(try log.streamVersion(of: "s3") == 1)
                 #expect(try log.verifyIntegrity().isSound)
             }
+        }
+    }
+
+    /// A stream's head is its last stream-index key: the one at or before its name, NUL and the highest version. A
+    /// stream whose name starts another's, or that sorts just before or after one, must still find its own.
+    @Test("stream heads come from the stream index, for names that start one another, across the checkpoint")
+    func headsOfNamesThatPrefixOthers() async throws {
+        try await withTemporaryDirectory { directory in
+            let streams: [StreamID] = ["s", "s1", "s10", "s1a", "t", "s0"]
+            // Stream i gets i + 1 events.
+            let appends = streams.enumerated().flatMap { index, stream in Array(repeating: stream, count: index + 1) }
+            try await withLog(directory, configuration: Self.smallIndexBatches) { log in
+                for stream in appends { _ = try await log.append(tick(stream)) }
+                #expect(log.statistics.indexedThrough > 0)
+            }
+            // Reopened, everything is indexed: the versions come from the index alone.
+            try await withLog(directory, configuration: Self.smallIndexBatches) { log in
+                #expect(log.statistics.indexedThrough == log.head)
+                for (index, stream) in streams.enumerated() {
+                    #expect(try log.streamVersion(of: stream) == UInt64(index + 1), "\(stream)")
+                    let stale = await #expect(throws: EventLogError.self) {
+                        try await log.append(tick(stream, expected: .exact(UInt64(index))))
+                    }
+                    #expect(stale?.actualVersion == UInt64(index + 1))
+                    let next = try await log.append(tick(stream, expected: .exact(UInt64(index + 1))))
+                    #expect(next.streamVersion == UInt64(index + 2))
+                }
+                #expect(try log.streamVersion(of: "s2") == 0)
+                let fresh = try await log.append(tick("s100", expected: .noStream))
+                #expect(fresh.streamVersion == 1)
+                #expect(try log.verifyIntegrity().isSound)
+            }
+        }
+    }
+
+    /// Storage format 1 kept each stream's head in a `stream-heads` table as well. A writer opening such a log drops
+    /// the table and stamps format 2 in one transaction; a reader reads it as it is.
+    @Test("a log of storage format 1: read as it is, and brought to format 2 by its writer without its heads table")
+    func formatOneLogIsUpgraded() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withLog(directory, configuration: Self.smallIndexBatches) { log in
+                for index in 0..<12 { _ = try await log.append(tick(index % 3 == 0 ? "three" : "other")) }
+            }
+            // What format 1 left: the same tables, the heads besides, and its stamp.
+            try Self.withEnvironment(at: directory, readOnly: false) { environment in
+                try environment.write { transaction in
+                    let heads = environment.database("stream-heads")
+                    for (stream, version) in [("three", UInt64(4)), ("other", UInt64(8))] {
+                        try Array(stream.utf8).withUnsafeBytes { key in
+                            try withUnsafeBytes(of: version.littleEndian) {
+                                try transaction.put($0, for: key, in: heads)
+                            }
+                        }
+                    }
+                    try Self.putFormat(1, in: transaction, environment: environment)
+                }
+            }
+            var readOnly = LMDBEventLog.Configuration()
+            readOnly.readOnly = true
+            let reader = try LMDBEventLog(directory: directory, configuration: readOnly)
+            #expect(try reader.streamVersion(of: "three") == 4)
+            #expect(try reader.verifyIntegrity().isSound)
+            reader.close()
+            let before = try Self.storedLayout(at: directory)
+            #expect(before.format == 1 && before.hasHeadsTable)
+
+            try await withLog(directory, configuration: Self.smallIndexBatches) { log in
+                let stale = await #expect(throws: EventLogError.self) {
+                    try await log.append(tick("three", expected: .exact(3)))
+                }
+                #expect(stale?.actualVersion == 4)
+                let next = try await log.append(tick("other", expected: .exact(8)))
+                #expect(next.streamVersion == 9)
+                #expect(try log.verifyIntegrity().isSound)
+            }
+            let after = try Self.storedLayout(at: directory)
+            #expect(after.format == 2 && !after.hasHeadsTable)
+        }
+    }
+
+    private static func withEnvironment<R>(
+        at directory: String, readOnly: Bool, _ body: (LMDBEnvironment) throws -> R
+    ) throws -> R {
+        let configuration = LMDBEnvironment.Configuration(
+            initialMapSize: 1 << 20, maximumMapGrowthStep: 1 << 20, maximumMapSize: 1 << 24, maximumReaders: 8,
+            readOnly: readOnly, preparesFileSpace: false)
+        let environment = try LMDBEnvironment(
+            path: directory, configuration: configuration,
+            databases: ["stream-index", "stream-heads", "commands", "meta"].map { .init(name: $0) },
+            logger: Logger(label: "test"))
+        defer { environment.close() }
+        return try body(environment)
+    }
+
+    private static func putFormat(
+        _ format: UInt32, in transaction: LMDBWriteTransaction, environment: LMDBEnvironment
+    ) throws {
+        try Array("format".utf8).withUnsafeBytes { key in
+            try withUnsafeBytes(of: format.littleEndian) {
+                try transaction.put($0, for: key, in: environment.database("meta"))
+            }
+        }
+    }
+
+    /// The stamped storage format, and whether a `stream-heads` table is there.
+    private static func storedLayout(at directory: String) throws -> (format: UInt32, hasHeadsTable: Bool) {
+        try withEnvironment(at: directory, readOnly: true) { environment in
+            let format = try environment.read { transaction in
+                try Array("format".utf8).withUnsafeBytes { key in
+                    try transaction.value(in: environment.database("meta"), for: key)
+                        .map { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) }
+                }
+            }
+            return (format ?? 0, environment.existingDatabase("stream-heads") != nil)
         }
     }
 

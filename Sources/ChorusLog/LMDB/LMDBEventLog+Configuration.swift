@@ -24,13 +24,13 @@ extension LMDBEventLog {
         /// Bounds one group commit (an append larger than this still commits, alone), so that a flood of appends
         /// still commits in steady steps.
         public var maximumEventsPerTransaction: Int = 16_384
-        /// The stream index, stream heads and command index are written in batches of about this many events; until
-        /// then the writer keeps them in memory, and a reopened log rebuilds them from the events.
+        /// The stream index and command index are written in batches of about this many events; until then the
+        /// writer keeps them in memory, and a reopened log rebuilds them from the events.
         public var indexBatchSize: Int = 4_096
         /// A batch is written sooner once it spans this many streams. Each stream's entries land on pages of their own
-        /// (its index leaf, its head, the branches above them), and LMDB keeps every page a transaction dirtied in a
-        /// pool it reuses and never frees; so this, not the log's size or the number of its streams, bounds that pool:
-        /// about three 4 KiB pages a stream. Bulk imports (``WriteDurability/nonDurableBulkImport``) still fill whole
+        /// (its index leaf and the branches above it), and LMDB keeps every page a transaction dirtied in a pool it
+        /// reuses and never frees; so this, not the log's size or the number of its streams, bounds that pool: a few
+        /// 4 KiB pages a stream. Bulk imports (``WriteDurability/nonDurableBulkImport``) still fill whole
         /// batches: there speed is the point, and a batch with several events per stream writes each page once for all
         /// of them (bounding imports by streams too halved `chorus bench log`'s bulk import rate).
         public var indexBatchStreams: Int = 256

@@ -1,6 +1,6 @@
 import ChorusStorage
 
-/// The log's indexes on disk: stream index, stream heads and commands, complete through a checkpoint position.
+/// The log's indexes on disk: stream index and commands, complete through a checkpoint position.
 /// The writer extends them from its ``UnindexedTail``; readers add the events after the checkpoint themselves.
 struct LogIndex: Sendable {
     let schema: LogSchema
@@ -15,10 +15,23 @@ struct LogIndex: Sendable {
 
     /// The version of `stream` as of the checkpoint; 0 when it had none.
     func streamVersion(_ stream: StreamID, in transaction: some LMDBTransactionReading) throws -> UInt64 {
-        var name = stream.rawValue
-        return try name.withUTF8 { key in
-            try transaction.value(in: schema.streamHeads, for: UnsafeRawBufferPointer(key))
-                .map { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } ?? 0
+        var key = LogSchema.streamIndexPrefix(stream)
+        return try transaction.withCursor(on: schema.streamIndex) { try Self.head(ofPrefix: &key, through: $0) }
+    }
+
+    /// The last version in the stream index of the stream whose index prefix `key` holds (0 when it has none), found
+    /// through `cursor` on the stream index: the entry at or before the prefix and the highest version. `key` is left
+    /// as it came.
+    private static func head(ofPrefix key: inout [UInt8], through cursor: LMDBCursor) throws -> UInt64 {
+        let prefixLength = key.count
+        LogSchema.appendStreamHeadBound(to: &key)
+        defer { key.removeSubrange(prefixLength...) }
+        return try key.withUnsafeBytes { bound in
+            guard let entry = try cursor.seek(atMost: bound), entry.key.count == prefixLength + 8,
+                UnsafeRawBufferPointer(rebasing: entry.key[..<prefixLength])
+                    .elementsEqual(UnsafeRawBufferPointer(rebasing: bound[..<prefixLength]))
+            else { return 0 }
+            return LogSchema.version(fromStreamIndexKey: entry.key)
         }
     }
 
@@ -47,24 +60,18 @@ struct LogIndex: Sendable {
     /// `head`.
     func write(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
-            try transaction.withWriteCursor(on: schema.streamHeads) { streamHeads in
-                var key: [UInt8] = []
-                for group in sorted.streams {
-                    guard let last = sorted.entries[group.entries].last else { continue }
-                    key.removeAll(keepingCapacity: true)
-                    sorted.withName(of: group) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
-                    let prefixLength = key.count
-                    key.append(contentsOf: repeatElement(0, count: 8))
-                    for entry in sorted.entries[group.entries] {
-                        key.withUnsafeMutableBytes {
-                            $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
-                        }
-                        try key.withUnsafeBytes { key in
-                            try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
-                        }
+            var key: [UInt8] = []
+            for group in sorted.streams {
+                key.removeAll(keepingCapacity: true)
+                sorted.withName(of: group) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
+                let prefixLength = key.count
+                key.append(contentsOf: repeatElement(0, count: 8))
+                for entry in sorted.entries[group.entries] {
+                    key.withUnsafeMutableBytes {
+                        $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
                     }
-                    try sorted.withName(of: group) { name in
-                        try withUnsafeBytes(of: last.version.littleEndian) { try streamHeads.put($0, for: name) }
+                    try key.withUnsafeBytes { key in
+                        try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
                     }
                 }
             }
@@ -89,15 +96,12 @@ struct LogIndex: Sendable {
     /// version, and none of its commands was appended before. The indexes are looked up in key order, through one
     /// cursor per table.
     func admits(_ sorted: SortedIndexEntries, in transaction: some LMDBTransactionReading) throws -> Bool {
-        let streamsGoOn = try transaction.withCursor(on: schema.streamHeads) { cursor in
+        let streamsGoOn = try transaction.withCursor(on: schema.streamIndex) { cursor in
+            var key: [UInt8] = []
             for group in sorted.streams {
-                let last =
-                    try sorted.withName(of: group) { name in
-                        try cursor.seek(atLeast: name).flatMap { entry in
-                            entry.key.elementsEqual(name)
-                                ? UInt64(littleEndian: entry.value.loadUnaligned(as: UInt64.self)) : nil
-                        }
-                    } ?? 0
+                key.removeAll(keepingCapacity: true)
+                sorted.withName(of: group) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
+                let last = try Self.head(ofPrefix: &key, through: cursor)
                 guard sorted.entries[group.entries].first?.version == last + 1 else { return false }
             }
             return true

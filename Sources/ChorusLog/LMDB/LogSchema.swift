@@ -7,27 +7,31 @@ import ChorusStorage
 ///   name; the 0xFF prefix sorts every event after those, so appends still go at the end (`MDB_APPEND`) and an append
 ///   commit touches exactly the pages a plain LMDB put would. A named database of its own would cost one more page
 ///   per commit: its record in the main database, rewritten whenever its root page moves.
-/// - `stream-index`: stream id, NUL, version (u64 big-endian) → position (u64 big-endian).
-/// - `stream-heads`: stream id → the stream's last version (u64 little-endian).
+/// - `stream-index`: stream id, NUL, version (u64 big-endian) → position (u64 big-endian). A stream's last entry is
+///   its head: the version appends to it are checked against.
 /// - `commands`: command id (16 bytes) → first position, last position, stream version (u64 little-endian each).
 /// - `meta`: `format` → the storage format version (u32 little-endian); `indexed-through` → the last position whose
-///   stream-index, stream-heads and commands entries are written (u64 little-endian).
+///   stream-index and commands entries are written (u64 little-endian).
 /// - `state.<name>`: the state tables (``LMDBEventLog/Configuration/stateTables``), written by decisions.
 ///
 /// Only `events` (and the state tables) are written by the fsync'd append; the other databases index the events,
 /// written in batches by the writer (see ``UnindexedTail``), and are complete up to `indexed-through`.
 struct LogSchema: Sendable {
-    private static let indexNames = ["stream-index", "stream-heads", "commands", "meta"]
+    private static let indexNames = ["stream-index", "commands", "meta"]
 
     /// Every named database of a log with these state tables.
     static func databaseNames(stateTables: [String]) -> [String] { indexNames + stateTables.map { "state." + $0 } }
-    static let storageFormat: UInt32 = 1
+    /// Formats: 1, with a `stream-heads` table (stream id → last version) beside the stream index, which holds the
+    /// same thing in each stream's last key; 2, without it (for an import of the 1M-event demo log, it took about a
+    /// twentieth of the time and a sixth of the file).
+    static let storageFormat: UInt32 = 2
+    /// The tables of older formats that this one dropped, deleted when a writer first opens such a log.
+    private static let retiredDatabases = ["stream-heads"]
     private static let formatKey = Array("format".utf8)
     static let indexedThroughKey = Array("indexed-through".utf8)
 
     let events: LMDBDatabase
     let streamIndex: LMDBDatabase
-    let streamHeads: LMDBDatabase
     let commands: LMDBDatabase
     let meta: LMDBDatabase
     /// By name.
@@ -42,7 +46,6 @@ struct LogSchema: Sendable {
     init(_ environment: LMDBEnvironment, stateTables: [String]) {
         events = environment.mainDatabase
         streamIndex = environment.database("stream-index")
-        streamHeads = environment.database("stream-heads")
         commands = environment.database("commands")
         meta = environment.database("meta")
         self.stateTables = Dictionary(
@@ -64,7 +67,8 @@ struct LogSchema: Sendable {
     /// programming error, the log was not opened with it).
     func existingDatabase(_ table: StateTable) -> LMDBDatabase? { stateTables[table.name] }
 
-    /// Stamps a new log with the storage format, and refuses a log written in another one.
+    /// Stamps a new log with the storage format, brings a log of format 1 to it (when opened for writing: its tables
+    /// are this format's, and one more), and refuses a log written in any other.
     func checkStorageFormat(_ environment: LMDBEnvironment) throws {
         let stored = try environment.read { transaction in
             try Self.formatKey.withUnsafeBytes { key in
@@ -76,10 +80,13 @@ struct LogSchema: Sendable {
         switch stored {
         case Self.storageFormat?:
             return
-        case nil:
-            // Never written: a reader finds it empty; the writer stamps it when it opens.
+        case nil, 1?:
+            // Never written: a reader finds it empty. Format 1: a reader reads it as it is, and never looks at the
+            // retired table. The writer stamps either when it opens, dropping the retired tables in the same
+            // transaction, so that no older Chorus ever opens a log that lacks them.
             guard !environment.isReadOnly else { return }
             try environment.write { transaction in
+                for name in Self.retiredDatabases { try transaction.dropDatabase(named: name) }
                 try Self.formatKey.withUnsafeBytes { key in
                     try withUnsafeBytes(of: Self.storageFormat.littleEndian) { value in
                         try transaction.put(value, for: key, in: meta)
@@ -142,6 +149,12 @@ struct LogSchema: Sendable {
         var key = prefix
         withUnsafeBytes(of: version.bigEndian) { key.append(contentsOf: $0) }
         return key
+    }
+
+    /// The key every stream-index key of the stream whose prefix (``appendStreamIndexPrefix(name:to:)``) `key` holds
+    /// sorts before or at: the prefix and the highest version. `key` gets the 8 bytes appended.
+    static func appendStreamHeadBound(to key: inout [UInt8]) {
+        key.append(contentsOf: repeatElement(0xFF, count: 8))
     }
 
     static func version(fromStreamIndexKey key: UnsafeRawBufferPointer) -> UInt64 {

@@ -8,7 +8,7 @@ struct SortedIndexEntries: Sendable {
     /// A stream, by where its name and entries are: no reference to retain when the streams are sorted, read or
     /// freed.
     struct Stream: Sendable {
-        /// Where its name's UTF-8 bytes (the stream-heads key) are in ``names``.
+        /// Where its name's UTF-8 bytes (the start of its stream-index keys) are in ``names``.
         let name: Range<Int>
         /// Where its entries are in ``entries``: in version order, gapless.
         let entries: Range<Int>

@@ -91,7 +91,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
         try LMDBError.check(mdb_env_create(&environment), "mdb_env_create(\(path))")
         guard let environment else { throw LMDBError(MDB_PANIC, "mdb_env_create(\(path)) returned no handle") }
         do {
-            try LMDBError.check(mdb_env_set_maxdbs(environment, MDB_dbi(definitions.count)), "mdb_env_set_maxdbs")
+            // One slot more than the definitions: for dropping a database an older format had
+            // (``LMDBWriteTransaction/dropDatabase(named:)``).
+            try LMDBError.check(
+                mdb_env_set_maxdbs(environment, MDB_dbi(definitions.count + 1)), "mdb_env_set_maxdbs")
             try LMDBError.check(
                 mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
             try LMDBError.check(mdb_env_set_mapsize(environment, configuration.initialMapSize), "mdb_env_set_mapsize")

@@ -93,6 +93,18 @@ package struct LMDBWriteTransaction: LMDBTransactionReading {
         try LMDBError.check(mdb_drop(pointer, database.handle, 0), "mdb_drop(\(database.name))")
     }
 
+    /// Deletes the named database `name`, which the environment was not opened with, and frees its pages; returns
+    /// whether there was one. For a database a newer storage format no longer has.
+    @discardableResult
+    package func dropDatabase(named name: String) throws(LMDBError) -> Bool {
+        var handle: MDB_dbi = 0
+        let code = mdb_dbi_open(pointer, name, 0, &handle)
+        if code == MDB_NOTFOUND { return false }
+        try LMDBError.check(code, "mdb_dbi_open(\(name))")
+        try LMDBError.check(mdb_drop(pointer, handle, 1), "mdb_drop(\(name))")
+        return true
+    }
+
     /// Removes `key`; returns whether it was there.
     @discardableResult
     package func delete(_ key: UnsafeRawBufferPointer, in database: LMDBDatabase) throws(LMDBError) -> Bool {
