@@ -48,7 +48,11 @@ public final class LMDBEventLog: EventLog {
                         + "delete the directory, or open it for writing to create the log")
             }
             schema = LogSchema(environment, stateTables: configuration.stateTables)
-            try schema.checkStorageFormat(environment)
+            if let older = try schema.checkStorageFormat(environment) {
+                logger.notice(
+                    "log storage brought to this build's format",
+                    metadata: ["path": "\(directory)", "from": "\(older)", "to": "\(LogSchema.storageFormat)"])
+            }
         } catch let error as EventLogError {
             throw error
         } catch let error as LMDBError {

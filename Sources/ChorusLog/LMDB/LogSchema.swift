@@ -68,8 +68,10 @@ struct LogSchema: Sendable {
     func existingDatabase(_ table: StateTable) -> LMDBDatabase? { stateTables[table.name] }
 
     /// Stamps a new log with the storage format, brings a log of format 1 to it (when opened for writing: its tables
-    /// are this format's, and one more), and refuses a log written in any other.
-    func checkStorageFormat(_ environment: LMDBEnvironment) throws {
+    /// are this format's, and one more), and refuses a log written in any other. Returns the format it brought the
+    /// log from, if it did.
+    @discardableResult
+    func checkStorageFormat(_ environment: LMDBEnvironment) throws -> UInt32? {
         let stored = try environment.read { transaction in
             try Self.formatKey.withUnsafeBytes { key in
                 try transaction.value(in: meta, for: key).map {
@@ -79,12 +81,12 @@ struct LogSchema: Sendable {
         }
         switch stored {
         case Self.storageFormat?:
-            return
+            return nil
         case nil, 1?:
             // Never written: a reader finds it empty. Format 1: a reader reads it as it is, and never looks at the
             // retired table. The writer stamps either when it opens, dropping the retired tables in the same
             // transaction, so that no older Chorus ever opens a log that lacks them.
-            guard !environment.isReadOnly else { return }
+            guard !environment.isReadOnly else { return nil }
             try environment.write { transaction in
                 for name in Self.retiredDatabases { try transaction.dropDatabase(named: name) }
                 try Self.formatKey.withUnsafeBytes { key in
@@ -93,6 +95,7 @@ struct LogSchema: Sendable {
                     }
                 }
             }
+            return stored
         case let other?:
             throw EventLogError(
                 .corruptRecord,
