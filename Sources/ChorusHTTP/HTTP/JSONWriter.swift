@@ -141,10 +141,10 @@ struct JSONWriter {
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
-    /// A quoted ``Timestamp``.
+    /// A quoted ``ChorusLog/EventTime/rfc3339``.
     mutating func timestamp(_ time: EventTime) {
         bytes.append(UInt8(ascii: "\""))
-        Timestamp.write(time, into: &bytes)
+        time.appendRFC3339(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
@@ -203,4 +203,10 @@ extension Optional: JSONWritable where Wrapped: JSONWritable {
 
 extension Array: JSONWritable where Element: JSONWritable {
     func write(to json: inout JSONWriter) { json.array(self) }
+}
+
+/// Times are written as RFC 3339 timestamps (``ChorusLog/EventTime/appendRFC3339(to:)``), straight into the answer:
+/// each post, comment, message and notification has one.
+extension EventTime: JSONWritable {
+    func write(to json: inout JSONWriter) { json.timestamp(self) }
 }

@@ -83,7 +83,7 @@ struct HomeTableExport {
                 for post in page.items {
                     postRows.row([
                         post.id.rawValue, post.author.id.rawValue, post.caption, post.text, post.image?.rawValue,
-                        Timestamps.iso8601(post.createdAt), "\(post.likes)", "\(post.comments)", "\(post.reposts)",
+                        post.createdAt.rfc3339, "\(post.likes)", "\(post.comments)", "\(post.reposts)",
                     ])
                 }
                 cursor = page.nextCursor

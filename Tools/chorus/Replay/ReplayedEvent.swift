@@ -140,7 +140,7 @@ struct ReplayedEvent {
             return [("partner", user(event.partner)), ("reader", user(event.reader))]
         case .sessionStarted(let event):
             return [
-                ("expiresAt", .text(Timestamps.iso8601(event.expiresAt))), ("session", id(event.session)),
+                ("expiresAt", .text(event.expiresAt.rfc3339)), ("session", id(event.session)),
                 ("user", user(event.user)),
             ]
         case .sessionEnded(let event):
@@ -164,7 +164,7 @@ struct ReplayedEvent {
         case let flag as Bool: return .flag(flag)
         case let number as any BinaryInteger: return .integer(Int64(number))
         case let position as LogPosition: return .integer(Int64(position.rawValue))
-        case let time as EventTime: return .text(Timestamps.iso8601(time))
+        case let time as EventTime: return .text(time.rfc3339)
         case let id as any ChorusIdentifier: return .text(id.rawValue)
         default: break
         }
@@ -208,7 +208,7 @@ struct ReplayedEvent {
             object.string(problem)
         }
         object.key("recordedAt")
-        object.raw(Timestamps.iso8601Bytes(event.recordedAt), quoted: true)
+        object.timestamp(event.recordedAt)
         object.key("schemaVersion")
         object.integer(Int64(event.schemaVersion))
         object.key("stream")
@@ -240,7 +240,7 @@ struct ReplayedEvent {
         let fields =
             data.map { data in data.map { "\($0.name)=\(Self.plain($0.value))" }.joined(separator: " ") }
             ?? "(does not decode: \(problem ?? "?"))"
-        return "\(event.position)  \(Timestamps.iso8601(event.recordedAt))  \(event.type)  "
+        return "\(event.position)  \(event.recordedAt.rfc3339)  \(event.type)  "
             + "\(event.stream)#\(event.streamVersion)  by \(event.actor.isEmpty ? "-" : event.actor)  \(fields)"
     }
 
@@ -255,56 +255,9 @@ struct ReplayedEvent {
     }
 }
 
-/// Times as the HTTP API writes them: UTC with milliseconds.
+/// Times as the HTTP API takes them (written as ``ChorusLog/EventTime/rfc3339``).
 enum Timestamps {
     private static let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
-    /// `2026-11-22T13:56:25.758Z`.
-    static func iso8601(_ time: EventTime) -> String { String(decoding: iso8601Bytes(time), as: UTF8.self) }
-
-    /// The UTF-8 of ``iso8601(_:)``, by hand from the milliseconds (the proleptic Gregorian calendar's days from
-    /// the epoch, as in Howard Hinnant's `civil_from_days`): Foundation's formatter was a tenth of `chorus replay`.
-    static func iso8601Bytes(_ time: EventTime) -> [UInt8] {
-        let milliseconds = time.millisecondsSince1970
-        let days = milliseconds >= 0 ? milliseconds / 86_400_000 : (milliseconds - 86_399_999) / 86_400_000
-        let ofDay = milliseconds - days * 86_400_000
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(24)
-        func digits(_ value: Int64, _ count: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<count { divisor *= 10 }
-            var rest = value
-            while divisor > 0 {
-                bytes.append(UInt8(ascii: "0") + UInt8(rest / divisor % 10))
-                rest %= divisor
-                divisor /= 10
-            }
-        }
-        digits(year, 4)
-        bytes.append(UInt8(ascii: "-"))
-        digits(month, 2)
-        bytes.append(UInt8(ascii: "-"))
-        digits(day, 2)
-        bytes.append(UInt8(ascii: "T"))
-        digits(ofDay / 3_600_000, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(ofDay / 60_000 % 60, 2)
-        bytes.append(UInt8(ascii: ":"))
-        digits(ofDay / 1_000 % 60, 2)
-        bytes.append(UInt8(ascii: "."))
-        digits(ofDay % 1_000, 3)
-        bytes.append(UInt8(ascii: "Z"))
-        return bytes
-    }
 
     /// `2026-11-22T12:00:00Z` or with milliseconds; nil when neither.
     static func parse(_ text: String) -> EventTime? {

@@ -1,3 +1,4 @@
+import ChorusLog
 import Foundation
 
 /// A JSON object written straight into bytes, in the order its parts are given: the caller sorts the keys.
@@ -42,6 +43,13 @@ struct JSONBytes {
         if quoted { bytes.append(UInt8(ascii: "\"")) }
         bytes.append(contentsOf: text)
         if quoted { bytes.append(UInt8(ascii: "\"")) }
+    }
+
+    /// A quoted ``ChorusLog/EventTime/rfc3339``, written straight into the bytes.
+    mutating func timestamp(_ time: EventTime) {
+        bytes.append(UInt8(ascii: "\""))
+        time.appendRFC3339(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Lowercase, 8-4-4-4-12.

@@ -1,15 +1,14 @@
-import ChorusLog
-
-/// RFC 3339 UTC with milliseconds: `2026-11-22T10:00:00.123Z`. Written by hand: every post in a feed has one, and
-/// Foundation's formatter cost more than the rest of the post.
-enum Timestamp {
+/// The time as RFC 3339 UTC with milliseconds, `2026-11-22T10:00:00.123Z`: how the HTTP API and `chorus replay` write
+/// times. Written by hand: every post in a feed has one, and Foundation's formatter cost more than the rest of the
+/// post (and a tenth of a replay).
+extension EventTime {
     /// Appends the timestamp's 24 characters to `text`, made on the stack and appended at once.
-    static func write(_ time: EventTime, into text: inout [UInt8]) {
-        let milliseconds = time.millisecondsSince1970
+    public func appendRFC3339(to text: inout [UInt8]) {
+        let milliseconds = millisecondsSince1970
         let seconds = milliseconds.floorDivided(by: 1000)
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds - days * 86_400
-        let (year, month, day) = civilDate(daysSince1970: days)
+        let (year, month, day) = Self.civilDate(daysSince1970: days)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { characters in
             var offset = 0
             func put(_ character: UInt8) {
@@ -43,8 +42,15 @@ enum Timestamp {
         }
     }
 
+    /// ``appendRFC3339(to:)``'s characters as a string.
+    public var rfc3339: String {
+        var text: [UInt8] = []
+        appendRFC3339(to: &text)
+        return String(decoding: text, as: UTF8.self)
+    }
+
     /// The proleptic Gregorian date of a day count (Howard Hinnant's `civil_from_days`).
-    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+    private static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
         let shifted = days + 719_468
         let era = shifted.floorDivided(by: 146_097)
         let dayOfEra = shifted - era * 146_097
@@ -62,9 +68,4 @@ extension Int64 {
         let quotient = self / divisor
         return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
     }
-}
-
-/// Times are written as ``Timestamp``s, straight into the answer: each post, comment, message and notification has one.
-extension EventTime: JSONWritable {
-    func write(to json: inout JSONWriter) { json.timestamp(self) }
 }
