@@ -11,7 +11,7 @@ import FoundationNetworking
 
 /// `chorus serve` running as a child process on a free port, and a small JSON client for it.
 final class ServerProcess: @unchecked Sendable {
-    let process = Process()
+    let process: Process
     let port: Int
     let base: String
     /// Where the server's standard error (its log) goes: a file, which a chatty server cannot fill as it can a pipe.
@@ -19,6 +19,10 @@ final class ServerProcess: @unchecked Sendable {
     /// Whether `logFile` is this object's own, removed with it.
     private let ownsLogFile: Bool
 
+    /// Returns once this server, and no other, answers `/health`: a port found free can be taken by another test's
+    /// server before this one binds it, which then answered in its place (with tokens this one never issued). So the
+    /// server's own log must say it listens on the port first; a free port found taken is traded for another.
+    ///
     /// - Parameters:
     ///   - logFile: by default a file of its own in the temporary directory, removed with this object (beside `data`
     ///     it outlived the test's temporary directory when `data` was that directory).
@@ -32,23 +36,60 @@ final class ServerProcess: @unchecked Sendable {
             ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("chorus-serve-\(UUID().uuidString.lowercased()).log").path
         ownsLogFile = logFile == nil
-        guard FileManager.default.createFile(atPath: self.logFile, contents: nil),
-            let errors = FileHandle(forWritingAtPath: self.logFile)
-        else { throw ServerError("could not create \(self.logFile)") }
-        self.port = try port ?? Self.freePort()
-        base = "http://127.0.0.1:\(self.port)"
+        var attempt = 1
+        while true {
+            let candidate = try port ?? Self.freePort()
+            let process = try Self.launch(
+                data: data, port: candidate, extraArguments: extraArguments, environment: environment,
+                logFile: self.logFile)
+            switch try await Self.awaitListening(process, port: candidate, logFile: self.logFile) {
+            case .listening:
+                self.process = process
+                self.port = candidate
+                base = "http://127.0.0.1:\(candidate)"
+                return
+            case .portTaken where port == nil && attempt < 5:
+                attempt += 1
+            case .portTaken, .exited:
+                throw ServerError("chorus serve exited: \(Self.contents(of: self.logFile))")
+            }
+        }
+    }
+
+    private static func launch(
+        data: String, port: Int, extraArguments: [String], environment: [String: String], logFile: String
+    ) throws -> Process {
+        // Truncated: a retry's log starts afresh, and the log says nothing of a server before it.
+        guard FileManager.default.createFile(atPath: logFile, contents: nil),
+            let errors = FileHandle(forWritingAtPath: logFile)
+        else { throw ServerError("could not create \(logFile)") }
+        let process = Process()
         process.executableURL = try chorusExecutableURL()
-        process.arguments = ["serve", "--data", data, "--port", String(self.port)] + extraArguments
+        process.arguments = ["serve", "--data", data, "--port", String(port)] + extraArguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = errors
         try process.run()
+        return process
+    }
+
+    private enum Start { case listening, portTaken, exited }
+
+    private static func awaitListening(_ process: Process, port: Int, logFile: String) async throws -> Start {
+        let listening = "listening on 127.0.0.1:\(port)"
         for _ in 0..<300 {
-            if (try? await call("GET", "/health"))?.status == 200 { return }
-            guard process.isStillRunning else { throw ServerError("chorus serve exited: \(standardError())") }
+            guard process.isStillRunning else {
+                return contents(of: logFile).contains("Address already in use") ? .portTaken : .exited
+            }
+            if contents(of: logFile).contains(listening),
+                (try? await call(base: "http://127.0.0.1:\(port)", "GET", "/health"))?.status == 200
+            {
+                return .listening
+            }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw ServerError("chorus serve did not answer /health within 30 s")
+        process.terminate()
+        throw ServerError("chorus serve did not answer /health within 30 s: \(contents(of: logFile))")
     }
 
     deinit {
@@ -71,6 +112,13 @@ final class ServerProcess: @unchecked Sendable {
     func call(
         _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil, body: Data? = nil,
         headers: [String: String] = [:]
+    ) async throws -> Answer {
+        try await Self.call(base: base, method, path, token: token, json: json, body: body, headers: headers)
+    }
+
+    private static func call(
+        base: String, _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil,
+        body: Data? = nil, headers: [String: String] = [:]
     ) async throws -> Answer {
         var request = HTTPClientRequest(url: base + path)
         request.method = HTTPMethod(rawValue: method)
@@ -116,8 +164,10 @@ final class ServerProcess: @unchecked Sendable {
         }
     }
 
-    func standardError() -> String {
-        (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+    func standardError() -> String { Self.contents(of: logFile) }
+
+    private static func contents(of file: String) -> String {
+        (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
     }
 
     /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
