@@ -170,8 +170,21 @@ final class ServerProcess: @unchecked Sendable {
         (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
     }
 
-    /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
+    /// Every port ``freePort()`` handed out in this test process.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A port nothing listens on now, and never handed out before in this process: the kernel's pick for a socket bound
+    /// to port 0 is free again once the socket closes, and was seen picked twice while the first taker (a webhook
+    /// receiver still down, a server starting) had not bound it yet.
     static func freePort() throws -> Int {
+        for _ in 0..<100 {
+            let port = try kernelsFreePort()
+            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
+        }
+        throw ServerError("no port the kernel picked was new to this process")
+    }
+
+    private static func kernelsFreePort() throws -> Int {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()

@@ -69,8 +69,10 @@ struct ProgressLines {
         guard now - lastLine >= .seconds(2) || done >= total else { return }
         lastLine = now
         let (rate, remaining) = pace(done, of: total)
+        // Nothing to do (an empty file) is all of it done.
+        let percent = total > 0 ? Int(Double(done) * 100 / Double(total)) : 100
         printProgress(
-            "\(done)/\(total) \(unit) (\(Int(Double(done) * 100 / Double(max(total, 1))))%), "
+            "\(done)/\(total) \(unit) (\(percent)%), "
                 + "\(Int(rate)) \(unit)/s, about \(remaining) s left")
     }
 
