@@ -32,12 +32,20 @@ public final class DecodedEventWindow: Sendable {
     /// and decoded, and kept when they are newer than what the window holds. May return fewer than `limit` events
     /// when the log has more; none when it has none from `start` on.
     public func events(from start: LogPosition, limit: Int) throws -> [Entry] {
+        try withEvents(from: start, limit: limit) { Array($0) }
+    }
+
+    /// ``events(from:limit:)`` lent to `body` in place, under the window's lock: a stream looks at each event this way
+    /// (whether any is for it) without a copy of each. `body` holds up every other stream, so it must be quick.
+    public func withEvents<R>(from start: LogPosition, limit: Int, _ body: (ArraySlice<Entry>) throws -> R) throws
+        -> R
+    {
         try window.withLock { window in
             if let first = window.first?.recorded.position, let last = window.last?.recorded.position,
                 start >= first, start <= last
             {
                 let offset = Int(start.rawValue - first.rawValue)
-                return Array(window[offset..<min(window.count, offset + limit)])
+                return try body(window[offset..<min(window.count, offset + limit)])
             }
             // Read and decoded under the lock: the streams asking for the same positions wait for one decoding.
             let read = try log.read(from: start, limit: limit).map { recorded in
@@ -52,7 +60,7 @@ public final class DecodedEventWindow: Sendable {
                 window += read
                 if window.count > capacity { window.removeFirst(window.count - capacity) }
             }
-            return read
+            return try body(read[...])
         }
     }
 

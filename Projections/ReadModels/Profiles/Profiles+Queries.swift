@@ -139,6 +139,24 @@ extension ReadView {
         return try transaction.withValue(for: edge.bytes, in: models.profiles.edges) { $0 != nil }
     }
 
+    /// Whom `user` follows, when they follow no more than `limit`; nil when they follow more.
+    public func followees(of user: UserID, upTo limit: Int) throws -> Set<UserID>? {
+        // follow-edges: follower, NUL, followee.
+        let prefix = ProjectionKey(user).prefix()
+        var found = Set<UserID>()
+        var overLimit = false
+        try transaction.scan(models.profiles.edges, prefix: prefix) { key, _ in
+            guard found.count < limit else {
+                overLimit = true
+                return false
+            }
+            found.insert(
+                UserID(unchecked: ProjectionKey.string(key, from: prefix.count, count: key.count - prefix.count)))
+            return true
+        }
+        return overLimit ? nil : found
+    }
+
     /// The followers tab, newest first, without the users blocked either way by `viewer`; nil for an unknown user, or
     /// one who blocked the viewer.
     public func followers(of user: UserID, viewer: UserID?, page: PageRequest) throws -> Page<UserSummary>? {

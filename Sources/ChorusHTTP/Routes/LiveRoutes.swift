@@ -75,6 +75,13 @@ struct LiveStream: Sendable {
         backend.metrics.liveStreamOpened()
         defer { backend.metrics.liveStreamClosed() }
         var sent = start
+        let followed = try backend.readModels.snapshot { view in
+            try LiveInterest(viewer: caller.user, topics: topics, in: view)
+        }
+        var interest = followed.answer
+        // A client resuming after a position these read models have not reached (another node's): the follows up to
+        // it are never walked here.
+        if start > followed.position { interest.forgetFollowees() }
         // A comment first, so that the client knows the stream is open.
         try await writer.write(ByteBuffer(string: ": open\n\n"))
         do {
@@ -84,9 +91,18 @@ struct LiveStream: Sendable {
                     continue
                 }
                 while sent < reached {
-                    let events = try backend.liveEvents.events(
-                        from: sent.next, limit: min(1_000, Int(reached.rawValue - sent.rawValue)))
-                    guard let last = events.last?.recorded else { break }
+                    // Most events concern few of the streams: each stream copies out of the window, and reads in a
+                    // snapshot, only those that may concern it. Most batches need no snapshot at all.
+                    let (last, events) = try backend.liveEvents.withEvents(
+                        from: sent.next, limit: min(1_000, Int(reached.rawValue - sent.rawValue))
+                    ) { events in
+                        // By index: a for-in loop would copy (and retain) every entry.
+                        for index in events.indices { interest.learn(from: events[index].event) }
+                        return (events.last?.recorded.position, events.filter { interest.mayConcern($0.event) })
+                    }
+                    guard let last else { break }
+                    defer { sent = last }
+                    guard !events.isEmpty else { continue }
                     let outgoing = try backend.readModels.snapshot { view in
                         try events.map { entry in (entry.recorded.position, try render(entry, in: view)) }
                     }.answer
@@ -95,7 +111,6 @@ struct LiveStream: Sendable {
                     for (position, text) in outgoing where !text.isEmpty {
                         try await writer.write(ByteBuffer(bytes: Self.frame(text, id: position)))
                     }
-                    sent = last.position
                 }
             }
         } catch is CancellationError {
