@@ -38,7 +38,7 @@ public struct LiveInterest: Sendable {
         somePost = topics.contains { if case .post = $0 { true } else { false } }
         someRoom = topics.contains { if case .room = $0 { true } else { false } }
         someProfile = topics.contains { if case .profile = $0 { true } else { false } }
-        followees = topics.contains(.feed) ? try view.followees(of: viewer, upTo: Self.followeeLimit) : nil
+        followees = feed ? try view.followees(of: viewer, upTo: Self.followeeLimit) : nil
     }
 
     /// Notes whom the viewer follows from now on: called with every event the stream walks, in log order, before
