@@ -8,7 +8,8 @@ import Synchronization
 ///
 /// Keeps the events of the last ``capacity`` positions read, in order. A batch that holds an account's deletion or
 /// the end of its erasure is never kept, and empties the window: what it kept was decoded under keys that may since be
-/// destroyed, and none of it may outlive them.
+/// destroyed, and none of it may outlive them. So that no deletion is missed while no stream has read it yet, the
+/// window reads every position up to the one a stream asks through before it lends anything it kept.
 public final class DecodedEventWindow: Sendable {
     /// An event as the log holds it, and decoded.
     public struct Entry: Sendable {
@@ -28,29 +29,38 @@ public final class DecodedEventWindow: Sendable {
         self.capacity = max(1, capacity)
     }
 
-    /// Up to `limit` events from `start` on, decoded: from the window when it holds `start`, else read from the log
-    /// and decoded, and kept when they are newer than what the window holds. May return fewer than `limit` events
-    /// when the log has more; none when it has none from `start` on.
-    public func events(from start: LogPosition, limit: Int) throws -> [Entry] {
-        try withEvents(from: start, limit: limit) { Array($0) }
-    }
-
-    /// ``events(from:limit:)`` lent to `body` in place, under the window's lock: a stream looks at each event this way
-    /// (whether any is for it) without a copy of each. `body` holds up every other stream, so it must be quick.
-    public func withEvents<R>(from start: LogPosition, limit: Int, _ body: (ArraySlice<Entry>) throws -> R) throws
-        -> R
-    {
+    /// Lends `body` up to `limit` decoded events from `start` on, no further than `end`, in place under the window's
+    /// lock: a stream looks at each event this way (whether any is for it) without a copy of each. `body` holds up
+    /// every other stream, so it must be quick. `end` is a position the log is known to hold (the read models have
+    /// applied it): the window reads what it lacks up to there before it lends anything it kept, so that a deletion no
+    /// stream has read yet still empties it first. The events come from the window when it holds `start`, else from
+    /// the log, decoded, and are kept when they are newer than what the window holds. `body` gets fewer than `limit`
+    /// events only when the log has fewer up to `end`.
+    public func withEvents<R>(
+        from start: LogPosition, through end: LogPosition, limit: Int, _ body: (ArraySlice<Entry>) throws -> R
+    ) throws -> R {
         try window.withLock { window in
+            let limit = end >= start ? min(limit, Int(clamping: end.rawValue - start.rawValue + 1)) : 0
             if let first = window.first?.recorded.position, let last = window.last?.recorded.position,
                 start >= first, start <= last
             {
-                let offset = Int(start.rawValue - first.rawValue)
-                return try body(window[offset..<min(window.count, offset + limit)])
+                // The positions after the window's newest, up to `end`, are read (and decoded) first: a stream is
+                // about to walk them, and one of them may end an account whose events the window holds.
+                let newer =
+                    end > last && end.rawValue - last.rawValue <= UInt64(capacity)
+                    ? try decode(from: last.next, limit: Int(end.rawValue - last.rawValue)) : []
+                if end > last, newer.isEmpty || newer.contains(where: { Self.endsPersonalData($0.event) }) {
+                    // Too far behind to tell, or personal data ended: nothing kept may be lent.
+                    window.removeAll()
+                } else {
+                    window += newer
+                    defer { if window.count > capacity { window.removeFirst(window.count - capacity) } }
+                    let offset = Int(start.rawValue - first.rawValue)
+                    return try body(window[offset..<min(window.count, offset + limit)])
+                }
             }
             // Read and decoded under the lock: the streams asking for the same positions wait for one decoding.
-            let read = try log.read(from: start, limit: limit).map { recorded in
-                Entry(recorded: recorded, event: try DomainEvent(decoding: recorded, keys: keys))
-            }
+            let read = try decode(from: start, limit: limit)
             if read.contains(where: { Self.endsPersonalData($0.event) }) {
                 window.removeAll()
             } else if let last = window.last?.recorded.position, start < last {
@@ -61,6 +71,13 @@ public final class DecodedEventWindow: Sendable {
                 if window.count > capacity { window.removeFirst(window.count - capacity) }
             }
             return try body(read[...])
+        }
+    }
+
+    private func decode(from start: LogPosition, limit: Int) throws -> [Entry] {
+        guard limit > 0 else { return [] }
+        return try log.read(from: start, limit: limit).map { recorded in
+            Entry(recorded: recorded, event: try DomainEvent(decoding: recorded, keys: keys))
         }
     }
 

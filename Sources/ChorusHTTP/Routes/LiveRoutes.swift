@@ -94,7 +94,7 @@ struct LiveStream: Sendable {
                     // Most events concern few of the streams: each stream copies out of the window, and reads in a
                     // snapshot, only those that may concern it. Most batches need no snapshot at all.
                     let (last, events) = try backend.liveEvents.withEvents(
-                        from: sent.next, limit: min(1_000, Int(reached.rawValue - sent.rawValue))
+                        from: sent.next, through: reached, limit: 1_000
                     ) { events in
                         // By index: a for-in loop would copy (and retain) every entry.
                         for index in events.indices { interest.learn(from: events[index].event) }
