@@ -31,8 +31,11 @@ struct LogVerifyCommandTests {
             let payload = try readEvent(at: target, in: original).payload
             try #require(payload.count >= 8)
             var file = try Array(Data(contentsOf: URL(fileURLWithPath: flipped + "/log/data.mdb")))
-            let offset = try #require(firstOffset(of: payload, in: file)) + payload.count / 2
-            file[offset] ^= 0x20
+            // Every copy in the file: pages a later commit copied keep a stale one until reused, and which copy is live
+            // depends on how the appends fell into commits.
+            let offsets = offsets(of: payload, in: file)
+            try #require(!offsets.isEmpty)
+            for offset in offsets { file[offset + payload.count / 2] ^= 0x20 }
             try Data(file).write(to: URL(fileURLWithPath: flipped + "/log/data.mdb"))
             let corrupt = try runChorus(["log", "verify", "--data", flipped, "--json"])
             #expect(corrupt.status == 1)
@@ -85,13 +88,13 @@ func readEvent(at position: LogPosition, in root: String) throws -> RecordedEven
     return try #require(try log.read(from: position, limit: 1).first)
 }
 
-/// Where `needle` first occurs in `haystack` (a debug build's generic `firstRange(of:)` takes most of a minute on a
+/// Where `needle` starts in `haystack`, each place (a debug build's generic `ranges(of:)` takes most of a minute on a
 /// 2 MB file).
-func firstOffset(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-    guard !needle.isEmpty, needle.count <= haystack.count else { return nil }
+func offsets(of needle: [UInt8], in haystack: [UInt8]) -> [Int] {
+    guard !needle.isEmpty, needle.count <= haystack.count else { return [] }
     return haystack.withUnsafeBytes { hay in
         needle.withUnsafeBytes { needle in
-            (0...(hay.count - needle.count)).first {
+            (0...(hay.count - needle.count)).filter {
                 memcmp(hay.baseAddress! + $0, needle.baseAddress!, needle.count) == 0
             }
         }
