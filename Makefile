@@ -11,15 +11,9 @@ start: deps
 
 ## Runs every test: the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml. The cluster
 ## tests start a throwaway PostgreSQL of their own (initdb in a temporary directory, loopback only).
-##
-## The suites run with glibc's allocations of 32 KB and more mapped on their own (MALLOC_MMAP_THRESHOLD_): Foundation's
-## Process.run() in Swift 6.3.1 copies 256 bytes from each /proc/self/fd entry, past the end of the directory buffer
-## when the process holds over a thousand descriptors, as the parallel suites do, and crashed the test process when that
-## buffer ended a heap (swift-corelibs-foundation pull request 5472). Mapped on its own, the buffer has most of a page
-## after it. The build itself runs without it.
 test: deps fuzz-deps postgres-deps
 	$(SWIFT) build --build-tests
-	MALLOC_MMAP_THRESHOLD_=32768 $(SWIFT) test --skip-build
+	$(SWIFT) test --skip-build
 	Tests/ContractFuzzing/run
 
 ## Installs LMDB's headers and library (Debian: liblmdb-dev) when pkg-config cannot find them.

@@ -50,6 +50,11 @@ let package = Package(
         ),
         // CRC-32C with the CPU's instruction, which Swift cannot emit; only ChorusLog imports it.
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
+        // posix_spawn with the options glibc declares only under _GNU_SOURCE; only ChorusProcesses imports it.
+        .target(name: "CSpawn", path: "Sources/CSpawn"),
+        // Child processes started and reaped without Foundation's Process: servers in tests, PostgreSQL's programs,
+        // benchmark helpers.
+        .target(name: "ChorusProcesses", dependencies: ["CSpawn"], path: "Sources/ChorusProcesses"),
         // LMDB for the rest of the package: environments, transactions, key-value stores, key-order loads.
         .target(
             name: "ChorusStorage",
@@ -102,6 +107,7 @@ let package = Package(
             dependencies: [
                 "ChorusLog",
                 "ChorusDomain",
+                "ChorusProcesses",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -188,6 +194,7 @@ let package = Package(
                 "ChorusCluster",
                 "ChorusHTTP",
                 "ChorusDemo",
+                "ChorusProcesses",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -217,7 +224,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusLogTests",
-            dependencies: ["CCRC32C", "ChorusLog", "ChorusStorage", "LogCrashWriter", "ChorusTestSupport"],
+            dependencies: [
+                "CCRC32C", "ChorusLog", "ChorusStorage", "ChorusProcesses", "LogCrashWriter", "ChorusTestSupport",
+            ],
             path: "Tests/ChorusLogTests"
         ),
         .testTarget(
@@ -265,6 +274,7 @@ let package = Package(
             name: "ChorusToolTests",
             dependencies: [
                 "chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend", "ChorusCluster",
+                "ChorusProcesses",
                 // A webhook receiver on loopback.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

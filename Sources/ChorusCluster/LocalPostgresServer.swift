@@ -1,3 +1,4 @@
+import ChorusProcesses
 import Foundation
 
 /// A throwaway PostgreSQL on this machine, for the cluster tests, `chorus bench cluster` and `chorus bench postgres`:
@@ -69,24 +70,17 @@ public final class LocalPostgresServer: Sendable {
 
     /// Runs PostgreSQL's `pgbench` against this server's `postgres` database with `arguments`; returns its output.
     public func pgbench(_ arguments: [String]) throws -> String {
-        // Children inherit this process's blocked signals, SIGALRM among them, and pgbench's -T waits for one:
-        // `env --default-signal` unblocks them all first.
         try Self.run(
-            "/usr/bin/env",
-            ["--default-signal", programs + "/pgbench", "-h", "127.0.0.1", "-p", String(port), "-U", "chorus"]
-                + arguments + ["postgres"],
+            programs + "/pgbench", ["-h", "127.0.0.1", "-p", String(port), "-U", "chorus"] + arguments + ["postgres"],
             asPostgres: false)
     }
 
     /// psql running `sql` in the background, until it ends.
-    public func psqlInBackground(_ sql: String) throws -> Process {
-        let process = Self.process(
+    public func psqlInBackground(_ sql: String) throws -> ChildProcess {
+        let (program, arguments) = Self.command(
             programs + "/psql", ["-h", "127.0.0.1", "-p", String(port), "-U", "chorus", "-d", "postgres", "-c", sql],
             asPostgres: false)
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        return try ChildProcess(program, arguments, directory: "/", output: .discarded, errors: .discarded)
     }
 
     /// The newest installed version's programs.
@@ -97,32 +91,21 @@ public final class LocalPostgresServer: Sendable {
             .first { FileManager.default.isExecutableFile(atPath: $0 + "/initdb") }
     }
 
-    private static func process(_ program: String, _ arguments: [String], asPostgres: Bool = true) -> Process {
-        let process = Process()
-        if asPostgres && getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments =
-                ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = URL(fileURLWithPath: "/")
-        return process
+    /// The program to start and its arguments: as root, through `setpriv` as the `postgres` user.
+    private static func command(_ program: String, _ arguments: [String], asPostgres: Bool) -> (String, [String]) {
+        guard asPostgres && getuid() == 0 else { return (program, arguments) }
+        return (
+            "/usr/bin/setpriv", ["--reuid=postgres", "--regid=postgres", "--init-groups", "--", program] + arguments
+        )
     }
 
     @discardableResult
     private static func run(_ program: String, _ arguments: [String], asPostgres: Bool = true) throws -> String {
-        let process = process(program, arguments, asPostgres: asPostgres)
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        let status = process.waitForExit()
-        let text = String(decoding: data, as: UTF8.self)
-        guard status == 0 else {
-            throw ClusterError("\((program as NSString).lastPathComponent) failed (\(status)): \(text)")
+        let (executable, arguments) = command(program, arguments, asPostgres: asPostgres)
+        let run = try ChildProcess.run(executable, arguments, directory: "/")
+        let text = run.output + run.errors
+        guard run.status == 0 else {
+            throw ClusterError("\((program as NSString).lastPathComponent) failed (\(run.status)): \(text)")
         }
         return text
     }

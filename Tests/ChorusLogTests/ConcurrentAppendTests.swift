@@ -156,7 +156,7 @@ struct ConcurrentAppendTests {
     func loneAppenderCommitsItself() async throws {
         try await withTemporaryDirectory { directory in
             try await withLog(directory) { log in
-                let stream = try StreamID("lone")
+                let stream = StreamID("lone")
                 func appendAlone(_ count: Int) async throws {
                     for index in 0..<count { _ = try await log.append(tick(stream, "alone \(index)")) }
                 }
@@ -227,7 +227,7 @@ struct ConcurrentAppendTests {
             let writer = Task { await log.run() }
             let appender = Task {
                 var acknowledged = 0
-                let stream = try StreamID("closing")
+                let stream = StreamID("closing")
                 while true {
                     do {
                         _ = try await log.append(tick(stream, "before close \(acknowledged)"))

@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Testing
@@ -28,9 +29,9 @@ struct CrashSafetyTests {
                 }
                 try #require(child.isRunning, "the writer exited by itself in round \(round)")
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))
-                kill(child.processIdentifier, SIGKILL)
-                child.waitUntilExit()
-                #expect(child.terminationReason == .uncaughtSignal)
+                child.send(SIGKILL)
+                child.waitForExit()
+                #expect(child.termination == .signalled(SIGKILL))
 
                 let acknowledged = acknowledgedPositions(in: ackFile)
                 let log = try LMDBEventLog(directory: logDirectory)

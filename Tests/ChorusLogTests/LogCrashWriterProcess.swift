@@ -1,3 +1,4 @@
+import ChorusProcesses
 import Foundation
 
 /// The `LogCrashWriter` helper, built beside this test binary.
@@ -17,14 +18,11 @@ func logCrashWriterURL() throws -> URL {
 func startLogCrashWriter(
     directory: String, ackFile: String, writers: Int, eventsPerWriter: Int, tinyMap: Bool = false,
     smallIndexBatches: Bool = false
-) throws -> Process {
-    let process = Process()
-    process.executableURL = try logCrashWriterURL()
-    process.arguments =
+) throws -> ChildProcess {
+    try ChildProcess(
+        try logCrashWriterURL().path,
         [directory, ackFile, "\(writers)", "\(eventsPerWriter)"] + (tinyMap ? ["--tiny-map"] : [])
-        + (smallIndexBatches ? ["--small-index-batches"] : [])
-    try process.run()
-    return process
+            + (smallIndexBatches ? ["--small-index-batches"] : []))
 }
 
 /// The positions acknowledged in `ackFile`; a line cut short (none should be) is ignored.

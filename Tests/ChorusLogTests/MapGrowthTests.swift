@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Logging
@@ -82,8 +83,7 @@ struct MapGrowthTests {
                 let child = try startLogCrashWriter(
                     directory: logDirectory, ackFile: directory + "/acks", writers: 4, eventsPerWriter: 500,
                     tinyMap: true)
-                child.waitUntilExit()
-                #expect(child.terminationStatus == 0)
+                #expect(child.waitForExit() == 0)
 
                 #expect(reader.head == 2001)
                 var count = 0

@@ -1,4 +1,4 @@
-import ChorusCluster
+import ChorusProcesses
 import Foundation
 
 /// The output of one run of the `chorus` executable built beside this test binary.
@@ -10,22 +10,8 @@ struct ChorusRun {
 
 /// Runs `chorus` with `arguments` and waits for it to exit.
 func runChorus(_ arguments: [String], environment: [String: String] = [:]) throws -> ChorusRun {
-    let process = Process()
-    process.executableURL = try chorusExecutableURL()
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    // Read both pipes to their end before waiting, so that a full pipe cannot stall the child.
-    let outputData = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    return ChorusRun(
-        status: process.waitForExit(),
-        standardOutput: String(decoding: outputData, as: UTF8.self),
-        standardError: String(decoding: errorData, as: UTF8.self))
+    let run = try ChildProcess.run(try chorusExecutableURL().path, arguments, environment: environment)
+    return ChorusRun(status: run.status, standardOutput: run.output, standardError: run.errors)
 }
 
 func chorusExecutableURL() throws -> URL {

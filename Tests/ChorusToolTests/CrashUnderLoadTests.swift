@@ -121,7 +121,7 @@ struct CrashUnderLoadTests {
                 }
                 let window = round % 3 == 2 ? 1500...2500 : 150...700
                 try await Task.sleep(for: .milliseconds(Int.random(in: window)))
-                kill(server.process.processIdentifier, SIGKILL)
+                server.kill()
                 _ = await server.exited()
                 stop.set()
                 for writer in writers { await writer.value }

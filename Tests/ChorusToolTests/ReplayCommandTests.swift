@@ -1,3 +1,4 @@
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Testing
@@ -62,13 +63,10 @@ struct ReplayCommandTests {
             let data = root + "/data"
             let server = try await ServerProcess(data: data, extraArguments: ["--demo-events", "500"])
             let head = try #require(try await server.call("GET", "/health").json["position"] as? Int)
-            let follower = Process()
-            follower.executableURL = try chorusExecutableURL()
-            follower.arguments = ["replay", "--data", data, "--json", "--follow", "--from", String(head + 1)]
-            let output = Pipe()
-            follower.standardOutput = output
-            try follower.run()
-            defer { follower.terminate() }
+            let follower = try ChildProcess(
+                try chorusExecutableURL().path,
+                ["replay", "--data", data, "--json", "--follow", "--from", String(head + 1)], output: .pipe)
+            let output = try #require(follower.output)
 
             let login = try await server.call(
                 "POST", "/v1/auth/login", json: ["email": "user2@demo.chorus", "password": "password"])
@@ -80,7 +78,7 @@ struct ReplayCommandTests {
             var received = ""
             let deadline = ContinuousClock.now + .seconds(20)
             while !received.contains("seen live by replay"), ContinuousClock.now < deadline {
-                let chunk = output.fileHandleForReading.availableData
+                let chunk = output.availableData
                 if chunk.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
                 received += String(decoding: chunk, as: UTF8.self)
             }

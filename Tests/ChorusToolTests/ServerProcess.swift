@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import ChorusCluster
+import ChorusProcesses
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -11,7 +11,7 @@ import FoundationNetworking
 
 /// `chorus serve` running as a child process on a free port, and a small JSON client for it.
 final class ServerProcess: @unchecked Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let base: String
     /// Where the server's standard error (its log) goes: a file, which a chatty server cannot fill as it can a pipe.
@@ -58,27 +58,19 @@ final class ServerProcess: @unchecked Sendable {
 
     private static func launch(
         data: String, port: Int, extraArguments: [String], environment: [String: String], logFile: String
-    ) throws -> Process {
-        // Truncated: a retry's log starts afresh, and the log says nothing of a server before it.
-        guard FileManager.default.createFile(atPath: logFile, contents: nil),
-            let errors = FileHandle(forWritingAtPath: logFile)
-        else { throw ServerError("could not create \(logFile)") }
-        let process = Process()
-        process.executableURL = try chorusExecutableURL()
-        process.arguments = ["serve", "--data", data, "--port", String(port)] + extraArguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = errors
-        try process.run()
-        return process
+    ) throws -> ChildProcess {
+        // Emptied: a retry's log starts afresh, and the log says nothing of a server before it.
+        try ChildProcess(
+            try chorusExecutableURL().path, ["serve", "--data", data, "--port", String(port)] + extraArguments,
+            environment: environment, output: .discarded, errors: .file(logFile))
     }
 
     private enum Start { case listening, portTaken, exited }
 
-    private static func awaitListening(_ process: Process, port: Int, logFile: String) async throws -> Start {
+    private static func awaitListening(_ process: ChildProcess, port: Int, logFile: String) async throws -> Start {
         let listening = "listening on 127.0.0.1:\(port)"
         for _ in 0..<300 {
-            guard process.isStillRunning else {
+            guard process.isRunning else {
                 return contents(of: logFile).contains("Address already in use") ? .portTaken : .exited
             }
             if contents(of: logFile).contains(listening),
@@ -93,7 +85,7 @@ final class ServerProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning { process.terminate() }
+        // The process, if still running, is killed as it goes.
         if ownsLogFile { try? FileManager.default.removeItem(atPath: logFile) }
     }
 
@@ -148,21 +140,11 @@ final class ServerProcess: @unchecked Sendable {
         return await exited()
     }
 
-    /// Waits for the process to exit (SIGKILLed, say); returns its status (-1 if Foundation reaped it without telling).
-    /// Polls: Foundation's notice of an exit is sometimes lost (see `Process.childState`).
-    func exited() async -> Int32 {
-        var reapedPolls = 0
-        while true {
-            switch process.childState {
-            case .exited(let status): return status
-            case .reaped:
-                reapedPolls += 1
-                if reapedPolls > 50 { return -1 }
-            case .running: break
-            }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-    }
+    /// Waits for the process to exit (SIGKILLed, say); returns its status.
+    func exited() async -> Int32 { await process.exited() }
+
+    /// Sends SIGKILL: the server dies at once, as in a crash.
+    func kill() { process.send(SIGKILL) }
 
     func standardError() -> String { Self.contents(of: logFile) }
 

@@ -1,3 +1,4 @@
+import ChorusProcesses
 import Foundation
 
 /// A size-limited tmpfs mounted for one test, which it can fill to the last byte and free again. Mounting needs
@@ -54,15 +55,9 @@ final class SmallFilesystem {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw ServerError("\(arguments.joined(separator: " ")) exited with \(process.terminationStatus)")
+        let run = try ChildProcess.run("/usr/bin/env", arguments)
+        guard run.status == 0 else {
+            throw ServerError("\(arguments.joined(separator: " ")) exited with \(run.status): \(run.errors)")
         }
     }
 }

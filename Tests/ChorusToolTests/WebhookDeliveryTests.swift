@@ -58,7 +58,7 @@ struct WebhookDeliveryTests {
             #expect(failing.json["enabled"] as? Bool == true)
             #expect(failing.json["failing"] as? Int ?? 0 > 0, "\(failing.json)")
             #expect(failing.json["lastError"] is String)
-            kill(server.process.processIdentifier, SIGKILL)
+            server.kill()
             _ = await server.exited()
 
             // Slow: the answers come after the sender gave up waiting.
@@ -69,7 +69,7 @@ struct WebhookDeliveryTests {
             try await writeRound(1)
             try await receiver.waitForRequests(moreThan: 0)
             try await Task.sleep(for: .milliseconds(500))
-            kill(server.process.processIdentifier, SIGKILL)
+            server.kill()
             _ = await server.exited()
 
             try await receiver.settle()
@@ -81,7 +81,7 @@ struct WebhookDeliveryTests {
             let slowRequests = receiver.received.count
             try await writeRound(2)
             try await receiver.waitForRequests(moreThan: slowRequests)
-            kill(server.process.processIdentifier, SIGKILL)
+            server.kill()
             _ = await server.exited()
 
             // Well again: everything goes out.
@@ -98,7 +98,7 @@ struct WebhookDeliveryTests {
             }
             #expect(status["pending"] as? Int == 0 && status["delivered"] as? Int == total, "\(status)")
             // Killed once more with nothing pending, and started again: nothing is sent twice.
-            kill(server.process.processIdentifier, SIGKILL)
+            server.kill()
             _ = await server.exited()
             let before = receiver.received.count
             server = try await ServerProcess(data: data, environment: environment)

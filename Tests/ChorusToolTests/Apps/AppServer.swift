@@ -47,7 +47,7 @@ final class AppServer: Sendable {
     /// Kills the server outright and starts it again on the same port and data: every connection drops.
     func crashAndRestart() async throws {
         let old = current.withLock { $0 }
-        kill(old.process.processIdentifier, SIGKILL)
+        old.kill()
         _ = await old.exited()
         let port = old.port
         let restarted = try await ServerProcess(data: data, port: port)

@@ -61,13 +61,13 @@ final class ClusterFixture: Sendable {
     /// Kills node `index` outright (SIGKILL).
     func kill(_ index: Int) async {
         let server = node(index)
-        Foundation.kill(server.process.processIdentifier, SIGKILL)
+        server.kill()
         _ = await server.exited()
     }
 
     /// Stops every node still running (SIGTERM); each must exit cleanly.
     func stopAll() async {
-        for server in nodes.withLock({ $0 }) where server.process.isStillRunning {
+        for server in nodes.withLock({ $0 }) where server.process.isRunning {
             let status = await server.stop()
             #expect(status == 0, "a node exited with \(status): \(server.standardError().suffix(2000))")
         }
@@ -83,7 +83,7 @@ final class ClusterFixture: Sendable {
     /// Waits (at most 30 s) until every running node's log and read models are at the cluster's head.
     func waitUntilCaughtUp() async throws {
         let head = try clusterHead()
-        for index in 0..<count where node(index).process.isStillRunning {
+        for index in 0..<count where node(index).process.isRunning {
             var health = try await node(index).call("GET", "/health")
             for _ in 0..<300 {
                 let readModels = (health.json["projections"] as? [String: Any])?["readModels"] as? Int

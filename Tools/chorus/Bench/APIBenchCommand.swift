@@ -3,6 +3,7 @@ import ChorusBackend
 import ChorusCluster
 import ChorusDemo
 import ChorusLog
+import ChorusProcesses
 import ChorusProjections
 import Foundation
 
@@ -103,18 +104,16 @@ struct APIBenchCommand: AsyncParsableCommand {
 /// `chorus serve` as a child process on a free port.
 final class BenchServer: @unchecked Sendable {
     let base: String
-    private let process = Process()
+    private let process: ChildProcess
     var processIdentifier: Int32 { process.processIdentifier }
 
     /// Starts `chorus serve` on `data` with `arguments` besides.
     init(data: String, arguments: [String] = []) async throws {
         let port = try FreePort.find()
         base = "http://127.0.0.1:\(port)"
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["serve", "--data", data, "--port", String(port)] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            ["serve", "--data", data, "--port", String(port)] + arguments, output: .discarded, errors: .discarded)
         for _ in 0..<600 {
             if (try? await request("GET", "/health").status) == 200 { return }
             try await Task.sleep(for: .milliseconds(100))
@@ -132,7 +131,6 @@ final class BenchServer: @unchecked Sendable {
     }
 
     func stop() {
-        guard process.isRunning else { return }
         process.terminate()
         process.waitForExit()
     }

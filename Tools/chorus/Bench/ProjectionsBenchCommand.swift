@@ -3,6 +3,7 @@ import ChorusBackend
 import ChorusDemo
 import ChorusDomain
 import ChorusLog
+import ChorusProcesses
 import ChorusProjections
 import ChorusStorage
 import Foundation
@@ -72,18 +73,13 @@ struct ProjectionsBenchCommand: AsyncParsableCommand {
     }
 
     private func rebuildInChild(_ data: DataDirectory) throws -> RebuildFigures {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-        process.arguments = ["bench", "rebuild-worker", "--data", data.root]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let bytes = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw BenchmarkError("the rebuild worker exited with status \(process.terminationStatus)")
+        let worker = try ChildProcess.run(
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            ["bench", "rebuild-worker", "--data", data.root])
+        guard worker.status == 0 else {
+            throw BenchmarkError("the rebuild worker exited with status \(worker.status): \(worker.errors)")
         }
-        return try JSONDecoder().decode(RebuildFigures.self, from: bytes)
+        return try JSONDecoder().decode(RebuildFigures.self, from: Data(worker.output.utf8))
     }
 }
 

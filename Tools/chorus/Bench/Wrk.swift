@@ -1,4 +1,4 @@
-import ChorusCluster
+import ChorusProcesses
 import Foundation
 
 /// The wrk load generator (Debian's `wrk`), run with a Lua script that spreads requests over many users' tokens.
@@ -23,15 +23,7 @@ struct Wrk {
         }
         printProgress("installing wrk from Debian's packages")
         for arguments in [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]] {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(["DEBIAN_FRONTEND": "noninteractive"]) {
-                $1
-            }
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitForExit()
+            _ = try ChildProcess.run("/usr/bin/env", arguments, environment: ["DEBIAN_FRONTEND": "noninteractive"])
         }
         guard let found = which("wrk") else { throw BenchmarkError("could not install wrk") }
         return Wrk(path: found)
@@ -113,14 +105,9 @@ struct Wrk {
         ).path
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: scriptPath) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "-s", scriptPath, url]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitForExit()
+        let text = try ChildProcess.run(
+            path, ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "-s", scriptPath, url]
+        ).output
         guard let rateLine = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
             let rate = Double(rateLine.split(separator: " ").last ?? ""),
             let summary = text.split(separator: "\n").first(where: { $0.hasPrefix("chorus: ") })
