@@ -18,6 +18,9 @@ struct SchemaEvolutionTests {
             #expect(try lastJSONLine(imported.standardOutput)["imported"] as? Int == 15)
             let verify = try runChorus(["log", "verify", "--data", data])
             #expect(verify.status == 0, "\(verify.standardOutput)")
+            // Exported again, the same bytes as the export an older Chorus wrote (with JSONEncoder).
+            let exported = try runChorus(["log", "export", "--data", data])
+            #expect(exported.standardOutput == (try String(contentsOfFile: Self.fixture, encoding: .utf8)))
 
             // Replayed: the old shape is read into today's, its new fields empty.
             let replay = try runChorus(["replay", "--data", data, "--json", "--type", "Liked", "--type", "Unliked"])

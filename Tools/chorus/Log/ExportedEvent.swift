@@ -1,10 +1,10 @@
 import ChorusLog
 import Foundation
 
-/// One event as `chorus log export` writes it and `chorus log import` reads it: a JSON object on one line with every
-/// field of the stored record, the payload in base64. Lossless, and written with sorted keys, so that export, import
-/// and export again give the same bytes.
-struct ExportedEvent: Codable {
+/// One event as `chorus log import` reads it, and `chorus log export` writes it (``appendLine(_:to:)``): a JSON object
+/// on one line with every field of the stored record, the payload in base64. Lossless, and written with sorted keys,
+/// so that export, import and export again give the same bytes.
+struct ExportedEvent: Decodable {
     var position: UInt64
     var stream: String
     var streamVersion: UInt64
@@ -33,19 +33,6 @@ struct ExportedEvent: Codable {
         self.payload = payload
     }
 
-    init(_ event: RecordedEvent) {
-        position = event.position.rawValue
-        stream = event.stream.rawValue
-        streamVersion = event.streamVersion
-        type = event.type
-        schemaVersion = event.schemaVersion
-        recordedAtMilliseconds = event.recordedAt.millisecondsSince1970
-        commandId = event.commandID.uuid
-        correlationId = event.correlationID.uuid
-        actor = event.actor
-        payload = event.payload
-    }
-
     private enum CodingKeys: String, CodingKey {
         case position, stream, streamVersion, type, schemaVersion, recordedAtMilliseconds, commandId, correlationId
         case actor, payload
@@ -66,29 +53,32 @@ struct ExportedEvent: Codable {
             payload: Array(try fields.decode(Data.self, forKey: .payload)))
     }
 
-    func encode(to encoder: any Encoder) throws {
-        var fields = encoder.container(keyedBy: CodingKeys.self)
-        try fields.encode(position, forKey: .position)
-        try fields.encode(stream, forKey: .stream)
-        try fields.encode(streamVersion, forKey: .streamVersion)
-        try fields.encode(type, forKey: .type)
-        try fields.encode(schemaVersion, forKey: .schemaVersion)
-        try fields.encode(recordedAtMilliseconds, forKey: .recordedAtMilliseconds)
-        try fields.encode(commandId, forKey: .commandId)
-        try fields.encode(correlationId, forKey: .correlationId)
-        try fields.encode(actor, forKey: .actor)
-        try fields.encode(Data(payload), forKey: .payload)
-    }
-
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    /// The event's line, without its newline.
-    static func line(_ event: RecordedEvent) throws -> Data {
-        try encoder.encode(ExportedEvent(event))
+    /// Appends the event's line, without its newline, to `json`: the keys sorted, the ids in uppercase, the payload in
+    /// padded base64, as JSONEncoder wrote it with `.sortedKeys` and `.withoutEscapingSlashes` (exports made by an
+    /// older Chorus are the same bytes), but straight into bytes: JSONEncoder took three quarters of an export.
+    static func appendLine(_ event: RecordedEvent, to json: inout JSONBytes) {
+        json.open()
+        json.key("actor")
+        json.string(event.actor)
+        json.key("commandId")
+        json.uuid(event.commandID.uuid.uuid, uppercase: true)
+        json.key("correlationId")
+        json.uuid(event.correlationID.uuid.uuid, uppercase: true)
+        json.key("payload")
+        json.base64(event.payload)
+        json.key("position")
+        json.unsigned(event.position.rawValue)
+        json.key("recordedAtMilliseconds")
+        json.integer(event.recordedAt.millisecondsSince1970)
+        json.key("schemaVersion")
+        json.unsigned(UInt64(event.schemaVersion))
+        json.key("stream")
+        json.string(event.stream.rawValue)
+        json.key("streamVersion")
+        json.unsigned(event.streamVersion)
+        json.key("type")
+        json.string(event.type)
+        json.close()
     }
 
     /// The event on line `number` of an export; throws a message naming the line and what is wrong.

@@ -42,19 +42,19 @@ struct LogExportCommand: AsyncParsableCommand {
         }
         let total = Int(last.rawValue - min(last.rawValue, from - 1))
         let progress = WorkProgress("exporting", total: total, unit: "events", allowsBar: output != nil)
-        var pending = Data()
+        var pending = JSONBytes()
         var written = 0
         try log.scan(from: LogPosition(from), through: last) { event in
-            pending.append(try ExportedEvent.line(event))
-            pending.append(UInt8(ascii: "\n"))
+            ExportedEvent.appendLine(event, to: &pending)
+            pending.raw([UInt8(ascii: "\n")], quoted: false)
             written += 1
-            if pending.count >= 1 << 20 {
-                try destination.write(contentsOf: pending)
-                pending.removeAll(keepingCapacity: true)
+            if pending.bytes.count >= 1 << 20 {
+                try destination.write(contentsOf: pending.bytes)
+                pending.removeAll()
                 progress.update(written)
             }
         }
-        try destination.write(contentsOf: pending)
+        try destination.write(contentsOf: pending.bytes)
         if output != nil { try destination.synchronize() }
         progress.update(written)
         progress.finish()

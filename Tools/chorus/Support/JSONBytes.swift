@@ -26,9 +26,19 @@ struct JSONBytes {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// Empties the bytes, keeping their storage for what comes next.
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        first = true
+    }
+
     mutating func integer(_ value: Int64) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
+        unsigned(value.magnitude)
+    }
+
+    mutating func unsigned(_ value: UInt64) {
+        var magnitude = value
         var divisor: UInt64 = 1
         while divisor <= magnitude / 10 { divisor *= 10 }
         while divisor > 0 {
@@ -52,8 +62,8 @@ struct JSONBytes {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// Lowercase, 8-4-4-4-12.
-    mutating func uuid(_ value: uuid_t) {
+    /// Quoted, 8-4-4-4-12, lowercase unless `uppercase` (as `UUID.uuidString` and JSONEncoder write it).
+    mutating func uuid(_ value: uuid_t, uppercase: Bool = false) {
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &text) { out in
             withUnsafeBytes(of: value) { raw in
@@ -64,8 +74,8 @@ struct JSONBytes {
                         out[at] = UInt8(ascii: "-")
                         at += 1
                     }
-                    out[at] = Self.hexDigit(raw[index] >> 4)
-                    out[at + 1] = Self.hexDigit(raw[index] & 0xF)
+                    out[at] = Self.hexDigit(raw[index] >> 4, uppercase: uppercase)
+                    out[at + 1] = Self.hexDigit(raw[index] & 0xF, uppercase: uppercase)
                     at += 2
                 }
                 out[at] = UInt8(ascii: "\"")
@@ -74,8 +84,34 @@ struct JSONBytes {
         }
     }
 
-    private static func hexDigit(_ value: UInt8) -> UInt8 {
-        value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+    private static func hexDigit(_ value: UInt8, uppercase: Bool = false) -> UInt8 {
+        value < 10 ? UInt8(ascii: "0") + value : (uppercase ? UInt8(ascii: "A") : UInt8(ascii: "a")) + value - 10
+    }
+
+    private static let base64Digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    /// `data` in quoted base64, padded, as `Data.base64EncodedString()` writes it.
+    mutating func base64(_ data: [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        Self.base64Digits.withUnsafeBufferPointer { digits in
+            var index = 0
+            while index + 3 <= data.count {
+                let group = UInt32(data[index]) << 16 | UInt32(data[index + 1]) << 8 | UInt32(data[index + 2])
+                bytes.append(digits[Int(group >> 18)])
+                bytes.append(digits[Int(group >> 12 & 0x3F)])
+                bytes.append(digits[Int(group >> 6 & 0x3F)])
+                bytes.append(digits[Int(group & 0x3F)])
+                index += 3
+            }
+            let left = data.count - index
+            guard left > 0 else { return }
+            let group = UInt32(data[index]) << 16 | (left == 2 ? UInt32(data[index + 1]) << 8 : 0)
+            bytes.append(digits[Int(group >> 18 & 0x3F)])
+            bytes.append(digits[Int(group >> 12 & 0x3F)])
+            bytes.append(left == 2 ? digits[Int(group >> 6 & 0x3F)] : UInt8(ascii: "="))
+            bytes.append(UInt8(ascii: "="))
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// A quoted string: `"`, `\`, and control characters escaped, everything else as its UTF-8.
