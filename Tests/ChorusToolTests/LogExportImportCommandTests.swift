@@ -61,7 +61,7 @@ struct LogExportImportCommandTests {
         }
     }
 
-    @Test("text beyond ASCII in a line of export's own form goes in as written, and invalid UTF-8 is refused")
+    @Test("text beyond ASCII and escaped characters go in and come out as the same bytes; invalid UTF-8 is refused")
     func textBeyondASCII() async throws {
         try await withTemporaryDirectory { root in
             try #require(try runChorus(["demo", "--data", root + "/a", "--events", "200", "--seed", "4"]).status == 0)
@@ -70,7 +70,11 @@ struct LogExportImportCommandTests {
             let actor = try #require(try lastJSONLine(lines[5])["actor"] as? String)
             var changed = lines
             changed[5] = lines[5].replacingOccurrences(of: "\"actor\":\"\(actor)\"", with: "\"actor\":\"운영자 José\"")
-            #expect(changed[5] != lines[5])
+            // And every character JSON escapes, as JSONEncoder writes them (slashes left as they are).
+            let other = try #require(try lastJSONLine(lines[6])["actor"] as? String)
+            changed[6] = lines[6].replacingOccurrences(
+                of: "\"actor\":\"\(other)\"", with: "\"actor\":\"" + #"a\b\f\n\r\t\u0001\u001f\"\\/z"# + "\"")
+            #expect(changed[5] != lines[5] && changed[6] != lines[6])
             for name in ["b", "c"] {
                 try FileManager.default.createDirectory(atPath: root + "/" + name, withIntermediateDirectories: false)
                 try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/\(name)/keys")

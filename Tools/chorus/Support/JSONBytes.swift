@@ -114,7 +114,8 @@ struct JSONBytes {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// A quoted string: `"`, `\`, and control characters escaped, everything else as its UTF-8.
+    /// A quoted string: `"`, `\`, and control characters escaped, everything else as its UTF-8; as JSONEncoder escapes
+    /// them.
     mutating func string(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         var text = text
@@ -130,6 +131,8 @@ struct JSONBytes {
                 case UInt8(ascii: "\n"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
                 case UInt8(ascii: "\r"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
                 case UInt8(ascii: "\t"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case 0x08: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "b")])
+                case 0x0C: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "f")])
                 default:
                     bytes.append(contentsOf: Array("\\u00".utf8))
                     bytes.append(Self.hexDigit(byte >> 4))
