@@ -2,17 +2,7 @@ import ChorusProcesses
 import Foundation
 
 /// The `LogCrashWriter` helper, built beside this test binary.
-func logCrashWriterURL() throws -> URL {
-    let testBinary = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-    var directory = testBinary.deletingLastPathComponent()
-    // On some layouts the test binary sits inside a .xctest bundle directory.
-    while directory.path != "/" {
-        let candidate = directory.appendingPathComponent("LogCrashWriter")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        directory = directory.deletingLastPathComponent()
-    }
-    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "LogCrashWriter beside \(testBinary.path)"])
-}
+func logCrashWriterURL() throws -> URL { try Executables.beside(named: "LogCrashWriter") }
 
 /// Starts `LogCrashWriter` appending to the log in `directory`, acknowledging positions into `ackFile`.
 func startLogCrashWriter(

@@ -1,4 +1,5 @@
 import ChorusDomain
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Testing
@@ -37,7 +38,7 @@ struct AccountErasureTests {
             let data = root + "/data"
             let markers = Markers()
             // Webhooks that fail, so that the outbox holds the account's data while the erasure runs.
-            let receiver = WebhookReceiver(port: try ServerProcess.freePort(), mode: .status(500))
+            let receiver = WebhookReceiver(port: try LoopbackPort.free(), mode: .status(500))
             try await receiver.start()
             let server = try await ServerProcess(
                 data: data, extraArguments: ["--erasure-delay", "1s"],
@@ -155,7 +156,7 @@ struct AccountErasureTests {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
             let markers = Markers()
-            let receiver = WebhookReceiver(port: try ServerProcess.freePort(), mode: .status(500))
+            let receiver = WebhookReceiver(port: try LoopbackPort.free(), mode: .status(500))
             try await receiver.start()
             var server = try await ServerProcess(
                 data: data,

@@ -14,17 +14,4 @@ func runChorus(_ arguments: [String], environment: [String: String] = [:]) throw
     return ChorusRun(status: run.status, standardOutput: run.output, standardError: run.errors)
 }
 
-func chorusExecutableURL() throws -> URL {
-    var directory = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-    while directory.path != "/" {
-        let candidate = directory.appendingPathComponent("chorus")
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: candidate.path, isDirectory: &isDirectory), !isDirectory.boolValue,
-            FileManager.default.isExecutableFile(atPath: candidate.path)
-        {
-            return candidate
-        }
-        directory = directory.deletingLastPathComponent()
-    }
-    throw CocoaError(.fileNoSuchFile, userInfo: [NSFilePathErrorKey: "the chorus executable beside the tests"])
-}
+func chorusExecutableURL() throws -> URL { try Executables.beside(named: "chorus") }

@@ -3,7 +3,6 @@ import ChorusProcesses
 import Foundation
 import NIOCore
 import NIOHTTP1
-import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -38,7 +37,7 @@ final class ServerProcess: @unchecked Sendable {
         ownsLogFile = logFile == nil
         var attempt = 1
         while true {
-            let candidate = try port ?? Self.freePort()
+            let candidate = try port ?? LoopbackPort.free()
             let process = try Self.launch(
                 data: data, port: candidate, extraArguments: extraArguments, environment: environment,
                 logFile: self.logFile)
@@ -150,37 +149,6 @@ final class ServerProcess: @unchecked Sendable {
 
     private static func contents(of file: String) -> String {
         (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
-    }
-
-    /// Every port ``freePort()`` handed out in this test process.
-    private static let handedOut = Mutex<Set<Int>>([])
-
-    /// A port nothing listens on now, and never handed out before in this process: the kernel's pick for a socket bound
-    /// to port 0 is free again once the socket closes, and was seen picked twice while the first taker (a webhook
-    /// receiver still down, a server starting) had not bound it yet.
-    static func freePort() throws -> Int {
-        for _ in 0..<100 {
-            let port = try kernelsFreePort()
-            if handedOut.withLock({ $0.insert(port).inserted }) { return port }
-        }
-        throw ServerError("no port the kernel picked was new to this process")
-    }
-
-    private static func kernelsFreePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw ServerError("could not find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

@@ -1,3 +1,4 @@
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Testing
@@ -12,7 +13,7 @@ struct WebhookDeliveryTests {
     func deliveryThroughFailures() async throws {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
-            let receiver = WebhookReceiver(port: try ServerProcess.freePort(), mode: .status(200))
+            let receiver = WebhookReceiver(port: try LoopbackPort.free(), mode: .status(200))
             var environment = [
                 "CHORUS_WEBHOOK_URL": "http://127.0.0.1:\(receiver.port)/hook", "CHORUS_WEBHOOK_SECRET": Self.secret,
                 "CHORUS_WEBHOOK_RETRY_DELAY_MS": "100", "CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS": "800",

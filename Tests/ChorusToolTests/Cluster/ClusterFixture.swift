@@ -1,4 +1,5 @@
 import ChorusCluster
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Synchronization
@@ -25,7 +26,7 @@ final class ClusterFixture: Sendable {
         nodes count: Int = 3, writeTimeout: String = "5s", _ body: (ClusterFixture) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { directory in
-            let postgres = try LocalPostgresServer(port: ServerProcess.freePort())
+            let postgres = try LocalPostgresServer(port: LoopbackPort.free())
             defer { postgres.stop() }
             let cluster = ClusterFixture(postgres: postgres, directory: directory, writeTimeout: writeTimeout)
             do {

@@ -109,10 +109,10 @@ final class BenchServer: @unchecked Sendable {
 
     /// Starts `chorus serve` on `data` with `arguments` besides.
     init(data: String, arguments: [String] = []) async throws {
-        let port = try FreePort.find()
+        let port = try LoopbackPort.free()
         base = "http://127.0.0.1:\(port)"
         process = try ChildProcess(
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            Executables.current.path,
             ["serve", "--data", data, "--port", String(port)] + arguments, output: .discarded, errors: .discarded)
         for _ in 0..<600 {
             if (try? await request("GET", "/health").status) == 200 { return }
@@ -203,24 +203,5 @@ final class BenchServer: @unchecked Sendable {
         -> (status: Int, body: [String: Any])
     {
         try await HTTPJSONClient(base: base).call(method, path, token: token, json: json)
-    }
-}
-
-enum FreePort {
-    /// A port nothing listens on now: the kernel's pick for a socket bound to port 0.
-    static func find() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
-                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw BenchmarkError("could not find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusCluster
+import ChorusProcesses
 import Foundation
 import Synchronization
 
@@ -59,7 +60,7 @@ struct ClusterBenchCommand: AsyncParsableCommand {
         let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
         defer { workDirectory.remove() }
         printProgress("working in \(workDirectory.path); starting PostgreSQL")
-        let postgres = try LocalPostgresServer(port: try FreePort.find())
+        let postgres = try LocalPostgresServer(port: try LoopbackPort.free())
         defer { postgres.stop() }
 
         var report = BenchmarkReport(suite: "cluster")

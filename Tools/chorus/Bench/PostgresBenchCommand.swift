@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChorusBackend
 import ChorusCluster
+import ChorusProcesses
 import Foundation
 
 /// `chorus bench postgres`: Chorus's Following feed over HTTP against what a team would build instead — PostgreSQL
@@ -55,7 +56,7 @@ struct PostgresBenchCommand: AsyncParsableCommand {
 
         printProgress("exporting the Following feeds into PostgreSQL tables")
         let export = try HomeTableExport.write(from: data, benchUsers: users, into: workDirectory.path)
-        let postgres = try LocalPostgresServer(port: try FreePort.find())
+        let postgres = try LocalPostgresServer(port: try LoopbackPort.free())
         defer { postgres.stop() }
         try postgres.psql(HomeTableExport.schema)
         for table in ["users", "posts", "likes", "home", "bench_users"] {

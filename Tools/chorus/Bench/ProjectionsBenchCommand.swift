@@ -74,7 +74,7 @@ struct ProjectionsBenchCommand: AsyncParsableCommand {
 
     private func rebuildInChild(_ data: DataDirectory) throws -> RebuildFigures {
         let worker = try ChildProcess.run(
-            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path,
+            Executables.current.path,
             ["bench", "rebuild-worker", "--data", data.root])
         guard worker.status == 0 else {
             throw BenchmarkError("the rebuild worker exited with status \(worker.status): \(worker.errors)")
