@@ -188,12 +188,16 @@ public final class ProjectionEngine: Sendable {
     }
 
     /// Waits until the read models have applied a position past `position`, and returns the position they reached;
-    /// nil once `deadline` has passed first.
-    public func waitForPosition(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
-        -> LogPosition?
-    {
-        try await applied.waitForHead(after: position, until: deadline)
+    /// nil once `deadline` has passed first. With `endsOnShutdown`, ``endShutdownWaits()`` ends it with
+    /// `CancellationError`.
+    public func waitForPosition(
+        after position: LogPosition, until deadline: ContinuousClock.Instant, endsOnShutdown: Bool = false
+    ) async throws -> LogPosition? {
+        try await applied.waitForHead(after: position, until: deadline, endsOnShutdown: endsOnShutdown)
     }
+
+    /// Ends the waits made with `endsOnShutdown`, now and from now on.
+    public func endShutdownWaits() { applied.endShutdownWaits() }
 
     /// Lends `body` the read models at one position, and returns its answer with that position.
     public func snapshot<Answer: Sendable>(_ body: (borrowing ReadView) throws -> Answer) throws -> Snapshot<Answer> {

@@ -37,6 +37,8 @@ public final class ServedReadModels: Sendable {
     /// Counts the swaps, as a position that only moves forward: whoever follows one engine learns here that another
     /// replaced it.
     private let swaps = PositionNotifier(head: .start)
+    /// Set by ``endShutdownWaits()``.
+    private let isShutDown = Atomic<Bool>(false)
 
     /// Opens the current read models of the data directory at `dataDirectory` over `log`. They commit without syncing
     /// (see ``UnsyncedReadModels``); those a crash of the machine may have torn, and those of an older layout, are
@@ -134,18 +136,29 @@ public final class ServedReadModels: Sendable {
     }
 
     /// The position the served read models reach after `position`, across a swap; nil once `deadline` has passed
-    /// first.
-    public func waitForPosition(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
-        -> LogPosition?
-    {
+    /// first. With `endsOnShutdown` (a live stream's wait), `CancellationError` once ``endShutdownWaits()`` is called.
+    public func waitForPosition(
+        after position: LogPosition, until deadline: ContinuousClock.Instant, endsOnShutdown: Bool = false
+    ) async throws -> LogPosition? {
         while true {
+            // The engine first, then the flag: a call in between ends the waits of that engine, or of the one swapped
+            // in after it (the old one's waits end with the swap, and start over here).
             let engine = current
+            if endsOnShutdown, isShutDown.load(ordering: .sequentiallyConsistent) { throw CancellationError() }
             do {
-                return try await engine.waitForPosition(after: position, until: deadline)
+                return try await engine.waitForPosition(
+                    after: position, until: deadline, endsOnShutdown: endsOnShutdown)
             } catch  where engine !== current {
                 if current.position > position { return current.position }
             }
         }
+    }
+
+    /// Ends the waits made with `endsOnShutdown`, and each one made after it at once: on the server's graceful
+    /// shutdown, its live streams end.
+    public func endShutdownWaits() {
+        isShutDown.store(true, ordering: .sequentiallyConsistent)
+        current.endShutdownWaits()
     }
 
     /// Asks for an online rebuild, unless one is running (``ProjectionService`` runs it); returns the state it leaves.

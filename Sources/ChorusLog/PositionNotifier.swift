@@ -14,12 +14,16 @@ package final class PositionNotifier: Sendable {
     private struct Waiter {
         let after: LogPosition
         let deadline: ContinuousClock.Instant?
+        /// Ended by ``endShutdownWaits()``.
+        let endsOnShutdown: Bool
         let continuation: CheckedContinuation<LogPosition?, any Error>
     }
 
     private struct State {
         var head: LogPosition
         var isClosed = false
+        /// Set by ``endShutdownWaits()``.
+        var isShutDown = false
         var waiters: [UInt64: Waiter] = [:]
         var nextWaiterID: UInt64 = 0
         /// No pending deadline is earlier; nil when none is pending. It may be earlier than every pending one (its
@@ -78,6 +82,20 @@ package final class PositionNotifier: Sendable {
         for waiter in waiters { waiter.continuation.resume(throwing: EventLogError.closed) }
     }
 
+    /// Ends every wait made with `endsOnShutdown` with `CancellationError`, and each one made after it at once: a
+    /// server's live streams, on its graceful shutdown. One call for all of them, where a shutdown handler set up for
+    /// every wait of every stream (a task group and two tasks each time) cost a twentieth of a server with 1,000
+    /// streams open.
+    package func endShutdownWaits() {
+        let ending = state.withLock { state in
+            state.isShutDown = true
+            let ending = state.waiters.filter { $0.value.endsOnShutdown }
+            for id in ending.keys { state.waiters.removeValue(forKey: id) }
+            return Array(ending.values)
+        }
+        for waiter in ending { waiter.continuation.resume(throwing: CancellationError()) }
+    }
+
     /// Returns the head once it is past `position`; throws `CancellationError` or ``EventLogError/closed``.
     package func waitForHead(after position: LogPosition) async throws -> LogPosition {
         guard let head = try await wait(after: position, until: nil) else {
@@ -87,16 +105,17 @@ package final class PositionNotifier: Sendable {
     }
 
     /// Returns the head once it is past `position`, or nil once `deadline` has passed (up to ``sweepInterval``
-    /// later); throws `CancellationError` or ``EventLogError/closed``.
-    package func waitForHead(after position: LogPosition, until deadline: ContinuousClock.Instant) async throws
-        -> LogPosition?
-    {
-        try await wait(after: position, until: deadline)
+    /// later); throws `CancellationError` or ``EventLogError/closed``, and with `endsOnShutdown`, `CancellationError`
+    /// once ``endShutdownWaits()`` is called.
+    package func waitForHead(
+        after position: LogPosition, until deadline: ContinuousClock.Instant, endsOnShutdown: Bool = false
+    ) async throws -> LogPosition? {
+        try await wait(after: position, until: deadline, endsOnShutdown: endsOnShutdown)
     }
 
-    private func wait(after position: LogPosition, until deadline: ContinuousClock.Instant?) async throws
-        -> LogPosition?
-    {
+    private func wait(
+        after position: LogPosition, until deadline: ContinuousClock.Instant?, endsOnShutdown: Bool = false
+    ) async throws -> LogPosition? {
         let id = state.withLock { state in
             defer { state.nextWaiterID += 1 }
             return state.nextWaiterID
@@ -107,14 +126,15 @@ package final class PositionNotifier: Sendable {
                 let immediate = state.withLock { state -> Result<LogPosition?, any Error>? in
                     if state.head > position { return .success(state.head) }
                     if state.isClosed { return .failure(EventLogError.closed) }
-                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if Task.isCancelled || (endsOnShutdown && state.isShutDown) { return .failure(CancellationError()) }
                     if let deadline {
                         if deadline <= .now { return .success(nil) }
                         state.earliestDeadline = min(state.earliestDeadline ?? deadline, deadline)
                         startSweeping = !state.isSweeping
                         state.isSweeping = true
                     }
-                    state.waiters[id] = Waiter(after: position, deadline: deadline, continuation: continuation)
+                    state.waiters[id] = Waiter(
+                        after: position, deadline: deadline, endsOnShutdown: endsOnShutdown, continuation: continuation)
                     return nil
                 }
                 if let immediate { continuation.resume(with: immediate) }

@@ -74,7 +74,6 @@ struct LiveStream: Sendable {
         let backend = endpoints.backend
         backend.metrics.liveStreamOpened()
         defer { backend.metrics.liveStreamClosed() }
-        var sent = start
         let followed = try backend.readModels.snapshot { view in
             try LiveInterest(viewer: caller.user, topics: topics, in: view)
         }
@@ -84,48 +83,62 @@ struct LiveStream: Sendable {
         if start > followed.position { interest.forgetFollowees() }
         // A comment first, so that the client knows the stream is open.
         try await writer.write(ByteBuffer(string: ": open\n\n"))
+        // On the server's graceful shutdown, every stream's wait ends (one handler for the stream, not one per wait).
+        let readModels = backend.readModels
         do {
-            while !Task.isCancelled {
-                guard let reached = try await nextPosition(after: sent) else {
-                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                    continue
-                }
-                while sent < reached {
-                    // Most events concern few of the streams: each stream copies out of the window, and reads in a
-                    // snapshot, only those that may concern it. Most batches need no snapshot at all.
-                    let (last, events) = try backend.liveEvents.withEvents(
-                        from: sent.next, through: reached, limit: 1_000
-                    ) { events in
-                        // By index: a for-in loop would copy (and retain) every entry.
-                        for index in events.indices { interest.learn(from: events[index].event) }
-                        return (events.last?.recorded.position, events.filter { interest.mayConcern($0.event) })
-                    }
-                    guard let last else { break }
-                    defer { sent = last }
-                    guard !events.isEmpty else { continue }
-                    let outgoing = try backend.readModels.snapshot { view in
-                        try events.map { entry in (entry.recorded.position, try render(entry, in: view)) }
-                    }.answer
-                    // The events of one position go out in one write, so a client has all of them or none when it
-                    // resumes after their id.
-                    for (position, text) in outgoing where !text.isEmpty {
-                        try await writer.write(ByteBuffer(bytes: Self.frame(text, id: position)))
-                    }
-                }
+            try await withGracefulShutdownHandler {
+                try await send(after: start, interest: interest, into: &writer)
+            } onGracefulShutdown: {
+                readModels.endShutdownWaits()
             }
         } catch is CancellationError {
             return
         }
     }
 
-    /// The position the read models reach next, or nil when a heartbeat is due first. Ends on graceful shutdown.
+    /// Sends what concerns the stream after `start` as the read models reach it, until cancelled.
+    private func send(after start: LogPosition, interest: LiveInterest, into writer: inout any ResponseBodyWriter)
+        async throws
+    {
+        let backend = endpoints.backend
+        var (sent, interest) = (start, interest)
+        while !Task.isCancelled {
+            guard let reached = try await nextPosition(after: sent) else {
+                try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                continue
+            }
+            while sent < reached {
+                // Most events concern few of the streams: each stream copies out of the window, and reads in a
+                // snapshot, only those that may concern it. Most batches need no snapshot at all.
+                let (last, events) = try backend.liveEvents.withEvents(
+                    from: sent.next, through: reached, limit: 1_000
+                ) { events in
+                    // By index: a for-in loop would copy (and retain) every entry.
+                    for index in events.indices { interest.learn(from: events[index].event) }
+                    return (events.last?.recorded.position, events.filter { interest.mayConcern($0.event) })
+                }
+                guard let last else { break }
+                defer { sent = last }
+                guard !events.isEmpty else { continue }
+                let outgoing = try backend.readModels.snapshot { view in
+                    try events.map { entry in (entry.recorded.position, try render(entry, in: view)) }
+                }.answer
+                // The events of one position go out in one write, so a client has all of them or none when it
+                // resumes after their id.
+                for (position, text) in outgoing where !text.isEmpty {
+                    try await writer.write(ByteBuffer(bytes: Self.frame(text, id: position)))
+                }
+            }
+        }
+    }
+
+    /// The position the read models reach next, or nil when a heartbeat is due first. Throws `CancellationError` on
+    /// graceful shutdown.
     private func nextPosition(after position: LogPosition) async throws -> LogPosition? {
         let readModels = endpoints.backend.readModels
         if readModels.current.position > position { return readModels.current.position }
         let heartbeatDue = ContinuousClock.now + heartbeat
-        return try await cancelWhenGracefulShutdown {
-            try await readModels.waitForPosition(after: position, until: heartbeatDue)
-        }
+        return try await readModels.waitForPosition(after: position, until: heartbeatDue, endsOnShutdown: true)
     }
 
     /// The SSE events `entry` makes on the caller's topics, as `(event name, JSON)`, rendered as the REST answers
