@@ -54,6 +54,24 @@ struct PositionNotifierTests {
         await #expect(throws: EventLogError.self) { try await closed.value }
     }
 
+    @Test("ending the shutdown waits ends those marked so, and each marked wait begun after, but no other")
+    func shutdownWaits() async throws {
+        let notifier = PositionNotifier(head: 1)
+        let marked = Task {
+            try await notifier.waitForHead(after: 1, until: .now + .seconds(60), endsOnShutdown: true)
+        }
+        let unmarked = Task { try await notifier.waitForHead(after: 1, until: .now + .seconds(60)) }
+        // Whether or not the marked task waits yet, it ends the same way.
+        notifier.endShutdownWaits()
+        await #expect(throws: CancellationError.self) { try await marked.value }
+        await #expect(throws: CancellationError.self) {
+            try await notifier.waitForHead(after: 1, until: .now + .seconds(60), endsOnShutdown: true)
+        }
+        notifier.publish(2)
+        #expect(try await unmarked.value == 2)
+        #expect(try await notifier.waitForHead(after: 1, until: .now + .seconds(60), endsOnShutdown: true) == 2)
+    }
+
     @Test("many waits with deadlines, most answered by the head, the rest by their deadline")
     func manyWaits() async throws {
         let notifier = PositionNotifier(head: 0)
