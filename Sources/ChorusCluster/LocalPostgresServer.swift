@@ -102,7 +102,7 @@ public final class LocalPostgresServer: Sendable {
     @discardableResult
     private static func run(_ program: String, _ arguments: [String], asPostgres: Bool = true) throws -> String {
         let (executable, arguments) = command(program, arguments, asPostgres: asPostgres)
-        let run = try ChildProcess.run(executable, arguments, directory: "/")
+        let run = try ChildProcess.runBlocking(executable, arguments, directory: "/")
         let text = run.output + run.errors
         guard run.status == 0 else {
             throw ClusterError("\((program as NSString).lastPathComponent) failed (\(run.status)): \(text)")

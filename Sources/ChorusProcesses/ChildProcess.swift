@@ -96,8 +96,18 @@ public final class ChildProcess: Sendable {
     }
 
     /// Runs `executable` to its end and returns its status with all it wrote to standard output and to standard
-    /// error, both read as they come so that neither pipe, full, can stall it.
+    /// error, both read as they come so that neither pipe, full, can stall it. Waits on a thread of its own.
     public static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
+    ) async throws -> (status: Int32, output: String, errors: String) {
+        try await onThreadOfItsOwn {
+            try runBlocking(executable, arguments, environment: environment, directory: directory)
+        }
+    }
+
+    /// ``run(_:_:environment:directory:)`` on the calling thread, blocked until the child ends: for code that is not
+    /// async (an async caller would hold one of Swift concurrency's few threads all that time).
+    public static func runBlocking(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
     ) throws -> (status: Int32, output: String, errors: String) {
         let child = try ChildProcess(
@@ -130,7 +140,7 @@ public final class ChildProcess: Sendable {
     /// How the child ended; nil while it runs.
     public var termination: Termination? { reap(blocking: false) }
 
-    /// Blocks until the child exits; returns its status (``Termination/status``).
+    /// Blocks until the child exits; returns its status (``Termination/status``). From async code, ``exited()``.
     @discardableResult
     public func waitForExit() -> Int32 {
         while true {

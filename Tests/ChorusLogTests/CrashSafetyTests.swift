@@ -30,7 +30,7 @@ struct CrashSafetyTests {
                 try #require(child.isRunning, "the writer exited by itself in round \(round)")
                 try await Task.sleep(for: .milliseconds(Int.random(in: 0...150, using: &generator)))
                 child.send(SIGKILL)
-                child.waitForExit()
+                _ = await child.exited()
                 #expect(child.termination == .signalled(SIGKILL))
 
                 let acknowledged = acknowledgedPositions(in: ackFile)

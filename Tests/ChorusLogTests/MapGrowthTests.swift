@@ -83,7 +83,7 @@ struct MapGrowthTests {
                 let child = try startLogCrashWriter(
                     directory: logDirectory, ackFile: directory + "/acks", writers: 4, eventsPerWriter: 500,
                     tinyMap: true)
-                #expect(child.waitForExit() == 0)
+                #expect(await child.exited() == 0)
 
                 #expect(reader.head == 2001)
                 var count = 0

@@ -131,19 +131,19 @@ struct AccountErasureTests {
             let stopped = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }
             #expect(stopped.isEmpty, "\(stopped)")
             let export = root + "/export.jsonl"
-            let exported = try runChorus(["log", "export", "--data", data, "--output", export])
+            let exported = try await runChorus(["log", "export", "--data", data, "--output", export])
             #expect(exported.status == 0, "\(exported.standardError)")
             let inExport = try Self.markersFound(in: export, markers)
             #expect(inExport.isEmpty, "\(inExport)")
 
             // The log is whole, and everything built from it works and agrees.
-            let verify = try runChorus(["log", "verify", "--data", data])
+            let verify = try await runChorus(["log", "verify", "--data", data])
             #expect(verify.status == 0, "\(verify.standardOutput) \(verify.standardError)")
-            let replay = try runChorus(["replay", "--data", data, "--json"])
+            let replay = try await runChorus(["replay", "--data", data, "--json"])
             #expect(replay.status == 0, "\(replay.standardError)")
             #expect(replay.standardOutput.contains("AccountDeleted"))
             let live = try dumpReadModels(atDirectory: data + "/projections")
-            let rebuild = try runChorus(["projections", "rebuild", "--data", data])
+            let rebuild = try await runChorus(["projections", "rebuild", "--data", data])
             #expect(rebuild.status == 0, "\(rebuild.standardError)")
             #expect(try dumpReadModels(atDirectory: data + "/projections") == live)
             let rebuilt = try Self.markersFound(under: data, markers).filter { !Self.isKnownResidue($0) }

@@ -4,8 +4,8 @@ import Testing
 @Suite("chorus bench day")
 struct BenchDayCommandTests {
     @Test("drives posts, feed reads, likes, follows and live streams at rising rates on a zipf graph, and reports them")
-    func jsonContract() throws {
-        let run = try runChorus([
+    func jsonContract() async throws {
+        let run = try await runChorus([
             "bench", "day", "--events", "4000", "--users", "60", "--streams", "10", "--readers", "1", "--minutes",
             "0.2", "--post-rates", "20,40", "--fan-out-limit", "50", "--json",
         ])
@@ -33,8 +33,8 @@ struct BenchDayCommandTests {
     }
 
     @Test("post rates that do not rise are refused with a clear message")
-    func badRates() throws {
-        let run = try runChorus(["bench", "day", "--post-rates", "200,100"])
+    func badRates() async throws {
+        let run = try await runChorus(["bench", "day", "--post-rates", "200,100"])
         #expect(run.status != 0)
         #expect(run.standardError.contains("--post-rates must rise"))
     }

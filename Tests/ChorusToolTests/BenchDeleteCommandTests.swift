@@ -4,8 +4,10 @@ import Testing
 @Suite("chorus bench delete")
 struct BenchDeleteCommandTests {
     @Test("measures posting and deleting a followed author's posts, and ends with one JSON object of its figures")
-    func jsonContract() throws {
-        let run = try runChorus(["bench", "delete", "--json", "--followers", "40", "--history", "4", "--rounds", "3"])
+    func jsonContract() async throws {
+        let run = try await runChorus([
+            "bench", "delete", "--json", "--followers", "40", "--history", "4", "--rounds", "3",
+        ])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         let last = try #require(run.standardOutput.split(separator: "\n").last)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
@@ -22,8 +24,8 @@ struct BenchDeleteCommandTests {
     }
 
     @Test("a history shorter than the rounds is refused with a clear message")
-    func badSizes() throws {
-        let run = try runChorus(["bench", "delete", "--history", "2", "--rounds", "5"])
+    func badSizes() async throws {
+        let run = try await runChorus(["bench", "delete", "--history", "2", "--rounds", "5"])
         #expect(run.status != 0)
         #expect(run.standardError.contains("--history at least --rounds"))
     }

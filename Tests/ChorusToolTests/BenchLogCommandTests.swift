@@ -4,8 +4,8 @@ import Testing
 @Suite("chorus bench log")
 struct BenchLogCommandTests {
     @Test("prints a table, then with --json one JSON object with every figure as its last line")
-    func jsonContract() throws {
-        let run = try runChorus([
+    func jsonContract() async throws {
+        let run = try await runChorus([
             "bench", "log", "--json", "--commits", "40", "--writers", "8", "--concurrent-events", "400",
             "--bulk-events", "2000",
         ])
@@ -30,8 +30,8 @@ struct BenchLogCommandTests {
     }
 
     @Test("bad sizes exit non-zero with a clear message")
-    func badSizes() throws {
-        let run = try runChorus(["bench", "log", "--writers", "0"])
+    func badSizes() async throws {
+        let run = try await runChorus(["bench", "log", "--writers", "0"])
         #expect(run.status != 0)
         #expect(run.standardError.contains("sizes must be positive"))
     }

@@ -5,9 +5,9 @@ import Testing
 @Suite("Child processes")
 struct ChildProcessTests {
     @Test("a run collects much more than a pipe holds from both streams, and its exit code")
-    func collectsBothStreams() throws {
+    func collectsBothStreams() async throws {
         // 300 KB to each stream, interleaved: read one after the other, the full other pipe would stall the child.
-        let run = try ChildProcess.run(
+        let run = try await ChildProcess.run(
             "/bin/sh", ["-c", "for i in $(seq 1 3000); do echo out$i; echo err$i >&2; done; exit 3"],
             environment: ["LC_ALL": "C"])
         #expect(run.status == 3)
@@ -17,7 +17,7 @@ struct ChildProcessTests {
     }
 
     @Test("a child gets none of this process's descriptors: a long-lived one cannot hold another's pipe open")
-    func descriptorsDoNotLeak() throws {
+    func descriptorsDoNotLeak() async throws {
         // A pipe made without close-on-exec, as any thread of this process may make one.
         var ends: [Int32] = [-1, -1]
         try #require(pipe(&ends) == 0)
@@ -27,10 +27,10 @@ struct ChildProcessTests {
         // Were the write end inherited by the sleeper, this read would wait for it.
         var byte: UInt8 = 0
         #expect(read(ends[0], &byte, 1) == 0, "the pipe is at its end")
-        let listed = try ChildProcess.run("/bin/ls", ["/proc/self/fd"]).output.split(separator: "\n")
+        let listed = try await ChildProcess.run("/bin/ls", ["/proc/self/fd"]).output.split(separator: "\n")
         #expect(listed.count <= 4, "only standard input, output and error, and ls's own directory: \(listed)")
         sleeper.terminate()
-        #expect(sleeper.waitForExit() == SIGTERM)
+        #expect(await sleeper.exited() == SIGTERM)
         #expect(sleeper.termination == .signalled(SIGTERM))
         #expect(!sleeper.isRunning)
     }

@@ -145,7 +145,7 @@ struct CrashUnderLoadTests {
 
             // Stopped cleanly: the read models the server resumed with and kept up equal a rebuild from the log.
             #expect(await server.stop() == 0)
-            let verify = try runChorus(["log", "verify", "--data", data])
+            let verify = try await runChorus(["log", "verify", "--data", data])
             #expect(verify.status == 0, "\(verify.standardOutput)")
             let log = try DataDirectory(data).openLog(readOnly: true)
             defer { log.close() }

@@ -4,11 +4,11 @@ import Testing
 @Suite("chorus demo and chorus bench projections")
 struct DemoCommandTests {
     @Test("demo fills an empty data directory and builds its read models; a second run is refused")
-    func demo() throws {
+    func demo() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chorus-demo-test-\(UUID().uuidString.lowercased())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let run = try runChorus(["demo", "--data", directory, "--events", "600", "--seed", "3"])
+        let run = try await runChorus(["demo", "--data", directory, "--events", "600", "--seed", "3"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         #expect(run.standardOutput.contains("read models built through position"))
         // Progress of the build, after that of the writing.
@@ -18,13 +18,13 @@ struct DemoCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory + "/projections/data.mdb"))
 
         // The demo ends with an account deletion, which verify accepts.
-        let replay = try runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
+        let replay = try await runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
         #expect(replay.status == 0, "\(replay.standardError)")
         #expect(replay.standardOutput.split(separator: "\n").count == 1, "\(replay.standardOutput)")
-        #expect(try runChorus(["log", "verify", "--data", directory]).status == 0)
+        #expect(try await runChorus(["log", "verify", "--data", directory]).status == 0)
 
         // Deleting the demo's most followed accounts, on a copy: the original is left as it was.
-        let erasure = try runChorus(["bench", "erasure", "--data", directory, "--accounts", "2", "--json"])
+        let erasure = try await runChorus(["bench", "erasure", "--data", directory, "--accounts", "2", "--json"])
         #expect(erasure.status == 0, "stderr: \(erasure.standardError)")
         let last = try #require(erasure.standardOutput.split(separator: "\n").last)
         let figures = try #require(
@@ -35,21 +35,21 @@ struct DemoCommandTests {
         for name in ["delete_command_ms_p50", "erasure_ms_p50", "rebuild_ms", "erasure_to_rebuild_ratio"] {
             #expect((figures[name] ?? 0) > 0, "figure \(name)")
         }
-        let afterwards = try runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
+        let afterwards = try await runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
         #expect(afterwards.standardOutput == replay.standardOutput, "the benchmark deleted nothing in --data")
 
-        let again = try runChorus(["demo", "--data", directory, "--events", "10"])
+        let again = try await runChorus(["demo", "--data", directory, "--events", "10"])
         #expect(again.status != 0)
         #expect(again.standardError.contains("empty data directory"))
     }
 
     @Test("demo --graph zipf: the three most followed accounts are followed by most users")
-    func zipfDemo() throws {
+    func zipfDemo() async throws {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("chorus-demo-test-\(UUID().uuidString.lowercased())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // One user per 8 events: 500 users.
-        let run = try runChorus(["demo", "--data", directory, "--events", "4000", "--graph", "zipf"])
+        let run = try await runChorus(["demo", "--data", directory, "--events", "4000", "--graph", "zipf"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         let line = try #require(run.standardOutput.split(separator: "\n").first { $0.hasPrefix("most followed: ") })
         let counts = line.dropFirst("most followed: ".count).split(separator: ", ").compactMap {
@@ -57,14 +57,14 @@ struct DemoCommandTests {
         }
         #expect(counts.count == 3 && counts.allSatisfy { $0 >= 375 }, "\(line)")
 
-        let wrong = try runChorus(["demo", "--data", directory + "-other", "--graph", "uniform"])
+        let wrong = try await runChorus(["demo", "--data", directory + "-other", "--graph", "uniform"])
         #expect(wrong.status != 0)
         #expect(wrong.standardError.contains("graph"), "\(wrong.standardError)")
     }
 
     @Test("bench projections prints one JSON object with every figure as its last line")
-    func benchProjectionsContract() throws {
-        let run = try runChorus(["bench", "projections", "--events", "300", "--json"])
+    func benchProjectionsContract() async throws {
+        let run = try await runChorus(["bench", "projections", "--events", "300", "--json"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
         let last = try #require(run.standardOutput.split(separator: "\n").last)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
@@ -77,8 +77,8 @@ struct DemoCommandTests {
     }
 
     @Test("bench fanout measures both sides of the fan-out limit on a zipf log: held back is cheaper to write")
-    func benchFanOut() throws {
-        let run = try runChorus([
+    func benchFanOut() async throws {
+        let run = try await runChorus([
             "bench", "fanout", "--events", "4000", "--posts", "3", "--readers", "100", "--fan-out-limit", "50",
             "--prolific-posts", "1500", "--rounds", "1", "--json",
         ])

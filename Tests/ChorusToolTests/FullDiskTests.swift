@@ -41,14 +41,14 @@ struct FullDiskTests {
 
             try await ledger.expectReadsAnswer()
             #expect(server.standardError().contains("No space left on device"))
-            try expectVerifies(data, "on the full disk")
+            try await expectVerifies(data, "on the full disk")
 
             // Space freed: the read models catch up (they retry every few seconds at most) and writes resume.
             try disk.free()
             let after = try await ledger.postUntilAccepted("after")
             try await ledger.expectEveryAcknowledgedPost(at: after)
             #expect(await server.stop() == 0)
-            try expectVerifies(data, "after the server stopped")
+            try await expectVerifies(data, "after the server stopped")
         }
     }
 
@@ -57,24 +57,24 @@ struct FullDiskTests {
         .enabled(if: SmallFilesystem.canMount, "needs root, to mount a size-limited tmpfs for the data directory"))
     func importOntoFullDisk() async throws {
         try await withTemporaryDirectory { root in
-            let export = try exportedDemoLog(in: root, events: 40_000, seed: 7)
+            let export = try await exportedDemoLog(in: root, events: 40_000, seed: 7)
             // The import writes its log in place (MDB_WRITEMAP), where a page the disk has no room for would kill the
             // process with SIGBUS: blocks are allocated ahead instead, and running out is an error.
             let disk = try SmallFilesystem(at: root + "/small", megabytes: 16)
             defer { disk.unmount() }
             let data = disk.path + "/data"
             try dataDirectoryForImport(at: data, keysOf: root + "/a")
-            let full = try runChorus(["log", "import", "--data", data, export, "--batch-events", "1024"])
+            let full = try await runChorus(["log", "import", "--data", data, export, "--batch-events", "1024"])
             #expect(full.status == 1, "exit \(full.status): \(full.standardError)")
             #expect(full.standardError.contains("No space left on device"), "\(full.standardError)")
             #expect(full.standardError.contains("the log now ends at position"), "\(full.standardError)")
-            try expectVerifies(data, "after the refused import")
+            try await expectVerifies(data, "after the refused import")
 
             // Moved to a roomy disk, the same command finishes the import.
             try FileManager.default.copyItem(atPath: data, toPath: root + "/b")
-            let resumed = try runChorus(["log", "import", "--data", root + "/b", export])
+            let resumed = try await runChorus(["log", "import", "--data", root + "/b", export])
             #expect(resumed.status == 0, "\(resumed.standardError)")
-            try expectVerifies(root + "/b", "after the resumed import")
+            try await expectVerifies(root + "/b", "after the resumed import")
         }
     }
 
@@ -92,7 +92,7 @@ struct FullDiskTests {
             #expect(try await ledger.post("refused").errorCode == "unavailable", "writes stay refused")
             try await ledger.expectReadsAnswer()
             #expect(small.standardError().contains("MDB_MAP_FULL"))
-            try expectVerifies(data, "at the maximum")
+            try await expectVerifies(data, "at the maximum")
             #expect(await small.stop() == 0)
 
             let larger = try await ServerProcess(
@@ -101,12 +101,12 @@ struct FullDiskTests {
             let after = try await ledger.postUntilAccepted("after")
             try await ledger.expectEveryAcknowledgedPost(at: after)
             #expect(await larger.stop() == 0)
-            try expectVerifies(data, "after the server stopped")
+            try await expectVerifies(data, "after the server stopped")
         }
     }
 
-    private func expectVerifies(_ data: String, _ when: String) throws {
-        let verify = try runChorus(["log", "verify", "--data", data, "--json"])
+    private func expectVerifies(_ data: String, _ when: String) async throws {
+        let verify = try await runChorus(["log", "verify", "--data", data, "--json"])
         #expect(verify.status == 0, "\(when): \(verify.standardOutput) \(verify.standardError)")
     }
 }

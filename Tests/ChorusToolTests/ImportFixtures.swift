@@ -2,11 +2,11 @@ import Foundation
 import Testing
 
 /// A demo log of `events` events made in `<root>/a` and exported to `<root>/a.jsonl`; returns the export's path.
-func exportedDemoLog(in root: String, events: Int, seed: Int) throws -> String {
-    let demo = try runChorus(["demo", "--data", root + "/a", "--events", String(events), "--seed", String(seed)])
+func exportedDemoLog(in root: String, events: Int, seed: Int) async throws -> String {
+    let demo = try await runChorus(["demo", "--data", root + "/a", "--events", String(events), "--seed", String(seed)])
     try #require(demo.status == 0, "\(demo.standardError)")
     let export = root + "/a.jsonl"
-    try #require(try runChorus(["log", "export", "--data", root + "/a", "--output", export]).status == 0)
+    try #require(try await runChorus(["log", "export", "--data", root + "/a", "--output", export]).status == 0)
     return export
 }
 

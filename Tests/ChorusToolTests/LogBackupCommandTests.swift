@@ -33,7 +33,7 @@ struct LogBackupCommandTests {
             }
             while acknowledged.withLock({ $0.count }) < 20 { try await Task.sleep(for: .milliseconds(20)) }
             let before = acknowledged.withLock { $0 }
-            let run = try runChorus(["log", "backup", "--data", data, "--to", backup, "--json"])
+            let run = try await runChorus(["log", "backup", "--data", data, "--to", backup, "--json"])
             let during = acknowledged.withLock { $0.count }
             while acknowledged.withLock({ $0.count }) < during + 10 { try await Task.sleep(for: .milliseconds(20)) }
             stop.store(true, ordering: .relaxed)
@@ -47,7 +47,7 @@ struct LogBackupCommandTests {
             #expect(
                 !FileManager.default.fileExists(atPath: backup + "/projections"), "read models are rebuilt, not copied")
 
-            let verify = try runChorus(["log", "verify", "--data", backup, "--json"])
+            let verify = try await runChorus(["log", "verify", "--data", backup, "--json"])
             #expect(verify.status == 0, "\(verify.standardOutput) \(verify.standardError)")
             #expect(try lastJSONLine(verify.standardOutput)["head"] as? Int == head)
 
@@ -69,13 +69,13 @@ struct LogBackupCommandTests {
     @Test("an existing target is refused, and a failed backup leaves nothing behind")
     func refusals() async throws {
         try await withTemporaryDirectory { root in
-            let made = try runChorus(["demo", "--data", root + "/data", "--events", "300"])
+            let made = try await runChorus(["demo", "--data", root + "/data", "--events", "300"])
             try #require(made.status == 0)
             try FileManager.default.createDirectory(atPath: root + "/taken", withIntermediateDirectories: false)
-            let taken = try runChorus(["log", "backup", "--data", root + "/data", "--to", root + "/taken"])
+            let taken = try await runChorus(["log", "backup", "--data", root + "/data", "--to", root + "/taken"])
             #expect(taken.status == 1)
             #expect(taken.standardError.contains("already exists"))
-            let missing = try runChorus(["log", "backup", "--data", root + "/none", "--to", root + "/b"])
+            let missing = try await runChorus(["log", "backup", "--data", root + "/none", "--to", root + "/b"])
             #expect(missing.status == 1)
             #expect(missing.standardError.contains("no event log"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: root).sorted() == ["data", "taken"])

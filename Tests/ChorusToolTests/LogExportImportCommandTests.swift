@@ -7,9 +7,10 @@ struct LogExportImportCommandTests {
     @Test("export, import and export again give the same bytes; an interrupted import resumes without duplicates")
     func roundTrip() async throws {
         try await withTemporaryDirectory { root in
-            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "1500", "--seed", "9"]).status == 0)
+            try #require(
+                try await runChorus(["demo", "--data", root + "/a", "--events", "1500", "--seed", "9"]).status == 0)
             let first = root + "/first.jsonl"
-            let export = try runChorus(["log", "export", "--data", root + "/a", "--output", first])
+            let export = try await runChorus(["log", "export", "--data", root + "/a", "--output", first])
             try #require(export.status == 0, "\(export.standardError)")
             let lines = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n")
             #expect(lines.count >= 1500)
@@ -37,11 +38,11 @@ struct LogExportImportCommandTests {
             // The sealed personal fields open with the keys of the data directory they were written in.
             try FileManager.default.createDirectory(atPath: root + "/b", withIntermediateDirectories: false)
             try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/b/keys")
-            let stopped = try runChorus(["log", "import", "--data", root + "/b", partial, "--json"])
+            let stopped = try await runChorus(["log", "import", "--data", root + "/b", partial, "--json"])
             #expect(stopped.status == 0, "\(stopped.standardError)")
             #expect(try lastJSONLine(stopped.standardOutput)["imported"] as? Int == cut)
 
-            let resumed = try runChorus(["log", "import", "--data", root + "/b", first, "--json"])
+            let resumed = try await runChorus(["log", "import", "--data", root + "/b", first, "--json"])
             #expect(resumed.status == 0, "\(resumed.standardError)")
             let report = try lastJSONLine(resumed.standardOutput)
             #expect(report["skipped"] as? Int == cut)
@@ -49,23 +50,24 @@ struct LogExportImportCommandTests {
             #expect(report["head"] as? Int == lines.count)
 
             let second = root + "/second.jsonl"
-            try #require(try runChorus(["log", "export", "--data", root + "/b", "--output", second]).status == 0)
+            try #require(try await runChorus(["log", "export", "--data", root + "/b", "--output", second]).status == 0)
             #expect(try Data(contentsOf: URL(fileURLWithPath: second)) == Data(contentsOf: URL(fileURLWithPath: first)))
-            let verify = try runChorus(["log", "verify", "--data", root + "/b"])
+            let verify = try await runChorus(["log", "verify", "--data", root + "/b"])
             #expect(verify.status == 0, "\(verify.standardOutput)")
 
             // Exported to standard output too, from a position on.
-            let tail = try runChorus(["log", "export", "--data", root + "/a", "--from", "1001"])
-            #expect(
-                tail.standardOutput.split(separator: "\n").map(String.init) == lines.dropFirst(1000).map(String.init))
+            let tail = try await runChorus(["log", "export", "--data", root + "/a", "--from", "1001"])
+            let tailLines: [String] = tail.standardOutput.split(separator: "\n").map(String.init)
+            #expect(tailLines == lines.dropFirst(1000).map(String.init))
         }
     }
 
     @Test("text beyond ASCII and escaped characters go in and come out as the same bytes; invalid UTF-8 is refused")
     func textBeyondASCII() async throws {
         try await withTemporaryDirectory { root in
-            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "200", "--seed", "4"]).status == 0)
-            let lines = try runChorus(["log", "export", "--data", root + "/a"]).standardOutput
+            try #require(
+                try await runChorus(["demo", "--data", root + "/a", "--events", "200", "--seed", "4"]).status == 0)
+            let lines = try await runChorus(["log", "export", "--data", root + "/a"]).standardOutput
                 .split(separator: "\n").map(String.init)
             let actor = try #require(try lastJSONLine(lines[5])["actor"] as? String)
             var changed = lines
@@ -80,9 +82,9 @@ struct LogExportImportCommandTests {
                 try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/\(name)/keys")
             }
             try writeExport(changed, to: root + "/changed.jsonl")
-            let imported = try runChorus(["log", "import", "--data", root + "/b", root + "/changed.jsonl"])
+            let imported = try await runChorus(["log", "import", "--data", root + "/b", root + "/changed.jsonl"])
             #expect(imported.status == 0, "\(imported.standardError)")
-            let again = try runChorus(["log", "export", "--data", root + "/b"]).standardOutput
+            let again = try await runChorus(["log", "export", "--data", root + "/b"]).standardOutput
             #expect(again.split(separator: "\n").map(String.init) == changed)
 
             // The same line with a byte that is not UTF-8 in place of the actor's first.
@@ -93,7 +95,7 @@ struct LogExportImportCommandTests {
             let before = Array((lines.prefix(5).joined(separator: "\n") + "\n").utf8)
             let after = Array(("\n" + lines.dropFirst(6).joined(separator: "\n") + "\n").utf8)
             try Data(before + bytes + after).write(to: URL(fileURLWithPath: file))
-            let refused = try runChorus(["log", "import", "--data", root + "/c", file])
+            let refused = try await runChorus(["log", "import", "--data", root + "/c", file])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("line 6:"), "\(refused.standardError)")
         }
@@ -102,7 +104,7 @@ struct LogExportImportCommandTests {
     @Test("a bad line after several batches: everything before it is appended, and the import resumes")
     func refusalAfterBatches() async throws {
         try await withTemporaryDirectory { root in
-            let first = try exportedDemoLog(in: root, events: 10_000, seed: 4)
+            let first = try await exportedDemoLog(in: root, events: 10_000, seed: 4)
             var lines = try exportLines(first)
             try #require(lines.count >= 10_000)
             // Batches of about 2,048 events are decoded while the one before is appended; the fifth is being read.
@@ -111,23 +113,27 @@ struct LogExportImportCommandTests {
             try writeExport(lines, to: broken)
             try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
 
-            let nonsense = try runChorus(["log", "import", "--data", root + "/b", broken, "--batch-events", "0"])
+            let nonsense = try await runChorus(["log", "import", "--data", root + "/b", broken, "--batch-events", "0"])
             #expect(nonsense.status != 0)
             #expect(nonsense.standardError.contains("--batch-events must be between 1 and 1,000,000"))
-            let refused = try runChorus(["log", "import", "--data", root + "/b", broken, "--batch-events", "2048"])
+            let refused = try await runChorus([
+                "log", "import", "--data", root + "/b", broken, "--batch-events", "2048",
+            ])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("line 9000: not a JSON object"), "\(refused.standardError)")
-            let verify = try runChorus(["log", "verify", "--data", root + "/b", "--json"])
+            let verify = try await runChorus(["log", "verify", "--data", root + "/b", "--json"])
             #expect(verify.status == 0, "\(verify.standardOutput)")
-            let status = try runChorus(["projections", "status", "--data", root + "/b", "--json", "--interval", "0.01"])
+            let status = try await runChorus([
+                "projections", "status", "--data", root + "/b", "--json", "--interval", "0.01",
+            ])
             let head = try #require(try lastJSONLine(status.standardOutput)["head"] as? Int)
             #expect(head == 8_999, "every event before the bad line went in")
 
-            let resumed = try runChorus(["log", "import", "--data", root + "/b", first, "--json"])
+            let resumed = try await runChorus(["log", "import", "--data", root + "/b", first, "--json"])
             #expect(resumed.status == 0, "\(resumed.standardError)")
             #expect(try lastJSONLine(resumed.standardOutput)["skipped"] as? Int == head)
             let second = root + "/second.jsonl"
-            try #require(try runChorus(["log", "export", "--data", root + "/b", "--output", second]).status == 0)
+            try #require(try await runChorus(["log", "export", "--data", root + "/b", "--output", second]).status == 0)
             #expect(try Data(contentsOf: URL(fileURLWithPath: second)) == Data(contentsOf: URL(fileURLWithPath: first)))
         }
     }
@@ -135,7 +141,7 @@ struct LogExportImportCommandTests {
     @Test("a gap the log refuses while later batches are already decoded: nothing after it goes in, the state matches")
     func refusedBatchStopsLaterOnes() async throws {
         try await withTemporaryDirectory { root in
-            let export = try exportedDemoLog(in: root, events: 8_000, seed: 5)
+            let export = try await exportedDemoLog(in: root, events: 8_000, seed: 5)
             var lines = try exportLines(export)
             try #require(lines.count >= 8_000)
             // Position 5,000 is missing: its batch is refused by the log (not by the reader, which checks no order),
@@ -144,11 +150,11 @@ struct LogExportImportCommandTests {
             let gapped = root + "/gapped.jsonl"
             try writeExport(lines, to: gapped)
             try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
-            let refused = try runChorus(["log", "import", "--data", root + "/b", gapped, "--batch-events", "512"])
+            let refused = try await runChorus(["log", "import", "--data", root + "/b", gapped, "--batch-events", "512"])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("position 5001 where 5000 is next"), "\(refused.standardError)")
             #expect(refused.standardError.contains("the log now ends at position 4999"), "\(refused.standardError)")
-            let verify = try runChorus(["log", "verify", "--data", root + "/b", "--json"])
+            let verify = try await runChorus(["log", "verify", "--data", root + "/b", "--json"])
             #expect(verify.status == 0, "\(verify.standardOutput)")
             #expect(try lastJSONLine(verify.standardOutput)["head"] as? Int == 4_999, "nothing after the gap")
         }
@@ -157,9 +163,9 @@ struct LogExportImportCommandTests {
     @Test("an imported log is served with space really prepared ahead of it: the unwritten end of its file is cut")
     func importedLogServed() async throws {
         try await withTemporaryDirectory { root in
-            let export = try exportedDemoLog(in: root, events: 3_000, seed: 6)
+            let export = try await exportedDemoLog(in: root, events: 3_000, seed: 6)
             try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
-            let imported = try runChorus(["log", "import", "--data", root + "/b", export])
+            let imported = try await runChorus(["log", "import", "--data", root + "/b", export])
             try #require(imported.status == 0, "\(imported.standardError)")
             /// The file's size, and the bytes of it actually written.
             func sizes() throws -> (size: Int, written: Int) {
@@ -186,10 +192,11 @@ struct LogExportImportCommandTests {
     @Test("bad lines are refused with their line number; what came before them stays, and nothing after")
     func refusals() async throws {
         try await withTemporaryDirectory { root in
-            try #require(try runChorus(["demo", "--data", root + "/a", "--events", "300", "--seed", "2"]).status == 0)
-            let export = try runChorus(["log", "export", "--data", root + "/a"])
+            try #require(
+                try await runChorus(["demo", "--data", root + "/a", "--events", "300", "--seed", "2"]).status == 0)
+            let export = try await runChorus(["log", "export", "--data", root + "/a"])
             let lines = export.standardOutput.split(separator: "\n").map(String.init)
-            func importing(_ lines: [String], into name: String) throws -> ChorusRun {
+            func importing(_ lines: [String], into name: String) async throws -> ChorusRun {
                 let file = root + "/\(name).jsonl"
                 try writeExport(lines, to: file)
                 // The sealed personal fields open with the keys of the data directory they were written in.
@@ -198,56 +205,58 @@ struct LogExportImportCommandTests {
                         atPath: root + "/" + name, withIntermediateDirectories: false)
                     try FileManager.default.copyItem(atPath: root + "/a/keys", toPath: root + "/\(name)/keys")
                 }
-                return try runChorus(["log", "import", "--data", root + "/" + name, file])
+                return try await runChorus(["log", "import", "--data", root + "/" + name, file])
             }
-            func head(of name: String) throws -> Int {
-                let status = try runChorus([
+            func head(of name: String) async throws -> Int {
+                let status = try await runChorus([
                     "projections", "status", "--data", root + "/" + name, "--json", "--interval", "0.01",
                 ])
                 return try lastJSONLine(status.standardOutput)["head"] as? Int ?? -1
             }
 
-            let notJSON = try importing(Array(lines.prefix(10)) + ["{not json"] + lines.dropFirst(10), into: "notjson")
+            let notJSON = try await importing(
+                Array(lines.prefix(10)) + ["{not json"] + lines.dropFirst(10), into: "notjson")
             #expect(notJSON.status == 1)
             #expect(notJSON.standardError.contains("line 11: not a JSON object"), "\(notJSON.standardError)")
-            #expect(try head(of: "notjson") == 10)
+            #expect(try await head(of: "notjson") == 10)
 
             // A payload that is not base64: a character outside its alphabet, in a line otherwise as export writes it.
             let notBase64 = lines[20].replacingOccurrences(of: "\"payload\":\"", with: "\"payload\":\"!")
-            let unreadable = try importing(Array(lines.prefix(20)) + [notBase64] + lines.dropFirst(21), into: "base64")
+            let unreadable = try await importing(
+                Array(lines.prefix(20)) + [notBase64] + lines.dropFirst(21), into: "base64")
             #expect(unreadable.status == 1)
             #expect(
                 unreadable.standardError.contains("line 21: \"payload\" is not valid"), "\(unreadable.standardError)")
-            #expect(try head(of: "base64") == 20)
+            #expect(try await head(of: "base64") == 20)
 
             // A command id with a letter that is not a hexadecimal digit.
             let commandID = try #require(try lastJSONLine(lines[20])["commandId"] as? String)
             let notHex = lines[20].replacingOccurrences(of: commandID, with: "G" + commandID.dropFirst())
-            let notUUID = try importing(Array(lines.prefix(20)) + [notHex] + lines.dropFirst(21), into: "uuid")
+            let notUUID = try await importing(Array(lines.prefix(20)) + [notHex] + lines.dropFirst(21), into: "uuid")
             #expect(notUUID.status == 1)
             #expect(notUUID.standardError.contains("line 21: \"commandId\" is not valid"), "\(notUUID.standardError)")
-            #expect(try head(of: "uuid") == 20)
+            #expect(try await head(of: "uuid") == 20)
 
             // A payload that is valid base64 but not the event its type says.
             var broken = try #require(try JSONSerialization.jsonObject(with: Data(lines[20].utf8)) as? [String: Any])
             broken["payload"] = Data([1, 2, 3]).base64EncodedString()
             let brokenLine = String(
                 decoding: try JSONSerialization.data(withJSONObject: broken, options: [.sortedKeys]), as: UTF8.self)
-            let undecodable = try importing(
+            let undecodable = try await importing(
                 Array(lines.prefix(20)) + [brokenLine] + lines.dropFirst(21), into: "undecodable")
             #expect(undecodable.status == 1)
             #expect(undecodable.standardError.contains("at position 21"), "\(undecodable.standardError)")
-            #expect(try head(of: "undecodable") == 20)
+            #expect(try await head(of: "undecodable") == 20)
 
-            let gap = try importing(Array(lines.prefix(30)) + lines.dropFirst(31), into: "gap")
+            let gap = try await importing(Array(lines.prefix(30)) + lines.dropFirst(31), into: "gap")
             #expect(gap.status == 1)
             #expect(gap.standardError.contains("position 32 where 31 is next"), "\(gap.standardError)")
-            #expect(try head(of: "gap") == 30)
+            #expect(try await head(of: "gap") == 30)
 
             // Another log's export into this one (whose keys do not open it either).
             try #require(
-                try runChorus(["demo", "--data", root + "/other", "--events", "300", "--seed", "3"]).status == 0)
-            let foreign = try importing(lines, into: "other")
+                try await runChorus(["demo", "--data", root + "/other", "--events", "300", "--seed", "3"]).status == 0)
+            let foreign = try await importing(lines, into: "other")
             #expect(foreign.status == 1)
             #expect(
                 foreign.standardError.contains("already holds a different event at position 1")

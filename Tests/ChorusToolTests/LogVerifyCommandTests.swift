@@ -11,10 +11,10 @@ struct LogVerifyCommandTests {
     func verify() async throws {
         try await withTemporaryDirectory { root in
             let original = root + "/original"
-            let made = try runChorus(["demo", "--data", original, "--events", "2000", "--seed", "5"])
+            let made = try await runChorus(["demo", "--data", original, "--events", "2000", "--seed", "5"])
             try #require(made.status == 0, "stderr: \(made.standardError)")
 
-            let sound = try runChorus(["log", "verify", "--data", original, "--json"])
+            let sound = try await runChorus(["log", "verify", "--data", original, "--json"])
             #expect(sound.status == 0, "stdout: \(sound.standardOutput) stderr: \(sound.standardError)")
             let report = try lastJSONLine(sound.standardOutput)
             #expect(report["sound"] as? Bool == true)
@@ -37,12 +37,12 @@ struct LogVerifyCommandTests {
             try #require(!offsets.isEmpty)
             for offset in offsets { file[offset + payload.count / 2] ^= 0x20 }
             try Data(file).write(to: URL(fileURLWithPath: flipped + "/log/data.mdb"))
-            let corrupt = try runChorus(["log", "verify", "--data", flipped, "--json"])
+            let corrupt = try await runChorus(["log", "verify", "--data", flipped, "--json"])
             #expect(corrupt.status == 1)
             let found = try lastJSONLine(corrupt.standardOutput)
             #expect(found["sound"] as? Bool == false)
             #expect(found["position"] as? Int == 1_200, "\(found)")
-            let text = try runChorus(["log", "verify", "--data", flipped])
+            let text = try await runChorus(["log", "verify", "--data", flipped])
             #expect(text.status == 1)
             #expect(text.standardOutput.contains("position 1200"), "\(text.standardOutput)")
 
@@ -58,7 +58,7 @@ struct LogVerifyCommandTests {
                 }
             }
             log.close()
-            let mismatch = try runChorus(["log", "verify", "--data", lying])
+            let mismatch = try await runChorus(["log", "verify", "--data", lying])
             #expect(mismatch.status == 1)
             #expect(mismatch.standardOutput.contains("decision state table follows"), "\(mismatch.standardOutput)")
             #expect(mismatch.standardOutput.contains("nobody / no one"))
@@ -68,7 +68,7 @@ struct LogVerifyCommandTests {
     @Test("a directory without a log is refused with a clear message")
     func noLog() async throws {
         try await withTemporaryDirectory { root in
-            let run = try runChorus(["log", "verify", "--data", root + "/none"])
+            let run = try await runChorus(["log", "verify", "--data", root + "/none"])
             #expect(run.status == 1)
             #expect(run.standardError.contains("no event log in \(root)/none/log"))
         }

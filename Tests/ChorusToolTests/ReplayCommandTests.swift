@@ -9,13 +9,13 @@ struct ReplayCommandTests {
     func filters() async throws {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
-            try #require(try runChorus(["demo", "--data", data, "--events", "800", "--seed", "4"]).status == 0)
-            func replay(_ arguments: [String]) throws -> [[String: Any]] {
-                let run = try runChorus(["replay", "--data", data, "--json"] + arguments)
+            try #require(try await runChorus(["demo", "--data", data, "--events", "800", "--seed", "4"]).status == 0)
+            func replay(_ arguments: [String]) async throws -> [[String: Any]] {
+                let run = try await runChorus(["replay", "--data", data, "--json"] + arguments)
                 try #require(run.status == 0, "\(run.standardError)")
                 return try run.standardOutput.split(separator: "\n").map { try lastJSONLine(String($0)) }
             }
-            let all = try replay([])
+            let all = try await replay([])
             #expect(all.count >= 800)
             #expect(all.map { $0["position"] as? Int ?? 0 } == Array(1...all.count))
             let first = try #require(all.first)
@@ -24,15 +24,16 @@ struct ReplayCommandTests {
             #expect(registered["passwordHash"] as? String == "(not shown)")
             let user = try #require(registered["user"] as? String)
 
-            #expect(try replay(["--from", "10", "--to", "19"]).map { $0["position"] as? Int ?? 0 } == Array(10...19))
-            let posts = try replay(["--type", "PostCreated"])
+            #expect(
+                try await replay(["--from", "10", "--to", "19"]).map { $0["position"] as? Int ?? 0 } == Array(10...19))
+            let posts = try await replay(["--type", "PostCreated"])
             #expect(!posts.isEmpty && posts.allSatisfy { $0["type"] as? String == "PostCreated" })
             #expect(posts.count == all.filter { $0["type"] as? String == "PostCreated" }.count)
             let stream = try #require(posts.first?["stream"] as? String)
-            #expect(try replay(["--stream", stream]).allSatisfy { $0["stream"] as? String == stream })
+            #expect(try await replay(["--stream", stream]).allSatisfy { $0["stream"] as? String == stream })
 
             // The user's own events and the events naming them (a follow of them, a message to them).
-            let theirs = try replay(["--user", user])
+            let theirs = try await replay(["--user", user])
             #expect(
                 theirs.count
                     == all.filter { event in
@@ -42,16 +43,17 @@ struct ReplayCommandTests {
             #expect(theirs.contains { $0["actor"] as? String != user }, "someone else's event naming them")
 
             let time = try #require(all[400]["recordedAt"] as? String)
-            let since = try replay(["--since", time])
+            let since = try await replay(["--since", time])
             #expect(since.first?["recordedAt"] as? String == time)
             #expect(since.count == all.filter { ($0["recordedAt"] as? String ?? "") >= time }.count)
             #expect(
-                try replay(["--until", time]).count == all.filter { ($0["recordedAt"] as? String ?? "") < time }.count)
+                try await replay(["--until", time]).count
+                    == all.filter { ($0["recordedAt"] as? String ?? "") < time }.count)
 
-            let text = try runChorus(["replay", "--data", data, "--to", "1"])
+            let text = try await runChorus(["replay", "--data", data, "--to", "1"])
             #expect(text.standardOutput.hasPrefix("1  "))
             #expect(text.standardOutput.contains("UserRegistered"))
-            let bad = try runChorus(["replay", "--data", data, "--since", "last tuesday"])
+            let bad = try await runChorus(["replay", "--data", data, "--since", "last tuesday"])
             #expect(bad.status != 0)
             #expect(bad.standardError.contains("ISO 8601"))
         }
@@ -106,7 +108,9 @@ struct ReplayCommandTests {
             #expect(incident.status == 201)
 
             // Built beside the running server.
-            let travel = try runChorus(["replay", "--data", data, "--to", String(position), "--into", past, "--json"])
+            let travel = try await runChorus([
+                "replay", "--data", data, "--to", String(position), "--into", past, "--json",
+            ])
             #expect(travel.status == 0, "\(travel.standardError)")
             #expect(try lastJSONLine(travel.standardOutput)["position"] as? Int == Int(position))
             #expect(await server.stop() == 0)
@@ -133,7 +137,7 @@ struct ReplayCommandTests {
             }
             #expect(await served.stop() == 0)
 
-            let exists = try runChorus(["replay", "--data", data, "--to", "5", "--into", past])
+            let exists = try await runChorus(["replay", "--data", data, "--to", "5", "--into", past])
             #expect(exists.status == 1)
             #expect(exists.standardError.contains("already exists"))
         }

@@ -13,24 +13,26 @@ struct SchemaEvolutionTests {
     func versionOneLog() async throws {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
-            let imported = try runChorus(["log", "import", "--data", data, Self.fixture, "--json"])
+            let imported = try await runChorus(["log", "import", "--data", data, Self.fixture, "--json"])
             try #require(imported.status == 0, "\(imported.standardError)")
             #expect(try lastJSONLine(imported.standardOutput)["imported"] as? Int == 15)
-            let verify = try runChorus(["log", "verify", "--data", data])
+            let verify = try await runChorus(["log", "verify", "--data", data])
             #expect(verify.status == 0, "\(verify.standardOutput)")
             // Exported again, the same bytes as the export an older Chorus wrote (with JSONEncoder).
-            let exported = try runChorus(["log", "export", "--data", data])
+            let exported = try await runChorus(["log", "export", "--data", data])
             #expect(exported.standardOutput == (try String(contentsOfFile: Self.fixture, encoding: .utf8)))
 
             // Replayed: the old shape is read into today's, its new fields empty.
-            let replay = try runChorus(["replay", "--data", data, "--json", "--type", "Liked", "--type", "Unliked"])
+            let replay = try await runChorus([
+                "replay", "--data", data, "--json", "--type", "Liked", "--type", "Unliked",
+            ])
             let old = try replay.standardOutput.split(separator: "\n").map { try lastJSONLine(String($0)) }
             #expect(old.count == 4)
             #expect(old.allSatisfy { $0["schemaVersion"] as? Int == 1 })
             #expect(old.allSatisfy { ($0["data"] as? [String: Any])?["postAuthor"] is NSNull })
 
             // Projected: the read models are what today's events would have made.
-            let rebuild = try runChorus(["projections", "rebuild", "--data", data, "--json"])
+            let rebuild = try await runChorus(["projections", "rebuild", "--data", data, "--json"])
             #expect(try lastJSONLine(rebuild.standardOutput)["position"] as? Int == 15)
             let server = try await ServerProcess(data: data)
             func logIn(_ email: String) async throws -> (id: String, token: String) {
@@ -58,11 +60,11 @@ struct SchemaEvolutionTests {
             let postID = try #require(post["id"] as? String)
             #expect(try await server.call("PUT", "/v1/posts/\(postID)/like", token: cy.token).status == 200)
             #expect(await server.stop() == 0)
-            let latest = try runChorus(["replay", "--data", data, "--json", "--type", "Liked", "--from", "16"])
+            let latest = try await runChorus(["replay", "--data", data, "--json", "--type", "Liked", "--from", "16"])
             let like = try lastJSONLine(latest.standardOutput)
             #expect(like["schemaVersion"] as? Int == 2)
             #expect((like["data"] as? [String: Any])?["postAuthor"] as? String == ana.id)
-            #expect(try runChorus(["log", "verify", "--data", data]).status == 0)
+            #expect(try await runChorus(["log", "verify", "--data", data]).status == 0)
         }
     }
 }

@@ -93,7 +93,7 @@ struct ServeCommandTests {
             #expect(lines.contains { $0.contains("path=/v1/search/users") && $0.contains("status=401") })
             #expect(!server.standardError().contains("secret"), "the query is not logged")
 
-            let refused = try runChorus(["serve", "--data", directory + "/refused", "--log-level", "loud"])
+            let refused = try await runChorus(["serve", "--data", directory + "/refused", "--log-level", "loud"])
             #expect(refused.status != 0)
             #expect(refused.standardError.contains("--log-level"))
         }

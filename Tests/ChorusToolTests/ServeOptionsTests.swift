@@ -8,10 +8,10 @@ struct ServeOptionsTests {
     func keptPages() async throws {
         try await withTemporaryDirectory { directory in
             let data = directory + "/data"
-            let flag = try runChorus(["serve", "--data", data, "--kept-pages", "lots"])
+            let flag = try await runChorus(["serve", "--data", data, "--kept-pages", "lots"])
             #expect(flag.status != 0)
             #expect(flag.standardError.contains("--kept-pages (or CHORUS_KEPT_PAGES) must be off or a whole number"))
-            let variable = try runChorus(["serve", "--data", data], environment: ["CHORUS_KEPT_PAGES": "-5M"])
+            let variable = try await runChorus(["serve", "--data", data], environment: ["CHORUS_KEPT_PAGES": "-5M"])
             #expect(variable.status != 0)
             #expect(variable.standardError.contains("not -5M"))
             #expect(!FileManager.default.fileExists(atPath: data), "nothing was opened")

@@ -55,7 +55,7 @@ final class SmallFilesystem {
     }
 
     private static func run(_ arguments: [String]) throws {
-        let run = try ChildProcess.run("/usr/bin/env", arguments)
+        let run = try ChildProcess.runBlocking("/usr/bin/env", arguments)
         guard run.status == 0 else {
             throw ServerError("\(arguments.joined(separator: " ")) exited with \(run.status): \(run.errors)")
         }

@@ -26,17 +26,20 @@ final class ClusterFixture: Sendable {
         nodes count: Int = 3, writeTimeout: String = "5s", _ body: (ClusterFixture) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { directory in
-            let postgres = try LocalPostgresServer(port: LoopbackPort.free())
-            defer { postgres.stop() }
+            // initdb and pg_ctl take seconds: waited for on a thread of their own, not one of the test process's.
+            let postgres = try await onThreadOfItsOwn { try LocalPostgresServer(port: LoopbackPort.free()) }
             let cluster = ClusterFixture(postgres: postgres, directory: directory, writeTimeout: writeTimeout)
+            let outcome: Result<Void, any Error>
             do {
                 for index in 0..<count { try await cluster.start(index) }
                 try await body(cluster)
+                outcome = .success(())
             } catch {
-                await cluster.stopAll()
-                throw error
+                outcome = .failure(error)
             }
             await cluster.stopAll()
+            _ = try? await onThreadOfItsOwn { postgres.stop() }
+            try outcome.get()
         }
     }
 

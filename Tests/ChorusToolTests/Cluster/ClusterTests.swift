@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusClient
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Synchronization
@@ -102,12 +103,12 @@ struct ClusterTests {
             var readModels: [[String: [[UInt8]]]] = []
             for index in 0..<3 {
                 let data = cluster.data(index)
-                let verified = try runChorus(["log", "verify", "--data", data])
+                let verified = try await runChorus(["log", "verify", "--data", data])
                 #expect(verified.status == 0, "node \(index): \(verified.standardOutput) \(verified.standardError)")
-                let same = try runChorus(["cluster", "verify", "--data", data, "--cluster", cluster.postgres.url])
+                let same = try await runChorus(["cluster", "verify", "--data", data, "--cluster", cluster.postgres.url])
                 #expect(same.status == 0, "node \(index): \(same.standardOutput) \(same.standardError)")
                 #expect(same.standardOutput.contains("through position \(try cluster.clusterHead())"))
-                let rebuilt = try runChorus(["projections", "rebuild", "--data", data])
+                let rebuilt = try await runChorus(["projections", "rebuild", "--data", data])
                 #expect(rebuilt.status == 0, "node \(index): \(rebuilt.standardError)")
                 readModels.append(try dumpReadModels(atDirectory: DataDirectory(data).projections))
             }
@@ -137,7 +138,7 @@ struct ClusterTests {
                     #expect(
                         try await cluster.node(index).call("GET", "/v1/posts/\(id)", token: reader.token).status == 200)
                 }
-                let same = try runChorus([
+                let same = try await runChorus([
                     "cluster", "verify", "--data", cluster.data(index), "--cluster", cluster.postgres.url,
                 ])
                 #expect(same.status == 0, "node \(index): \(same.standardOutput) \(same.standardError)")
@@ -159,9 +160,11 @@ struct ClusterTests {
             let stop = StopSignal()
             let load = Task { try await Self.writeConcurrently(on: cluster, writersPerNode: 3, until: stop) }
             try await stop.waitForAcknowledged(10)
-            cluster.postgres.stopServer(immediate: true)
+            // pg_ctl waits: on threads of their own, so that the load's tasks go on meanwhile.
+            let postgres = cluster.postgres
+            try await onThreadOfItsOwn { postgres.stopServer(immediate: true) }
             try await Task.sleep(for: .seconds(1))
-            try cluster.postgres.start()
+            try await onThreadOfItsOwn { try postgres.start() }
             // Writes go through again on every node, without a restart of any, soon after PostgreSQL is back. A write
             // caught by the crash usually fails within a second; at worst it waits out its statement deadline (10 s,
             // seen on a loaded machine), never longer: a node stuck on a dead connection would not resume at all.
@@ -213,7 +216,7 @@ struct ClusterTests {
             let waited = ContinuousClock.now - started
             #expect(refused.status == 503)
             #expect(waited < .seconds(4), "answered after \(waited)")
-            holder.waitForExit()
+            _ = await holder.exited()
             let accepted = try await a.call("POST", "/v1/posts", token: ana.token, json: ["text": "goes through"])
             #expect(accepted.status == 201)
         }
@@ -226,7 +229,7 @@ struct ClusterTests {
         try await ClusterFixture.run(nodes: 0) { cluster in
             // A single node's life before the cluster: a demo network (one commit in the cluster, larger than a
             // tailing node reads in one go), then sign-ups, a follow, posts, one of them idempotent.
-            let demo = try runChorus(["demo", "--data", cluster.data(0), "--events", "12000"])
+            let demo = try await runChorus(["demo", "--data", cluster.data(0), "--events", "12000"])
             #expect(demo.status == 0, "\(demo.standardError)")
             let single = try await ServerProcess(data: cluster.data(0), extraArguments: ["--no-rate-limits"])
             let ana = try await single.register("Ana")
@@ -242,11 +245,15 @@ struct ClusterTests {
             let singleHead = try #require(try await single.call("GET", "/health").json["position"] as? Int)
             #expect(await single.stop() == 0)
 
-            let moved = try runChorus(["cluster", "init", "--from", cluster.data(0), "--cluster", cluster.postgres.url])
+            let moved = try await runChorus([
+                "cluster", "init", "--from", cluster.data(0), "--cluster", cluster.postgres.url,
+            ])
             #expect(moved.status == 0, "\(moved.standardOutput) \(moved.standardError)")
             #expect(moved.standardOutput.contains("\(singleHead) events"), "\(moved.standardOutput)")
             #expect(try cluster.clusterHead() == UInt64(singleHead), "every event keeps its position")
-            let again = try runChorus(["cluster", "init", "--from", cluster.data(0), "--cluster", cluster.postgres.url])
+            let again = try await runChorus([
+                "cluster", "init", "--from", cluster.data(0), "--cluster", cluster.postgres.url,
+            ])
             #expect(again.status != 0)
             #expect(again.standardError.contains("already holds a log"), "\(again.standardError)")
             #expect(try cluster.clusterHead() == UInt64(singleHead), "a refused init leaves the cluster as it was")
@@ -282,7 +289,7 @@ struct ClusterTests {
             try await cluster.waitUntilCaughtUp()
             let stopped = await b.stop()
             #expect(stopped == 0, "node B exited with \(stopped): \(b.standardError().suffix(1500))")
-            let same = try runChorus([
+            let same = try await runChorus([
                 "cluster", "verify", "--data", cluster.data(1), "--cluster", cluster.postgres.url,
             ])
             #expect(same.status == 0, "\(same.standardOutput) \(same.standardError)")

@@ -41,7 +41,7 @@ struct ProjectionsBenchCommand: AsyncParsableCommand {
             printProgress("writing a demo log of \(size) events")
             try await writeDemoLog(into: data, events: size)
             printProgress("rebuilding its read models in a child process")
-            results.append(try rebuildInChild(data))
+            results.append(try await rebuildInChild(data))
         }
 
         var report = BenchmarkReport(suite: "projections")
@@ -72,8 +72,8 @@ struct ProjectionsBenchCommand: AsyncParsableCommand {
         try log.syncToDisk()
     }
 
-    private func rebuildInChild(_ data: DataDirectory) throws -> RebuildFigures {
-        let worker = try ChildProcess.run(
+    private func rebuildInChild(_ data: DataDirectory) async throws -> RebuildFigures {
+        let worker = try await ChildProcess.run(
             Executables.current.path,
             ["bench", "rebuild-worker", "--data", data.root])
         guard worker.status == 0 else {

@@ -23,7 +23,8 @@ struct Wrk {
         }
         printProgress("installing wrk from Debian's packages")
         for arguments in [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]] {
-            _ = try ChildProcess.run("/usr/bin/env", arguments, environment: ["DEBIAN_FRONTEND": "noninteractive"])
+            _ = try ChildProcess.runBlocking(
+                "/usr/bin/env", arguments, environment: ["DEBIAN_FRONTEND": "noninteractive"])
         }
         guard let found = which("wrk") else { throw BenchmarkError("could not install wrk") }
         return Wrk(path: found)
@@ -89,13 +90,8 @@ struct Wrk {
     /// ``run(url:script:seconds:connections:threads:)`` on a thread of its own, so that several wrk runs (and the
     /// caller's tasks) go on at once without holding Swift concurrency's few threads.
     func runAlongside(url: String, script: String, seconds: Int, connections: Int) async throws -> Result {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread {
-                continuation.resume(
-                    with: Swift.Result {
-                        try run(url: url, script: script, seconds: seconds, connections: connections, threads: 1)
-                    })
-            }.start()
+        try await onThreadOfItsOwn {
+            try run(url: url, script: script, seconds: seconds, connections: connections, threads: 1)
         }
     }
 
@@ -105,7 +101,7 @@ struct Wrk {
         ).path
         try script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: scriptPath) }
-        let text = try ChildProcess.run(
+        let text = try ChildProcess.runBlocking(
             path, ["-t\(threads)", "-c\(connections)", "-d\(seconds)s", "-s", scriptPath, url]
         ).output
         guard let rateLine = text.split(separator: "\n").first(where: { $0.hasPrefix("Requests/sec:") }),
