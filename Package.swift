@@ -95,6 +95,7 @@ let package = Package(
                 "ChorusStorage",
                 "ChorusLog",
                 "ChorusDomain",
+                "ChorusProcesses",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -127,6 +128,7 @@ let package = Package(
                 "ChorusDomain",
                 "ChorusProjections",
                 "ChorusCluster",
+                "ChorusProcesses",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -254,6 +256,7 @@ let package = Package(
             name: "ChorusHTTPTests",
             dependencies: [
                 "ChorusHTTP", "ChorusBackend", "ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
+                "ChorusProcesses",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
             ],

@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusProcesses
 import ChorusStorage
 import Crypto
 import Foundation

@@ -100,7 +100,7 @@ public final class ChildProcess: Sendable {
     public static func run(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], directory: String? = nil
     ) async throws -> (status: Int32, output: String, errors: String) {
-        try await onThreadOfItsOwn {
+        try await BlockingWork.run {
             try runBlocking(executable, arguments, environment: environment, directory: directory)
         }
     }

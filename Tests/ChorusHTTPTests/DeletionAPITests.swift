@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusHTTP
+import ChorusProcesses
 import Foundation
 import HTTPTypes
 import Testing
@@ -146,7 +147,7 @@ struct DeletionAPITests {
 
             let port = try #require(api.client.port)
             let headers = ["Authorization": "Bearer \(bo.token)", "Last-Event-ID": "\(after)"]
-            let events = try await offPool {
+            let events = try await BlockingWork.run {
                 let stream = try RawHTTPStream(
                     port: port, path: "/v1/live?topics=feed,post:\(post)", headers: headers)
                 guard stream.status == 200 else { throw StreamError("status \(stream.status)") }

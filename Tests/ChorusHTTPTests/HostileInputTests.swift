@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusHTTP
+import ChorusProcesses
 import Foundation
 import HTTPTypes
 import Testing
@@ -62,7 +63,7 @@ struct HostileInputTests {
             let port = try #require(api.client.port)
             let ana = try await api.register("Ana")
             let head = api.head
-            let status: Int = try await offPool {
+            let status: Int = try await BlockingWork.run {
                 let descriptor = try connectToLoopback(port: port)
                 defer { close(descriptor) }
                 let body = #"{"text":"injected"}"#
@@ -92,7 +93,7 @@ struct HostileInputTests {
             let ana = try await api.register("Ana")
             let request =
                 "GET /v1/live?topics=notifications,feed HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(ana.token)\r\n\r\n"
-            let opened: [Int32] = try await offPool {
+            let opened: [Int32] = try await BlockingWork.run {
                 var sockets: [Int32] = []
                 for _ in 0..<2_000 {
                     let descriptor = try connectToLoopback(port: port)
@@ -103,7 +104,7 @@ struct HostileInputTests {
             }
             defer { for descriptor in opened { close(descriptor) } }
             // Every stream got its head and its opening comment.
-            let answered: Int = try await offPool {
+            let answered: Int = try await BlockingWork.run {
                 var count = 0
                 var buffer = [UInt8](repeating: 0, count: 1024)
                 for descriptor in opened {

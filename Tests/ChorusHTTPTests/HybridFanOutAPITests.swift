@@ -1,4 +1,5 @@
 import ChorusHTTP
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import HTTPTypes
@@ -52,7 +53,7 @@ struct HybridFanOutAPITests {
             // Bo's stream since Cy's follow: both of Ana's later posts, as `post` events, in log order.
             let port = try #require(api.client.port)
             let headers = ["Authorization": "Bearer \(bo.token)", "Last-Event-ID": "\(start)"]
-            let events = try await offPool {
+            let events = try await BlockingWork.run {
                 let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=feed", headers: headers)
                 guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
                 return try (0..<2).map { _ in try stream.nextEvent() }

@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusHTTP
+import ChorusProcesses
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
@@ -29,7 +30,7 @@ struct LiveAPITests {
             let port = try #require(api.client.port)
             let topics = "notifications,conversations,conversation:\(bo.id),post:\(post),feed"
             let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(after)"]
-            let events = try await offPool {
+            let events = try await BlockingWork.run {
                 let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=\(topics)", headers: headers)
                 guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
                 return try (0..<8).map { _ in try stream.nextEvent() }
@@ -48,7 +49,7 @@ struct LiveAPITests {
 
             // Resuming after the comment's position (its comment and notification) gives what followed it, once.
             let resumeHeaders = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(events[2].id)"]
-            let again = try await offPool {
+            let again = try await BlockingWork.run {
                 let resumed = try RawHTTPStream(port: port, path: "/v1/live?topics=\(topics)", headers: resumeHeaders)
                 let names = try (0..<4).map { _ in try resumed.nextEvent().name }
                 // Nothing else: the next thing on the stream is a heartbeat.
@@ -68,12 +69,13 @@ struct LiveAPITests {
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let after = try #require(try await api.call(.get, "/v1/me", token: ana.token).position)
-            _ = try await api.call(.post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "secret words"])
+            _ = try await api.call(
+                .post, "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "secret words"])
 
             let port = try #require(api.client.port)
             let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(after)"]
             let path = "/v1/live?topics=conversation:\(bo.id)"
-            let live = try await offPool {
+            let live = try await BlockingWork.run {
                 let stream = try RawHTTPStream(port: port, path: path, headers: headers)
                 return try stream.nextEvent()
             }
@@ -83,7 +85,7 @@ struct LiveAPITests {
             #expect(deleted.status == .accepted)
             // Every stream decodes from one window of recent events: the deletion empties it, so the message is
             // decoded again, under a key that is gone.
-            let blocks = try await offPool {
+            let blocks = try await BlockingWork.run {
                 let stream = try RawHTTPStream(port: port, path: path, headers: headers)
                 var blocks: [String] = []
                 while case let block = try stream.nextBlock(), block != ": heartbeat" { blocks.append(block) }
@@ -108,7 +110,7 @@ struct LiveAPITests {
             let port = try #require(api.client.port)
             func stream(after position: UInt64, count: Int) async throws -> [LiveEvent] {
                 let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(position)"]
-                return try await offPool {
+                return try await BlockingWork.run {
                     let stream = try RawHTTPStream(
                         port: port, path: "/v1/live?topics=profile:\(bo.id)", headers: headers)
                     guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
@@ -147,7 +149,7 @@ struct LiveAPITests {
             let topics = "/v1/live?topics=feed,post:\(post)"
             func open(after position: UInt64) async throws -> RawHTTPStream {
                 let headers = ["Authorization": "Bearer \(dee.token)", "Last-Event-ID": "\(position)"]
-                return try await offPool {
+                return try await BlockingWork.run {
                     let stream = try RawHTTPStream(port: port, path: topics, headers: headers)
                     guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
                     return stream
@@ -157,7 +159,7 @@ struct LiveAPITests {
             /// Does `write`, then reads the two events it makes.
             func events(after write: () async throws -> Void) async throws -> [LiveEvent] {
                 try await write()
-                return try await offPool { try stream.nextEvents(2) }
+                return try await BlockingWork.run { try stream.nextEvents(2) }
             }
 
             let reposted = try await events {
@@ -188,7 +190,7 @@ struct LiveAPITests {
             // Resumed after the unrepost, a stream gets what followed once, as the read models show it now: Dee no
             // longer follows Bo, so the repost that came after is no post of hers.
             let resumed = try await open(after: unreposted[1].id)
-            let later = try await offPool { try resumed.eventsUntilHeartbeat() }
+            let later = try await BlockingWork.run { try resumed.eventsUntilHeartbeat() }
             #expect(later.map(\.name) == ["repost", "post_removed", "post_removed"])
             #expect(later.map(\.id) == [again[1].id] + unfollowed.map(\.id))
         }
@@ -209,7 +211,7 @@ struct LiveAPITests {
 
             let port = try #require(api.client.port)
             let headers = ["Authorization": "Bearer \(dee.token)", "Last-Event-ID": "\(start)"]
-            let events = try await offPool {
+            let events = try await BlockingWork.run {
                 let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=feed", headers: headers)
                 return try stream.eventsUntilHeartbeat()
             }
@@ -224,7 +226,7 @@ struct LiveAPITests {
             let ana = try await api.register("Ana")
             let port = try #require(api.client.port)
             let token = ana.token
-            let blocks = try await offPool {
+            let blocks = try await BlockingWork.run {
                 let stream = try RawHTTPStream(
                     port: port, path: "/v1/live?topics=feed", headers: ["Authorization": "Bearer \(token)"])
                 return [try stream.nextBlock(), try stream.nextBlock()]

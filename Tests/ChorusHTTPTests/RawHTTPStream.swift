@@ -152,14 +152,6 @@ func connectToLoopback(port: Int) throws -> Int32 {
     return descriptor
 }
 
-/// Runs blocking socket work on a thread of its own: blocking a thread of Swift's cooperative pool (two, on two
-/// cores) would starve the in-process server that is to answer.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}
-
 /// One Server-Sent Event, its data parsed as JSON.
 struct LiveEvent: @unchecked Sendable {
     let id: UInt64

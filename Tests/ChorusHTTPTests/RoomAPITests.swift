@@ -1,3 +1,4 @@
+import ChorusProcesses
 import Foundation
 import Testing
 
@@ -95,7 +96,7 @@ struct RoomAPITests {
             let port = try #require(api.client.port)
             func stream(after position: UInt64) async throws -> [LiveEvent] {
                 let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(position)"]
-                return try await offPool {
+                return try await BlockingWork.run {
                     let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=room:\(room)", headers: headers)
                     guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
                     return try stream.eventsUntilHeartbeat()

@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusHTTP
+import ChorusProcesses
 import Foundation
 import HTTPTypes
 import Testing
@@ -59,8 +60,8 @@ struct SlowClientTests {
             #expect(
                 status == 200, "\(status.map(String.init) ?? "no status"): \(String(decoding: answer, as: UTF8.self))")
 
-            let bodyClosed = try await offPool { Self.closedByServer(slowBody, within: 8) }
-            let headClosed = try await offPool { Self.closedByServer(slowHead, within: 8) }
+            let bodyClosed = try await BlockingWork.run { Self.closedByServer(slowBody, within: 8) }
+            let headClosed = try await BlockingWork.run { Self.closedByServer(slowHead, within: 8) }
             #expect(bodyClosed, "the unfinished body's connection is closed")
             #expect(headClosed, "the unfinished head's connection is closed")
             #expect(api.head == head, "nothing was appended")
@@ -95,7 +96,7 @@ struct SlowClientTests {
             _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
             let started = ContinuousClock.now
             // One byte every 300 ms until the server closes the connection, for at most 8 s.
-            let closedAfter: Duration? = try await offPool {
+            let closedAfter: Duration? = try await BlockingWork.run {
                 var byte: UInt8 = UInt8(ascii: "a")
                 var probe = [UInt8](repeating: 0, count: 256)
                 while ContinuousClock.now - started < .seconds(8) {
@@ -124,14 +125,14 @@ struct SlowClientTests {
         ) { api in
             let port = try #require(api.client.port)
             let ana = try await api.registerThroughBackend("Ana")
-            let stream = try await offPool {
+            let stream = try await BlockingWork.run {
                 try RawHTTPStream(
                     port: port, path: "/v1/live?topics=notifications", headers: ["Authorization": "Bearer \(ana.token)"]
                 )
             }
             // Its heartbeats keep coming well past the idle timeout: a stream cut off would fail the read.
             let opened = ContinuousClock.now
-            let late = try await offPool {
+            let late = try await BlockingWork.run {
                 var count = 0
                 while ContinuousClock.now - opened < .seconds(2.5) {
                     // Counted once the idle timeout is well past: how many came matters less than that they came.

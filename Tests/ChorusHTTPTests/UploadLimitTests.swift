@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusHTTP
+import ChorusProcesses
 import Foundation
 import HTTPTypes
 import Testing
@@ -12,7 +13,7 @@ struct UploadLimitTests {
             let ana = try await api.register("Ana")
             let port = try #require(api.client.port)
             let token = ana.token
-            let declared = try await offPool {
+            let declared = try await BlockingWork.run {
                 try RawUpload.send(
                     port: port,
                     head: "POST /v1/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"
@@ -20,7 +21,7 @@ struct UploadLimitTests {
                     chunks: 1, chunkSize: 65_536, chunked: false)
             }
             #expect(declared.status == 413, "answered after \(declared.sentBytes) bytes")
-            let streamed = try await offPool {
+            let streamed = try await BlockingWork.run {
                 try RawUpload.send(
                     port: port,
                     head: "POST /v1/media HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(token)\r\n"

@@ -8,11 +8,46 @@ struct ChorusRun {
     let standardError: String
 }
 
-/// Runs `chorus` with `arguments` and waits for it to exit, on a thread of its own: blocking one of the test process's
-/// few threads for a whole run would stall every other test that is running.
+/// Runs `chorus` with `arguments` and waits for it to exit, without holding one of the test process's few threads
+/// (which would stall every other test), and no more than two runs at once (``ChorusRunSlots``).
 func runChorus(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChorusRun {
-    let run = try await ChildProcess.run(try chorusExecutableURL().path, arguments, environment: environment)
+    let executable = try chorusExecutableURL().path
+    await ChorusRunSlots.shared.take()
+    let run: (status: Int32, output: String, errors: String)
+    do {
+        run = try await ChildProcess.run(executable, arguments, environment: environment)
+    } catch {
+        await ChorusRunSlots.shared.give()
+        throw error
+    }
+    await ChorusRunSlots.shared.give()
     return ChorusRun(status: run.status, standardOutput: run.output, standardError: run.errors)
 }
 
 func chorusExecutableURL() throws -> URL { try Executables.beside(named: "chorus") }
+
+/// Turns for `chorus` runs, two at a time: the tests all start at once, and a dozen demos, imports and replays
+/// running together on two cores starved the in-process servers of the HTTP tests, whose writes then timed out
+/// waiting for their read models.
+actor ChorusRunSlots {
+    static let shared = ChorusRunSlots(count: 2)
+
+    private var free: Int
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    init(count: Int) { free = count }
+
+    /// Waits for a free slot and takes it.
+    func take() async {
+        if free > 0 {
+            free -= 1
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    /// Gives a slot back: to the longest waiting, if any.
+    func give() {
+        if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
+    }
+}

@@ -456,15 +456,9 @@ extension CrashUnderLoadTests {
                 #expect(signIn.status == 200, "round \(round): writer \(index)'s password")
             }
         }
-        var filed = Set<String>()
-        var cursor: String?
-        repeat {
-            let page = try await server.call(
-                "GET", "/v1/admin/reports?state=open&limit=100" + (cursor.map { "&cursor=\($0)" } ?? ""),
-                token: "admin", headers: wait)
-            filed.formUnion(page.items.compactMap { $0["id"] as? String })
-            cursor = page.json["nextCursor"] as? String
-        } while cursor != nil
+        let filed = Set(
+            try await server.allItems("/v1/admin/reports?state=open", token: "admin", headers: wait)
+                .compactMap { $0["id"] as? String })
         #expect(Set(known.reports).isSubset(of: filed), "round \(round): every acknowledged report is queued")
         for leaver in known.leavers {
             let profile = try await server.call("GET", "/v1/users/\(leaver.id)", token: users[0].token, headers: wait)

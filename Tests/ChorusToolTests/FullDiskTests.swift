@@ -171,16 +171,9 @@ private final class PostLedger {
     /// Every acknowledged post is in the user's posts as of `answer`'s position, once; no refused one is.
     func expectEveryAcknowledgedPost(at answer: ServerProcess.Answer) async throws {
         let position = try #require(answer.position)
-        var texts: [String] = []
-        var cursor = ""
-        repeat {
-            let page = try await server.call(
-                "GET", "/v1/users/\(user)/posts?limit=100&cursor=\(cursor)", token: token,
-                headers: ["Chorus-Min-Position": String(position)])
-            try #require(page.status == 200, "\(page.json)")
-            texts += page.items.compactMap { $0["text"] as? String }
-            cursor = page.json["nextCursor"] as? String ?? ""
-        } while !cursor.isEmpty
+        let texts = try await server.allItems(
+            "/v1/users/\(user)/posts", token: token, headers: ["Chorus-Min-Position": String(position)]
+        ).compactMap { $0["text"] as? String }
         #expect(Set(acknowledged).isSubset(of: texts))
         #expect(Set(texts).isSubset(of: acknowledged + unanswered), "a refused post was appended")
         #expect(texts.count == Set(texts).count)

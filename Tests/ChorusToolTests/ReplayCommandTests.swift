@@ -76,13 +76,16 @@ struct ReplayCommandTests {
             let post = try await server.call("POST", "/v1/posts", token: token, json: ["text": "seen live by replay"])
             let position = try #require(post.position)
 
-            // Lines arrive as they are appended: the login's session, then the post.
-            var received = ""
+            // Lines arrive as they are appended: the login's session, then the post. Read without blocking, so that a
+            // replay that prints nothing fails the test at the deadline instead of holding a thread for ever.
+            _ = fcntl(output.fileDescriptor, F_SETFL, fcntl(output.fileDescriptor, F_GETFL) | O_NONBLOCK)
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65_536)
+            var received: String { String(decoding: bytes, as: UTF8.self) }
             let deadline = ContinuousClock.now + .seconds(20)
             while !received.contains("seen live by replay"), ContinuousClock.now < deadline {
-                let chunk = output.availableData
-                if chunk.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
-                received += String(decoding: chunk, as: UTF8.self)
+                let count = read(output.fileDescriptor, &chunk, chunk.count)
+                if count > 0 { bytes += chunk[..<count] } else { try await Task.sleep(for: .milliseconds(50)) }
             }
             let lines = try received.split(separator: "\n").map { try lastJSONLine(String($0)) }
             #expect(lines.first?["type"] as? String == "SessionStarted")

@@ -107,6 +107,22 @@ final class ServerProcess: @unchecked Sendable {
         try await Self.call(base: base, method, path, token: token, json: json, body: body, headers: headers)
     }
 
+    /// Every item of a paged list at `path` (with or without a query), page after page until `nextCursor` is null;
+    /// throws on a page that is not 200.
+    func allItems(_ path: String, token: String?, headers: [String: String] = [:]) async throws -> [[String: Any]] {
+        let first = path + (path.contains("?") ? "&" : "?") + "limit=100"
+        var items: [[String: Any]] = []
+        var cursor: String?
+        repeat {
+            let page = try await call(
+                "GET", first + (cursor.map { "&cursor=\($0)" } ?? ""), token: token, headers: headers)
+            guard page.status == 200 else { throw ServerError("\(path) answered \(page.status): \(page.json)") }
+            items += page.items
+            cursor = page.json["nextCursor"] as? String
+        } while cursor != nil
+        return items
+    }
+
     private static func call(
         base: String, _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil,
         body: Data? = nil, headers: [String: String] = [:]

@@ -27,7 +27,7 @@ final class ClusterFixture: Sendable {
     ) async throws {
         try await withTemporaryDirectory { directory in
             // initdb and pg_ctl take seconds: waited for on a thread of their own, not one of the test process's.
-            let postgres = try await onThreadOfItsOwn { try LocalPostgresServer(port: LoopbackPort.free()) }
+            let postgres = try await BlockingWork.run { try LocalPostgresServer(port: LoopbackPort.free()) }
             let cluster = ClusterFixture(postgres: postgres, directory: directory, writeTimeout: writeTimeout)
             let outcome: Result<Void, any Error>
             do {
@@ -38,7 +38,7 @@ final class ClusterFixture: Sendable {
                 outcome = .failure(error)
             }
             await cluster.stopAll()
-            _ = try? await onThreadOfItsOwn { postgres.stop() }
+            _ = try? await BlockingWork.run { postgres.stop() }
             try outcome.get()
         }
     }

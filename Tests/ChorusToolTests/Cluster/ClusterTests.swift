@@ -162,9 +162,9 @@ struct ClusterTests {
             try await stop.waitForAcknowledged(10)
             // pg_ctl waits: on threads of their own, so that the load's tasks go on meanwhile.
             let postgres = cluster.postgres
-            try await onThreadOfItsOwn { postgres.stopServer(immediate: true) }
+            try await BlockingWork.run { postgres.stopServer(immediate: true) }
             try await Task.sleep(for: .seconds(1))
-            try await onThreadOfItsOwn { try postgres.start() }
+            try await BlockingWork.run { try postgres.start() }
             // Writes go through again on every node, without a restart of any, soon after PostgreSQL is back. A write
             // caught by the crash usually fails within a second; at worst it waits out its statement deadline (10 s,
             // seen on a loaded machine), never longer: a node stuck on a dead connection would not resume at all.

@@ -90,7 +90,7 @@ struct Wrk {
     /// ``run(url:script:seconds:connections:threads:)`` on a thread of its own, so that several wrk runs (and the
     /// caller's tasks) go on at once without holding Swift concurrency's few threads.
     func runAlongside(url: String, script: String, seconds: Int, connections: Int) async throws -> Result {
-        try await onThreadOfItsOwn {
+        try await BlockingWork.run {
             try run(url: url, script: script, seconds: seconds, connections: connections, threads: 1)
         }
     }
