@@ -12,15 +12,9 @@ struct ChorusRun {
 /// (which would stall every other test), and no more than two runs at once (``ChorusRunSlots``).
 func runChorus(_ arguments: [String], environment: [String: String] = [:]) async throws -> ChorusRun {
     let executable = try chorusExecutableURL().path
-    await ChorusRunSlots.shared.take()
-    let run: (status: Int32, output: String, errors: String)
-    do {
-        run = try await ChildProcess.run(executable, arguments, environment: environment)
-    } catch {
-        await ChorusRunSlots.shared.give()
-        throw error
+    let run = try await ChorusRunSlots.shared.withSlot {
+        try await ChildProcess.run(executable, arguments, environment: environment)
     }
-    await ChorusRunSlots.shared.give()
     return ChorusRun(status: run.status, standardOutput: run.output, standardError: run.errors)
 }
 
@@ -37,8 +31,15 @@ actor ChorusRunSlots {
 
     init(count: Int) { free = count }
 
+    /// Runs `body` once a slot is free, holding it until `body` returns or throws.
+    func withSlot<T: Sendable>(_ body: @Sendable () async throws -> T) async throws -> T {
+        await take()
+        defer { give() }
+        return try await body()
+    }
+
     /// Waits for a free slot and takes it.
-    func take() async {
+    private func take() async {
         if free > 0 {
             free -= 1
             return
@@ -47,7 +48,7 @@ actor ChorusRunSlots {
     }
 
     /// Gives a slot back: to the longest waiting, if any.
-    func give() {
+    private func give() {
         if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }
