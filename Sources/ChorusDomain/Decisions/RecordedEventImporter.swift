@@ -27,6 +27,8 @@ public struct RecordedEventImporter: Sendable {
         fileprivate let commandEnds: [Int]
         fileprivate let changes: [DecisionState.Change]
         fileprivate let changeEnds: [Int]
+        /// The order to write all of `changes` in (``DecisionState/keyOrder(of:)``), when they go in one go.
+        fileprivate let changeOrder: [Int32]?
         /// The events, ready to append in one go; nil when one would be refused.
         fileprivate let prepared: PreparedRecordedEvents?
         fileprivate let undecodable: (any Error)?
@@ -79,9 +81,11 @@ public struct RecordedEventImporter: Sendable {
         }
         let decoded = commandEnds.last ?? 0
         let kept = decoded == events.count ? events : Array(events.prefix(decoded))
+        let prepared = PreparedRecordedEvents(kept)
         return Decoded(
             events: kept, commandEnds: commandEnds, changes: changes, changeEnds: changeEnds,
-            prepared: PreparedRecordedEvents(kept), undecodable: undecodable)
+            changeOrder: prepared == nil ? nil : DecisionState.keyOrder(of: changes), prepared: prepared,
+            undecodable: undecodable)
     }
 
     /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one. Not durable until
@@ -97,7 +101,11 @@ public struct RecordedEventImporter: Sendable {
             guard let decoded = handed.decoded else { return nil }
             // In one go when the log takes them so; else a command at a time, up to the first it refuses.
             if let prepared = decoded.prepared, try batch.appendPrepared(prepared) {
-                try state.apply(decoded.changes[...], in: batch.state)
+                if let order = decoded.changeOrder {
+                    try state.apply(decoded.changes, inKeyOrder: order, in: batch.state)
+                } else {
+                    try state.apply(decoded.changes[...], in: batch.state)
+                }
                 return nil
             }
             var refusal: EventLogError?

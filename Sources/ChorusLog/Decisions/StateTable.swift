@@ -34,6 +34,24 @@ public protocol StateWriter: StateReader {
     /// Removes `key`; returns whether it was there.
     @discardableResult
     func delete(_ key: [UInt8], in table: StateTable) throws -> Bool
+
+    /// Calls `body` with the function that stores a value under a key in `table` (removes the key, given nil), for
+    /// changes that come in ascending key order: a store may then find each key's place from the last one's rather
+    /// than afresh (an import writes its batches' changes so).
+    func writeInKeyOrder(
+        in table: StateTable, _ body: (_ write: (_ key: [UInt8], _ value: [UInt8]?) throws -> Void) throws -> Void
+    ) throws
+}
+
+extension StateWriter {
+    /// Each change through ``put(_:for:in:)`` or ``delete(_:in:)``.
+    public func writeInKeyOrder(
+        in table: StateTable, _ body: (_ write: (_ key: [UInt8], _ value: [UInt8]?) throws -> Void) throws -> Void
+    ) throws {
+        try body { key, value in
+            if let value { try put(value, for: key, in: table) } else { try delete(key, in: table) }
+        }
+    }
 }
 
 extension StateReader {

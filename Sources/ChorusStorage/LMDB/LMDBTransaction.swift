@@ -168,6 +168,17 @@ package struct LMDBWriteCursor {
         try LMDBError.check(
             mdb_cursor_put(pointer, &keyValue, &dataValue, 0), "mdb_cursor_put(\(database.name))")
     }
+
+    /// Removes `key`; returns whether it was there.
+    package func delete(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
+        var keyValue = MDB_val(key)
+        var dataValue = MDB_val()
+        let code = mdb_cursor_get(pointer, &keyValue, &dataValue, MDB_SET)
+        if code == MDB_NOTFOUND { return false }
+        try LMDBError.check(code, "mdb_cursor_get(\(database.name))")
+        try LMDBError.check(mdb_cursor_del(pointer, 0), "mdb_cursor_del(\(database.name))")
+        return true
+    }
 }
 
 extension MDB_val {

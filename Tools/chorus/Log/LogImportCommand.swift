@@ -55,6 +55,7 @@ struct LogImportCommand: AsyncParsableCommand {
         // Sealed personal fields open with the keys of the data directory they were written in: copy its `keys/`.
         let keys = try directory.openKeys()
         defer { keys.close() }
+        try keys.preload()
         var batches = ImportBatches(log: log, keys: keys, size: batchEvents)
         var check = ImportCheck(
             lastTime: startHead == .start ? nil : try log.event(at: startHead)?.recordedAt)
