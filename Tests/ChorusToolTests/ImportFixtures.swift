@@ -26,3 +26,19 @@ func exportLines(_ path: String) throws -> [String] {
 func writeExport(_ lines: [String], to path: String) throws {
     try (lines.joined(separator: "\n") + "\n").write(toFile: path, atomically: true, encoding: .utf8)
 }
+
+/// Writes `lines` as an export and imports it into a new data directory, `root/b`, holding the keys of `root/a`, in
+/// batches of 512 events: a refusal then comes while later batches are being read and decoded.
+func importInSmallBatches(_ lines: [String], in root: String) async throws -> ChorusRun {
+    let path = root + "/changed.jsonl"
+    try writeExport(lines, to: path)
+    try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
+    return try await runChorus(["log", "import", "--data", root + "/b", path, "--batch-events", "512"])
+}
+
+/// Where the log of the data directory `data` ends, once `chorus log verify` has found it sound.
+func verifiedHead(of data: String) async throws -> Int? {
+    let verify = try await runChorus(["log", "verify", "--data", data, "--json"])
+    #expect(verify.status == 0, "\(verify.standardOutput)")
+    return try lastJSONLine(verify.standardOutput)["head"] as? Int
+}

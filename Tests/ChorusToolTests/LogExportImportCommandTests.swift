@@ -147,16 +147,47 @@ struct LogExportImportCommandTests {
             // Position 5,000 is missing: its batch is refused by the log (not by the reader, which checks no order),
             // while the batches after it are being read and decoded.
             lines.remove(at: 4_999)
-            let gapped = root + "/gapped.jsonl"
-            try writeExport(lines, to: gapped)
-            try dataDirectoryForImport(at: root + "/b", keysOf: root + "/a")
-            let refused = try await runChorus(["log", "import", "--data", root + "/b", gapped, "--batch-events", "512"])
+            let refused = try await importInSmallBatches(lines, in: root)
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("position 5001 where 5000 is next"), "\(refused.standardError)")
             #expect(refused.standardError.contains("the log now ends at position 4999"), "\(refused.standardError)")
-            let verify = try await runChorus(["log", "verify", "--data", root + "/b", "--json"])
-            #expect(verify.status == 0, "\(verify.standardOutput)")
-            #expect(try lastJSONLine(verify.standardOutput)["head"] as? Int == 4_999, "nothing after the gap")
+            #expect(try await verifiedHead(of: root + "/b") == 4_999, "nothing after the gap")
+        }
+    }
+
+    @Test("a stream whose version skips in a later batch: the streams written before it are taken out of the index")
+    func skippedVersionLeavesNoIndexEntries() async throws {
+        try await withTemporaryDirectory { root in
+            let export = try await exportedDemoLog(in: root, events: 3_000, seed: 7)
+            let lines = try exportLines(export)
+            let fields = try lines.map { try lastJSONLine($0) }
+            // A stream seen before, whose name sorts after most others in its batch: the batch's streams are checked
+            // and written in name order, so most are in the index when this one is refused.
+            let candidates = (1_500..<2_000).filter { (fields[$0]["streamVersion"] as? Int ?? 0) >= 2 }
+            let skipped = try #require(candidates.max { "\(fields[$0]["stream"]!)" < "\(fields[$1]["stream"]!)" })
+            let stream = try #require(fields[skipped]["stream"] as? String)
+            // Its versions from there on one higher: they run on within each batch, but not from the index.
+            let changed = lines.indices.map { index -> String in
+                guard index >= skipped, fields[index]["stream"] as? String == stream,
+                    let version = fields[index]["streamVersion"] as? Int
+                else { return lines[index] }
+                return lines[index].replacingOccurrences(
+                    of: "\"stream\":\"\(stream)\",\"streamVersion\":\(version),",
+                    with: "\"stream\":\"\(stream)\",\"streamVersion\":\(version + 1),")
+            }
+            #expect(changed[skipped] != lines[skipped])
+
+            let refused = try await importInSmallBatches(changed, in: root)
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("stream \(stream) is at version"), "\(refused.standardError)")
+            // Sound: the stream index holds an entry for each event and no more, nothing of the refused batch's.
+            let head = try #require(try await verifiedHead(of: root + "/b"))
+            #expect(head < skipped + 1 && head >= skipped - 2, "every command before the skipped version went in")
+
+            let resumed = try await runChorus(["log", "import", "--data", root + "/b", export, "--json"])
+            #expect(resumed.status == 0, "\(resumed.standardError)")
+            #expect(try lastJSONLine(resumed.standardOutput)["head"] as? Int == lines.count)
+            #expect(try await runChorus(["log", "verify", "--data", root + "/b"]).status == 0)
         }
     }
 

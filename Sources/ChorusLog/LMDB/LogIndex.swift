@@ -61,21 +61,87 @@ struct LogIndex: Sendable {
     func write(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
             var key: [UInt8] = []
-            for group in sorted.streams {
-                key.removeAll(keepingCapacity: true)
-                sorted.withName(of: group) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
-                let prefixLength = key.count
-                key.append(contentsOf: repeatElement(0, count: 8))
-                for entry in sorted.entries[group.entries] {
-                    key.withUnsafeMutableBytes {
-                        $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
-                    }
-                    try key.withUnsafeBytes { key in
-                        try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
-                    }
-                }
-            }
+            for stream in sorted.streams { try Self.put(stream, of: sorted, through: streamIndex, key: &key) }
         }
+        try writeCommands(sorted, through: head, in: transaction)
+    }
+
+    /// Writes `sorted` like ``write(_:through:in:)`` if it may follow the indexes, which reach the log's head: each of
+    /// its streams goes on from its last version, and none of its commands was appended before. Returns false, having
+    /// written nothing, when it may not. Each stream's last version is read through the cursor that then puts the
+    /// stream's entries, which nearly always land on the page the read found: one search per stream, not two.
+    func writeIfAdmitted(
+        _ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction
+    ) throws -> Bool {
+        let commandsAreNew = try transaction.withCursor(on: schema.commands) { cursor in
+            for command in sorted.commands {
+                let known = try command.withKey { key in try cursor.seek(atLeast: key)?.key.elementsEqual(key) }
+                if known == true { return false }
+            }
+            return true
+        }
+        guard commandsAreNew else { return false }
+        let streamsGoOn = try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
+            var key: [UInt8] = []
+            for (offset, stream) in sorted.streams.enumerated() {
+                Self.setPrefix(of: stream, in: sorted, to: &key)
+                let last = try Self.head(ofPrefix: &key, through: streamIndex.reading)
+                guard sorted.entries[stream.entries].first?.version == last + 1 else {
+                    // The streams before it are written already: taken out again.
+                    for earlier in sorted.streams[..<offset] {
+                        try Self.forEachKey(of: earlier, in: sorted, key: &key) { key, _ in
+                            _ = try streamIndex.delete(key)
+                        }
+                    }
+                    return false
+                }
+                try Self.put(stream, of: sorted, through: streamIndex, key: &key)
+            }
+            return true
+        }
+        guard streamsGoOn else { return false }
+        try writeCommands(sorted, through: head, in: transaction)
+        return true
+    }
+
+    /// Puts the stream-index entries of `stream`, building each key in `key`.
+    private static func put(
+        _ stream: SortedIndexEntries.Stream, of sorted: SortedIndexEntries, through streamIndex: LMDBWriteCursor,
+        key: inout [UInt8]
+    ) throws {
+        try forEachKey(of: stream, in: sorted, key: &key) { key, entry in
+            try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
+        }
+    }
+
+    /// Calls `body` with each entry of `stream` and its stream-index key, in order, each key built in `key`.
+    private static func forEachKey(
+        of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, key: inout [UInt8],
+        _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
+    ) throws {
+        setPrefix(of: stream, in: sorted, to: &key)
+        let prefixLength = key.count
+        key.append(contentsOf: repeatElement(0, count: 8))
+        for entry in sorted.entries[stream.entries] {
+            key.withUnsafeMutableBytes {
+                $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
+            }
+            try key.withUnsafeBytes { try body($0, entry) }
+        }
+    }
+
+    /// Sets `key` to the stream-index prefix of `stream`.
+    private static func setPrefix(
+        of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, to key: inout [UInt8]
+    ) {
+        key.removeAll(keepingCapacity: true)
+        sorted.withName(of: stream) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
+    }
+
+    /// Writes the commands of `sorted` and moves the checkpoint to `head`.
+    private func writeCommands(
+        _ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction
+    ) throws {
         try transaction.withWriteCursor(on: schema.commands) { cursor in
             for command in sorted.commands {
                 let value = (
@@ -89,30 +155,6 @@ struct LogIndex: Sendable {
             try withUnsafeBytes(of: head.rawValue.littleEndian) { value in
                 try transaction.put(value, for: key, in: schema.meta)
             }
-        }
-    }
-
-    /// Whether `sorted` may follow the indexes, which reach the log's head: each of its streams goes on from its last
-    /// version, and none of its commands was appended before. The indexes are looked up in key order, through one
-    /// cursor per table.
-    func admits(_ sorted: SortedIndexEntries, in transaction: some LMDBTransactionReading) throws -> Bool {
-        let streamsGoOn = try transaction.withCursor(on: schema.streamIndex) { cursor in
-            var key: [UInt8] = []
-            for group in sorted.streams {
-                key.removeAll(keepingCapacity: true)
-                sorted.withName(of: group) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
-                let last = try Self.head(ofPrefix: &key, through: cursor)
-                guard sorted.entries[group.entries].first?.version == last + 1 else { return false }
-            }
-            return true
-        }
-        guard streamsGoOn else { return false }
-        return try transaction.withCursor(on: schema.commands) { cursor in
-            for command in sorted.commands {
-                let known = try command.withKey { key in try cursor.seek(atLeast: key)?.key.elementsEqual(key) }
-                if known == true { return false }
-            }
-            return true
         }
     }
 

@@ -115,14 +115,13 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     func appendPrepared(_ prepared: PreparedRecordedEvents) throws -> Bool {
         // Only where the indexes reach the head, so that the batch's entries go on from them.
         guard prepared.firstPosition == head.next, committedTail.isEmpty, staged.isEmpty,
-            try index.admits(prepared.index, in: transaction)
+            try index.writeIfAdmitted(prepared.index, through: prepared.lastPosition, in: transaction)
         else { return false }
         try prepared.forEachRecord { position, record in
             try LogSchema.withPositionKey(position) { key in
                 try transaction.put(record, for: key, in: schema.events, append: true)
             }
         }
-        try index.write(prepared.index, through: prepared.lastPosition, in: transaction)
         head = prepared.lastPosition
         return true
     }

@@ -161,6 +161,9 @@ package struct LMDBWriteCursor {
     let pointer: OpaquePointer
     let database: LMDBDatabase
 
+    /// The same cursor, to look up and move with: a put after a seek finds its page from where the seek left it.
+    package var reading: LMDBCursor { LMDBCursor(pointer: pointer, database: database) }
+
     /// Stores `value` under `key`, replacing what was there.
     package func put(_ value: UnsafeRawBufferPointer, for key: UnsafeRawBufferPointer) throws(LMDBError) {
         var keyValue = MDB_val(key)
