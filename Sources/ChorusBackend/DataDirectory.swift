@@ -57,9 +57,12 @@ public struct DataDirectory: Sendable {
         return try LMDBEventLog(directory: log, configuration: configuration)
     }
 
-    /// The users' data keys. A bulk write (`durable: false`) syncs them with ``DataKeyStore/sync()``.
-    public func openKeys(durable: Bool = true) throws -> DataKeyStore {
-        try DataKeyStore(directory: keys, durable: durable)
+    /// The users' data keys. A bulk write (`durable: false`) syncs them with ``DataKeyStore/sync()``. `preloaded` reads
+    /// them all into memory at once (``DataKeyStore/preload()``): for a command that goes through the whole log.
+    public func openKeys(durable: Bool = true, preloaded: Bool = false) throws -> DataKeyStore {
+        let store = try DataKeyStore(directory: keys, durable: durable)
+        if preloaded { try store.preload() }
+        return store
     }
 
     /// Stores `secret` as the session secret (a cluster's, shared by every node), replacing this directory's own.

@@ -53,9 +53,8 @@ struct LogImportCommand: AsyncParsableCommand {
         let size = file == "-" ? 0 : ((try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0)
         let progress = WorkProgress("importing", total: size, unit: "bytes")
         // Sealed personal fields open with the keys of the data directory they were written in: copy its `keys/`.
-        let keys = try directory.openKeys()
+        let keys = try directory.openKeys(preloaded: true)
         defer { keys.close() }
-        try keys.preload()
         var batches = ImportBatches(log: log, keys: keys, size: batchEvents)
         var check = ImportCheck(
             lastTime: startHead == .start ? nil : try log.event(at: startHead)?.recordedAt)

@@ -30,7 +30,7 @@ struct LogVerifyCommand: AsyncParsableCommand {
         if let problem = integrity.firstProblem {
             fail(position: problem.position, problem.message)
         }
-        let keys = try directory.openKeys()
+        let keys = try directory.openKeys(preloaded: true)
         defer { keys.close() }
         var audit = DecisionStateAudit(log: log, keys: keys)
         let progress = WorkProgress(

@@ -38,7 +38,7 @@ struct ProjectionsRebuildCommand: AsyncParsableCommand {
         }
         defer { log.close() }
         let progress = WorkProgress("rebuilding the read models", total: Int(log.head.rawValue), unit: "events")
-        let keys = try directory.openKeys()
+        let keys = try directory.openKeys(preloaded: true)
         defer { keys.close() }
         let position = try ProjectionGenerations(dataDirectory: directory.root).rebuildAndSwap(log: log, keys: keys) {
             replayed, total in

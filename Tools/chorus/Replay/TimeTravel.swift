@@ -24,7 +24,7 @@ struct TimeTravel {
             defer { copy.close() }
             let copying = WorkProgress(
                 "copying the log through position \(through)", total: Int(through.rawValue), unit: "events")
-            let keys = try source.openKeys()
+            let keys = try source.openKeys(preloaded: true)
             defer { keys.close() }
             var batches = ImportBatches(log: copy, keys: keys)
             try await copy.withWriter {
@@ -51,7 +51,7 @@ struct TimeTravel {
             copying.finish()
             try DataDirectoryFiles.copyMediaAndKeys(from: source, to: target)
             let building = WorkProgress("building the read models", total: Int(through.rawValue), unit: "events")
-            let targetKeys = try target.openKeys()
+            let targetKeys = try target.openKeys(preloaded: true)
             defer { targetKeys.close() }
             let built = try ProjectionGenerations(dataDirectory: target.root).rebuildAndSwap(
                 log: copy, keys: targetKeys
