@@ -89,6 +89,9 @@ public final class ChorusBackend: Sendable {
             tokens = SessionTokens(secret: try data.sessionSecretBytes())
             readModels = try ServedReadModels(
                 log: log, keys: keys, dataDirectory: data.root, fanOutLimit: fanOutLimit, logger: logger)
+            // A start far behind the log (the first after an import, or with its read models lost) folds in events of
+            // nearly every user: their keys are read at once, as `chorus projections rebuild` reads them.
+            if readModels.current.lag >= UInt64(try keyStore.count()) { try keyStore.preload() }
             responses = try StoredResponses(directory: data.responses)
             activity = SessionActivity(path: data.sessionActivity)
         } catch {

@@ -115,6 +115,9 @@ public final class DataKeyStore: PersonalDataKeys {
         }
     }
 
+    /// How many users have a key stored (destroyed ones included).
+    public func count() throws -> Int { try store.read { try $0.count(table) } }
+
     /// Reads every stored key into the cache in one pass, for a command that opens nearly every user's fields (an
     /// import, a rebuild): no read of the store at each user's first event, and the keys, which the cache would hold
     /// by its end anyway, allocated together rather than scattered among the command's short-lived allocations (which
