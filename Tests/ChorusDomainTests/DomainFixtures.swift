@@ -5,15 +5,20 @@ import Foundation
 
 /// A fresh log and executor in a temporary directory; bcrypt at its lowest cost so tests stay fast.
 func withExecutor<R>(_ body: (CommandExecutor, TestMediaCatalog) async throws -> R) async throws -> R {
+    try await withDecisionLog { log in
+        let media = TestMediaCatalog()
+        return try await body(
+            CommandExecutor(
+                log: log, keys: TestDataKeys.shared, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
+    }
+}
+
+/// A fresh, empty log with the decision state's tables, in a temporary directory.
+func withDecisionLog<R>(_ body: (LMDBEventLog) async throws -> R) async throws -> R {
     try await withTemporaryDirectory { path in
         var configuration = LMDBEventLog.Configuration()
         configuration.stateTables = DecisionState.tableNames
-        return try await withLog(path, configuration: configuration) { log in
-            let media = TestMediaCatalog()
-            return try await body(
-                CommandExecutor(
-                    log: log, keys: TestDataKeys.shared, media: media, passwordHasher: PasswordHasher(cost: 4)), media)
-        }
+        return try await withLog(path, configuration: configuration, body)
     }
 }
 

@@ -27,29 +27,25 @@ struct RecordedEventImporterTests {
             _ = try await chorus.execute(.deleteAccount(user: cleo, password: "secret-password"))
             let recorded = try chorus.log.read(from: 1, limit: 10_000)
 
-            try await withTemporaryDirectory { path in
-                var configuration = LMDBEventLog.Configuration()
-                configuration.stateTables = DecisionState.tableNames
-                try await withLog(path, configuration: configuration) { log in
-                    let importer = RecordedEventImporter(log: log, keys: TestDataKeys.shared)
-                    let first = recorded.filter { $0.position <= beforeDeletion }
-                    try await importer.append(importer.decode(first))
-                    try await importer.append(importer.decode(recorded.filter { $0.position > beforeDeletion }))
-                    #expect(log.head == chorus.log.head)
+            try await withDecisionLog { log in
+                let importer = RecordedEventImporter(log: log, keys: TestDataKeys.shared)
+                let first = recorded.filter { $0.position <= beforeDeletion }
+                try await importer.append(importer.decode(first))
+                try await importer.append(importer.decode(recorded.filter { $0.position > beforeDeletion }))
+                #expect(log.head == chorus.log.head)
 
-                    var audit = DecisionStateAudit(log: log, keys: TestDataKeys.shared)
-                    let report = try audit.run()
-                    #expect(report.mismatch == nil, "\(String(describing: report.mismatch))")
-                    #expect(report.entries > 0)
-                    // Bo likes the post, as the last like left it; Bo follows Ana no more.
-                    try log.readState { state in
-                        let liked = try state.value(
-                            for: Array("\(bo.rawValue)\u{0}\(post.rawValue)".utf8), in: StateTable("likes"))
-                        #expect(liked != nil)
-                        let follows = try state.value(
-                            for: Array("\(bo.rawValue)\u{0}\(ana.rawValue)".utf8), in: StateTable("follows"))
-                        #expect(follows == nil)
-                    }
+                var audit = DecisionStateAudit(log: log, keys: TestDataKeys.shared)
+                let report = try audit.run()
+                #expect(report.mismatch == nil, "\(String(describing: report.mismatch))")
+                #expect(report.entries > 0)
+                // Bo likes the post, as the last like left it; Bo follows Ana no more.
+                try log.readState { state in
+                    let liked = try state.value(
+                        for: Array("\(bo.rawValue)\u{0}\(post.rawValue)".utf8), in: StateTable("likes"))
+                    #expect(liked != nil)
+                    let follows = try state.value(
+                        for: Array("\(bo.rawValue)\u{0}\(ana.rawValue)".utf8), in: StateTable("follows"))
+                    #expect(follows == nil)
                 }
             }
         }
