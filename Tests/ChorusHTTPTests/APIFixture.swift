@@ -16,6 +16,11 @@ struct APIFixture: Sendable {
     let client: any TestClientProtocol
     let backend: ChorusBackend
 
+    /// How long the test servers wait for their read models to show a write. The suite starts all its tests at once on
+    /// two cores: a fresh server's first write then waited past the served default of 5 s in CI (fifteen servers at
+    /// once, all at position 0), though every one applied it. A test of the timeout itself sets its own.
+    static let consistencyTimeout: Duration = .seconds(60)
+
     /// One response, its body parsed as JSON when it is JSON.
     struct Answer: @unchecked Sendable {
         let status: HTTPResponse.Status
@@ -81,7 +86,7 @@ struct APIFixture: Sendable {
         guard let session = result.session else { throw FixtureError("the registration of \(name) started no session") }
         // As the API's own answer would, wait until the read models show the new user: a read right after may
         // otherwise find no profile yet on a busy machine.
-        try await backend.readModels.waitUntilApplied(result.position, timeout: .seconds(5))
+        try await backend.readModels.waitUntilApplied(result.position, timeout: Self.consistencyTimeout)
         return User(id: session.user.rawValue, token: backend.tokens.token(for: session.session), email: email)
     }
 
@@ -129,6 +134,7 @@ func withAPI(
         var configuration = ServerConfiguration()
         configuration.port = 0
         configuration.publicBaseURL = "http://chorus.test"
+        configuration.consistencyTimeout = APIFixture.consistencyTimeout
         configure(&configuration)
         defer { backend.close() }
         // The test client runs the backend's services as `chorus serve` does, and shuts them down at the end.

@@ -199,7 +199,8 @@ struct ProjectionEngineTests {
             defer { live.cancel() }
             let ana = try await app.register("Ana")
             let result = try await app.chorus.execute(.createPost(author: ana, text: "fresh"))
-            try await app.engine.waitUntilApplied(result.position, timeout: .seconds(5))
+            // Generous: the whole suite runs at once, and the engine's task waits its turn among every test's.
+            try await app.engine.waitUntilApplied(result.position, timeout: .seconds(60))
             let snapshot = try app.engine.snapshot { try $0.post(PostID(result.createdID!)!, viewer: ana) }
             #expect(snapshot.answer?.text == "fresh")
             #expect(snapshot.position >= result.position)
