@@ -84,7 +84,7 @@ struct OnlineRebuildTests {
             #expect(
                 try FileManager.default.destinationOfSymbolicLink(atPath: api.backend.data.projections) != generation)
 
-            try await api.backend.readModels.waitUntilApplied(api.head, timeout: .seconds(10))
+            try await api.backend.readModels.waitUntilApplied(api.head, timeout: APIFixture.consistencyTimeout)
             let offline = api.backend.data.root + "/offline-check"
             _ = try ProjectionEngine.rebuild(
                 log: api.backend.log, keys: api.backend.keys, into: offline, through: api.backend.projections.position)

@@ -45,7 +45,7 @@ struct LogSeamTests {
             let following = Task { try await engine.run() }
             _ = try await chorus.execute(.follow(follower: bo, followee: ana))
             let second = try await chorus.execute(.createPost(author: ana, text: "second"))
-            try await engine.waitUntilApplied(second.position, timeout: .seconds(10))
+            try await engine.waitUntilApplied(second.position, timeout: .seconds(60))
             following.cancel()
             try await following.value
 
