@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusProcesses
 import ChorusStorage
 import Foundation
 import Logging
@@ -11,9 +12,10 @@ import Synchronization
 /// the checkpoint: each event is applied exactly once, a restart resumes from the checkpoint, and any read
 /// transaction sees every read model at one position.
 ///
-/// The first batch into an empty store is a build: everything the log holds, in one transaction, replayed into the
-/// models that follow events and then derived once for the ``DerivedReadModel``s. One transaction means each page
-/// is written once and never copied by a later commit (about half the store's size, and its time, on a 1M-event log).
+/// The first batch into an empty store, when the log holds more than a batch, is a build: everything the log holds, in
+/// one transaction, replayed into the models that follow events and then derived once for the ``DerivedReadModel``s.
+/// One transaction means each page is written once and never copied by a later commit (about half the store's size,
+/// and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
     public static let layoutVersion: UInt64 = 11
@@ -129,7 +131,7 @@ public final class ProjectionEngine: Sendable {
     public func catchUp(through last: LogPosition? = nil, progress: BuildProgress = { _, _ in }) throws -> Int {
         var total = 0
         while true {
-            let applied = try applyNextBatch(through: last, progress: progress)
+            let applied = try applyNextBatch(through: last, buildsAnyLog: true, progress: progress)
             guard applied > 0 else { return total }
             total += applied
         }
@@ -143,7 +145,7 @@ public final class ProjectionEngine: Sendable {
         while !Task.isCancelled {
             let applied: Int
             do {
-                applied = try applyNextBatch(through: nil, progress: { _, _ in })
+                applied = try await applyNextBatchesWhileRunning()
             } catch let error as EventLogError where error.code == .closed {
                 return
             } catch {
@@ -169,6 +171,31 @@ public final class ProjectionEngine: Sendable {
             } catch let error as EventLogError where error.code == .closed {
                 return
             }
+        }
+    }
+
+    /// The next batches, as `run` applies them; returns how many events. While more than a batch behind (a build, or a
+    /// catch-up after a restart) they are applied one after another on a thread of their own, until caught up or the
+    /// task is cancelled: a long catch-up never holds one of the few threads (as many as cores) every other task of
+    /// the server runs on. Following the log, a few events at a time, a batch is applied on the task's own thread.
+    private func applyNextBatchesWhileRunning() async throws -> Int {
+        @Sendable func apply() throws -> Int {
+            try applyNextBatch(through: nil, buildsAnyLog: false, progress: { _, _ in })
+        }
+        guard lag > UInt64(batchSize) else { return try apply() }
+        let cancelled = CancellationFlag()
+        return try await withTaskCancellationHandler {
+            try await BlockingWork.run { [self] in
+                var total = 0
+                while !cancelled.isSet, lag > UInt64(batchSize) {
+                    let applied = try apply()
+                    guard applied > 0 else { break }
+                    total += applied
+                }
+                return total
+            }
+        } onCancel: {
+            cancelled.set()
         }
     }
 
@@ -290,7 +317,9 @@ public final class ProjectionEngine: Sendable {
         return engine.position
     }
 
-    private func applyNextBatch(through last: LogPosition?, progress: BuildProgress) throws -> Int {
+    /// Applies the next batch through `last` (or the head); returns how many events. Into an empty store it is a build
+    /// when the log holds more than a batch, or with `buildsAnyLog` (a rebuild, whatever the log's size).
+    private func applyNextBatch(through last: LogPosition?, buildsAnyLog: Bool, progress: BuildProgress) throws -> Int {
         try applying.withLock { throughput in
             guard !retired.load(ordering: .relaxed) else { return 0 }
             let from = position
@@ -298,16 +327,21 @@ public final class ProjectionEngine: Sendable {
             guard remaining > 0 else { return 0 }
             let started = ContinuousClock.now
             let written = TouchedKeys(.writes)
+            let events = min(remaining, Int(clamping: log.head.rawValue))
+            // A build sets up threads, spill files and file space: for a long log, not for a new server's first events,
+            // which are applied as any later batch is.
+            let builds = from == .start && (events > batchSize || buildsAnyLog)
             func write() throws -> LogPosition? {
                 try self.store.write(durable: self.durable) { transaction -> LogPosition? in
                     // Written again from the start when the map grows.
                     written.removeAll()
                     let newest: LogPosition?
-                    if from == .start {
+                    if builds {
                         newest = try self.build(upTo: remaining, in: transaction, progress: progress)
                     } else {
                         let recorded = try self.log.read(from: from.next, limit: min(self.batchSize, remaining))
                         newest = try transaction.recordingTouches(into: written) { try self.replay(recorded, $0) }
+                        if from == .start, newest != nil { try self.storeLayoutVersion(in: transaction) }
                     }
                     if let newest {
                         try transaction.put(
@@ -317,13 +351,11 @@ public final class ProjectionEngine: Sendable {
                 }
             }
             // A build fills the store's file from nothing: the other core faults its pages in ahead of the writer.
-            let events = min(remaining, Int(clamping: log.head.rawValue))
-            let newest =
-                try from == .start ? store.whilePrefaulting(bytes: events &* Self.storeBytesPerEvent, write) : write()
+            let newest = try builds ? store.whilePrefaulting(bytes: events &* Self.storeBytesPerEvent, write) : write()
             guard let newest else { return 0 }
             let count = Int(newest.rawValue - from.rawValue)
             // Before the position is published: whoever reads it must find the batch's changes too.
-            if from == .start {
+            if builds {
                 changes.recordEverything(at: newest.rawValue)
             } else {
                 changes.record(written, at: newest.rawValue)
@@ -378,10 +410,15 @@ public final class ProjectionEngine: Sendable {
         try transaction.loadingInKeyOrder(derivedOutOfOrder, spillingInto: store.directory) { transaction in
             for model in derived { try model.derive(in: transaction) }
         }
+        try storeLayoutVersion(in: transaction)
+        return newest
+    }
+
+    /// Records that the store holds read models of this layout: written with its first events.
+    private func storeLayoutVersion(in transaction: StoreTransaction) throws {
         // The version as 8 big-endian bytes, as a position is stored.
         try transaction.put(
             PositionValue.encode(LogPosition(Self.layoutVersion)), for: Self.layoutKey, in: models.checkpoint)
-        return newest
     }
 
     /// Applies `recorded` to every model; returns the last position, or nil if there was nothing.
@@ -428,4 +465,12 @@ extension DomainEvent {
         default: false
         }
     }
+}
+
+/// Set once the task that waits for work on another thread is cancelled: that work stops at its next step.
+private final class CancellationFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool { value.load(ordering: .relaxed) }
+    func set() { value.store(true, ordering: .relaxed) }
 }

@@ -43,6 +43,7 @@ struct LogSeamTests {
             defer { engine.close() }
             try engine.catchUp()
             let following = Task { try await engine.run() }
+            defer { following.cancel() }
             _ = try await chorus.execute(.follow(follower: bo, followee: ana))
             let second = try await chorus.execute(.createPost(author: ana, text: "second"))
             try await engine.waitUntilApplied(second.position, timeout: .seconds(60))

@@ -12,6 +12,7 @@ struct ProjectionEngineTests {
     func rebuildEqualsLive() async throws {
         try await withProjections(batchSize: 7) { app in
             let live = Task { try await app.engine.run() }
+            defer { live.cancel() }
             let summary = try await DemoWorkload(seed: 11, events: 1_500).run(on: app.chorus)
             #expect(summary.events >= 1_500 && summary.posts > 100)
             var types: [String: Int] = [:]
