@@ -1,6 +1,5 @@
 import ChorusDomain
 import ChorusLog
-import ChorusProcesses
 import ChorusStorage
 import Foundation
 import Logging
@@ -145,7 +144,7 @@ public final class ProjectionEngine: Sendable {
         while !Task.isCancelled {
             let applied: Int
             do {
-                applied = try await applyNextBatchesWhileRunning()
+                applied = try applyNextBatch(through: nil, buildsAnyLog: false, progress: { _, _ in })
             } catch let error as EventLogError where error.code == .closed {
                 return
             } catch {
@@ -171,31 +170,6 @@ public final class ProjectionEngine: Sendable {
             } catch let error as EventLogError where error.code == .closed {
                 return
             }
-        }
-    }
-
-    /// The next batches, as `run` applies them; returns how many events. While more than a batch behind (a build, or a
-    /// catch-up after a restart) they are applied one after another on a thread of their own, until caught up or the
-    /// task is cancelled: a long catch-up never holds one of the few threads (as many as cores) every other task of
-    /// the server runs on. Following the log, a few events at a time, a batch is applied on the task's own thread.
-    private func applyNextBatchesWhileRunning() async throws -> Int {
-        @Sendable func apply() throws -> Int {
-            try applyNextBatch(through: nil, buildsAnyLog: false, progress: { _, _ in })
-        }
-        guard lag > UInt64(batchSize) else { return try apply() }
-        let cancelled = CancellationFlag()
-        return try await withTaskCancellationHandler {
-            try await BlockingWork.run { [self] in
-                var total = 0
-                while !cancelled.isSet, lag > UInt64(batchSize) {
-                    let applied = try apply()
-                    guard applied > 0 else { break }
-                    total += applied
-                }
-                return total
-            }
-        } onCancel: {
-            cancelled.set()
         }
     }
 
@@ -465,12 +439,4 @@ extension DomainEvent {
         default: false
         }
     }
-}
-
-/// Set once the task that waits for work on another thread is cancelled: that work stops at its next step.
-private final class CancellationFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-
-    var isSet: Bool { value.load(ordering: .relaxed) }
-    func set() { value.store(true, ordering: .relaxed) }
 }

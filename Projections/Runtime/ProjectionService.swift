@@ -10,8 +10,9 @@ public struct ProjectionService: Service {
 
     public func run() async throws {
         // Applying a batch is synchronous work of milliseconds: it gets a thread of its own rather than one of the few
-        // that answer requests (with `chorus serve`, the event loops themselves).
-        await withTaskExecutorPreference(ProjectionThread.executor) {
+        // that answer requests (with `chorus serve`, the event loops themselves). Its own: not shared with other read
+        // models in the process (the tests' servers), whose long catch-up would hold these up.
+        await withTaskExecutorPreference(ProjectionThread()) {
             await cancelWhenGracefulShutdown {
                 await withDiscardingTaskGroup { group in
                     group.addTask { await readModels.follow() }
@@ -22,10 +23,8 @@ public struct ProjectionService: Service {
     }
 }
 
-/// The thread the served read models are applied on.
+/// The thread one served read models are applied on.
 final class ProjectionThread: TaskExecutor {
-    static let executor = ProjectionThread()
-
     private let queue = DispatchQueue(label: "chorus.projections")
 
     func enqueue(_ job: consuming ExecutorJob) {

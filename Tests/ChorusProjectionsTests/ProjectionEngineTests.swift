@@ -170,6 +170,29 @@ struct ProjectionEngineTests {
         }
     }
 
+    @Test("a running engine applies a new log's first events as any batch, stores its layout, and reopens as a rebuild")
+    func firstEventsOfANewLog() async throws {
+        try await withProjections { app in
+            let following = Task { try await app.engine.run() }
+            defer { following.cancel() }
+            let ana = try await app.register("Ana")
+            _ = try await app.post(ana, "first")
+            try await app.engine.waitUntilApplied(app.log.head, timeout: .seconds(60))
+            following.cancel()
+            try await following.value
+            app.engine.close()
+
+            // A store with no layout recorded would be refused here as an old one.
+            let reopened = try ProjectionEngine(
+                log: app.log, keys: TestDataKeys.shared, directory: app.directory + "/projections")
+            defer { reopened.close() }
+            #expect(reopened.position == app.log.head)
+            let rebuilt = app.directory + "/rebuilt"
+            _ = try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: rebuilt)
+            #expect(try dumpReadModels(reopened.store) == dumpReadModels(atDirectory: rebuilt))
+        }
+    }
+
     @Test("read models of another layout are refused until rebuilt")
     func layoutChanged() async throws {
         try await withProjections { app in
