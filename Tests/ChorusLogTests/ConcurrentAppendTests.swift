@@ -172,7 +172,7 @@ struct ConcurrentAppendTests {
                 let holder = Task {
                     try await log.rehearse(eventCount: 1) { _ in
                         holdingStarted.yield()
-                        _ = release.wait(timeout: .now() + 30)
+                        _ = release.wait(timeout: .now() + 120)
                     }
                 }
                 for await _ in holding { break }
@@ -186,8 +186,13 @@ struct ConcurrentAppendTests {
                         try await group.waitForAll()
                     }
                 }
-                // All 32 wait in the writer's queue before the transaction is released (however slow the machine).
-                while log.statistics.waitingAppends < 32 { try await Task.sleep(for: .milliseconds(10)) }
+                // All 32 wait in the writer's queue before the transaction is released (however slow the machine; past
+                // the holder's own 120 s, they never will, and the test fails instead of waiting for ever).
+                let started = ContinuousClock.now
+                while log.statistics.waitingAppends < 32, ContinuousClock.now - started < .seconds(120) {
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                #expect(log.statistics.waitingAppends == 32)
                 release.signal()
                 try await holder.value
                 try await crowd.value
