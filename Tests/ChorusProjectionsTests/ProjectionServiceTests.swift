@@ -47,7 +47,7 @@ struct ProjectionServiceTests {
     }
 }
 
-/// Data keys whose lookups wait until ``open()`` (or 30 s have passed, so that a failing test ends): a projection
+/// Data keys whose lookups wait until ``open()`` (or 120 s have passed, so that a failing test ends): a projection
 /// batch that opens a sealed field is held mid-way.
 private final class GatedDataKeys: PersonalDataKeys {
     private let inner: any PersonalDataKeys
@@ -70,7 +70,7 @@ private final class GatedDataKeys: PersonalDataKeys {
 
     func key(of user: UserID) throws -> SymmetricKey? {
         waitedOn.store(true, ordering: .sequentiallyConsistent)
-        if gate.wait(timeout: .now() + .seconds(30)) == .timedOut { open() }
+        if gate.wait(timeout: .now() + .seconds(120)) == .timedOut { open() }
         return try inner.key(of: user)
     }
 
