@@ -73,7 +73,7 @@ struct BackendTests {
                 #expect(backend.log.head == head, "the refused write appended nothing")
 
                 try await whileRunning([backend.projectionService]) {
-                    try await backend.readModels.waitUntilApplied(head, timeout: .seconds(60))
+                    try await backend.readModels.waitUntilApplied(head, timeout: readModelsWait)
                     let taken = try await backend.execute(
                         .createPost(author: author, text: "taken"), idempotencyKey: nil)
                     #expect(taken.position > head)

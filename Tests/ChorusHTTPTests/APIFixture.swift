@@ -16,10 +16,10 @@ struct APIFixture: Sendable {
     let client: any TestClientProtocol
     let backend: ChorusBackend
 
-    /// How long the test servers wait for their read models to show a write. The suite starts all its tests at once on
-    /// two cores: a fresh server's first write then waited past the served default of 5 s in CI (fifteen servers at
-    /// once, all at position 0), though every one applied it. A test of the timeout itself sets its own.
-    static let consistencyTimeout: Duration = .seconds(60)
+    /// How long the test servers wait for their read models to show a write: not the served default of 5 s, which
+    /// fifteen servers' first writes waited past in CI, though every one was applied. A test of the timeout itself
+    /// sets its own.
+    static let consistencyTimeout = readModelsWait
 
     /// One response, its body parsed as JSON when it is JSON.
     struct Answer: @unchecked Sendable {

@@ -42,13 +42,12 @@ struct LogSeamTests {
                 log: log, keys: TestDataKeys.shared, directory: directory + "/projections")
             defer { engine.close() }
             try engine.catchUp()
-            let following = Task { try await engine.run() }
-            defer { following.cancel() }
-            _ = try await chorus.execute(.follow(follower: bo, followee: ana))
-            let second = try await chorus.execute(.createPost(author: ana, text: "second"))
-            try await engine.waitUntilApplied(second.position, timeout: .seconds(60))
-            following.cancel()
-            try await following.value
+            let second = try await whileFollowing(engine) {
+                _ = try await chorus.execute(.follow(follower: bo, followee: ana))
+                let second = try await chorus.execute(.createPost(author: ana, text: "second"))
+                try await engine.waitUntilApplied(second.position, timeout: readModelsWait)
+                return second
+            }
 
             let snapshot = try engine.snapshot { view in
                 (

@@ -11,19 +11,18 @@ struct ProjectionEngineTests {
     @Test("a rebuild from the log equals the read models built live, table by table, key by key, byte for byte")
     func rebuildEqualsLive() async throws {
         try await withProjections(batchSize: 7) { app in
-            let live = Task { try await app.engine.run() }
-            defer { live.cancel() }
-            let summary = try await DemoWorkload(seed: 11, events: 1_500).run(on: app.chorus)
-            #expect(summary.events >= 1_500 && summary.posts > 100)
-            var types: [String: Int] = [:]
-            try app.log.scan { types[$0.type, default: 0] += 1 }
-            #expect(types["PostDeleted", default: 0] > 5, "a history that deletes posts: \(types)")
-            #expect(types["CommentDeleted", default: 0] > 0, "and comments: \(types)")
-            #expect(types["PostEdited", default: 0] > 5)
-            #expect(types["Blocked", default: 0] > 0 && types["Muted", default: 0] > 0, "and blocks: \(types)")
-            try await app.engine.waitUntilApplied(app.log.head, timeout: .seconds(30))
-            live.cancel()
-            try await live.value
+            let summary = try await whileFollowing(app.engine) {
+                let summary = try await DemoWorkload(seed: 11, events: 1_500).run(on: app.chorus)
+                #expect(summary.events >= 1_500 && summary.posts > 100)
+                var types: [String: Int] = [:]
+                try app.log.scan { types[$0.type, default: 0] += 1 }
+                #expect(types["PostDeleted", default: 0] > 5, "a history that deletes posts: \(types)")
+                #expect(types["CommentDeleted", default: 0] > 0, "and comments: \(types)")
+                #expect(types["PostEdited", default: 0] > 5)
+                #expect(types["Blocked", default: 0] > 0 && types["Muted", default: 0] > 0, "and blocks: \(types)")
+                try await app.engine.waitUntilApplied(app.log.head, timeout: .seconds(30))
+                return summary
+            }
 
             let rebuilt = app.directory + "/rebuilt"
             let position = try ProjectionEngine.rebuild(log: app.log, keys: TestDataKeys.shared, into: rebuilt)
@@ -173,13 +172,11 @@ struct ProjectionEngineTests {
     @Test("a running engine applies a new log's first events as any batch, stores its layout, and reopens as a rebuild")
     func firstEventsOfANewLog() async throws {
         try await withProjections { app in
-            let following = Task { try await app.engine.run() }
-            defer { following.cancel() }
-            let ana = try await app.register("Ana")
-            _ = try await app.post(ana, "first")
-            try await app.engine.waitUntilApplied(app.log.head, timeout: .seconds(60))
-            following.cancel()
-            try await following.value
+            try await whileFollowing(app.engine) {
+                let ana = try await app.register("Ana")
+                _ = try await app.post(ana, "first")
+                try await app.engine.waitUntilApplied(app.log.head, timeout: readModelsWait)
+            }
             app.engine.close()
 
             // A store with no layout recorded would be refused here as an old one.
@@ -219,20 +216,19 @@ struct ProjectionEngineTests {
     @Test("a writer reads its own write by waiting for its position; waiting past the log times out")
     func readYourWrites() async throws {
         try await withProjections { app in
-            let live = Task { try await app.engine.run() }
-            defer { live.cancel() }
-            let ana = try await app.register("Ana")
-            let result = try await app.chorus.execute(.createPost(author: ana, text: "fresh"))
-            // Generous: the whole suite runs at once, and the engine's task waits its turn among every test's.
-            try await app.engine.waitUntilApplied(result.position, timeout: .seconds(60))
-            let snapshot = try app.engine.snapshot { try $0.post(PostID(result.createdID!)!, viewer: ana) }
-            #expect(snapshot.answer?.text == "fresh")
-            #expect(snapshot.position >= result.position)
-            #expect(app.engine.lag == 0 || app.engine.position >= result.position)
+            try await whileFollowing(app.engine) {
+                let ana = try await app.register("Ana")
+                let result = try await app.chorus.execute(.createPost(author: ana, text: "fresh"))
+                try await app.engine.waitUntilApplied(result.position, timeout: readModelsWait)
+                let snapshot = try app.engine.snapshot { try $0.post(PostID(result.createdID!)!, viewer: ana) }
+                #expect(snapshot.answer?.text == "fresh")
+                #expect(snapshot.position >= result.position)
+                #expect(app.engine.lag == 0 || app.engine.position >= result.position)
 
-            let far = LogPosition(app.log.head.rawValue + 100)
-            await #expect(throws: ProjectionError.self) {
-                try await app.engine.waitUntilApplied(far, timeout: .milliseconds(100))
+                let far = LogPosition(app.log.head.rawValue + 100)
+                await #expect(throws: ProjectionError.self) {
+                    try await app.engine.waitUntilApplied(far, timeout: .milliseconds(100))
+                }
             }
         }
     }

@@ -48,3 +48,13 @@ func withProjections<R>(batchSize: Int = 1024, _ body: (ProjectionHarness) async
         }
     }
 }
+
+/// Runs `body` while `engine` follows the log, as a server's does; the engine stops when `body` returns or throws.
+func whileFollowing<R>(_ engine: ProjectionEngine, _ body: () async throws -> R) async throws -> R {
+    let following = Task { try await engine.run() }
+    defer { following.cancel() }
+    let result = try await body()
+    following.cancel()
+    try await following.value
+    return result
+}

@@ -30,17 +30,17 @@ struct ProjectionServiceTests {
             // The sign-up's sealed fields are opened by each: the first read models wait at their key lookup.
             _ = try await app.register("Ana")
             let started = ContinuousClock.now
-            while !keys.isWaitedOn, ContinuousClock.now - started < .seconds(60) {
+            while !keys.isWaitedOn, ContinuousClock.now - started < readModelsWait {
                 try await Task.sleep(for: .milliseconds(1))
             }
             try #require(keys.isWaitedOn)
             services.append(Task { try await ProjectionService(readModels: other).run() })
-            try await other.waitUntilApplied(app.log.head, timeout: .seconds(60))
+            try await other.waitUntilApplied(app.log.head, timeout: readModelsWait)
             #expect(!keys.isOpen, "the other read models applied the sign-up while the first were held")
             #expect(held.current.position < app.log.head)
 
             keys.open()
-            try await held.waitUntilApplied(app.log.head, timeout: .seconds(60))
+            try await held.waitUntilApplied(app.log.head, timeout: readModelsWait)
             for service in services { service.cancel() }
             for service in services { try await service.value }
         }
