@@ -233,7 +233,9 @@ let package = Package(
         ),
         .testTarget(
             name: "ChorusDomainTests",
-            dependencies: ["ChorusDomain", "ChorusLog", "ChorusTestSupport"],
+            dependencies: [
+                "ChorusDomain", "ChorusLog", "ChorusTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+            ],
             path: "Tests/ChorusDomainTests"
         ),
         .testTarget(

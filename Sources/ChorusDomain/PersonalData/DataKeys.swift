@@ -136,6 +136,12 @@ public final class DataKeyStore: PersonalDataKeys {
             return keys
         }
         cache.withLock { cache in
+            guard !cache.isEmpty else {
+                // Made whole, each key hashed once: grown key by key, the table rehashed every key at each doubling,
+                // and this runs before a command's work can start.
+                cache = Dictionary(uniqueKeysWithValues: stored)
+                return
+            }
             for (user, key) in stored where cache[user] == nil { cache[user] = .some(key) }
         }
     }
