@@ -9,46 +9,80 @@ extension DecisionState {
     private static let placeOfTable = Dictionary(
         uniqueKeysWithValues: tableNames.enumerated().map { ($1, UInt8($0)) })
 
-    /// The order to write `changes` in: by table, then key, then the order they came in, so that the last change to
-    /// a key still wins. Nil when one of them removes entries by their value (an account's deletion), which must come
-    /// exactly where it is.
-    static func keyOrder(of changes: [Change]) -> [Int32]? {
-        guard changes.count <= Int(Int32.max) else { return nil }
-        // Keys copied back to back, so that comparing two retains nothing.
-        var keys: [UInt8] = []
-        var entries: [(place: UInt8, start: Int, count: Int, index: Int32)] = []
-        entries.reserveCapacity(changes.count)
-        for (index, change) in changes.enumerated() {
-            guard change.removingEntriesHolding == nil, let place = placeOfTable[change.table.name] else { return nil }
-            entries.append((place, keys.count, change.key.count, Int32(index)))
-            keys.append(contentsOf: change.key)
+    /// A batch's changes in the order to write them: by table, then key, then the order they came in, so that the
+    /// last change to a key still wins. Their keys and values are copied back to back in the order the changes came
+    /// (the order they lie in memory), so that neither the sort nor the writer reads a change again: the writer
+    /// retained each change's three references in sorted order, a cache miss each on its core.
+    struct SortedChanges: Sendable {
+        struct Entry: Sendable {
+            /// The key's first bytes, which tell nearly every two keys apart without reading them.
+            let prefix: KeyOrder.Prefix
+            let keyStart: Int
+            let keyCount: Int32
+            /// -1: the key is removed; else the value follows the key in ``bytes``.
+            let valueCount: Int32
+            /// Where the change came in its batch.
+            let index: Int32
+            /// The table's place in ``DecisionState/tableNames``.
+            let place: UInt8
         }
-        keys.withUnsafeBytes { keys in
-            entries.sort { a, b in
-                if a.place != b.place { return a.place < b.place }
-                let order = KeyOrder.compare(
-                    UnsafeRawBufferPointer(rebasing: keys[a.start..<a.start + a.count]),
-                    UnsafeRawBufferPointer(rebasing: keys[b.start..<b.start + b.count]))
-                return order != 0 ? order < 0 : a.index < b.index
-            }
-        }
-        return entries.map(\.index)
-    }
 
-    /// Records `changes` in `order` (``keyOrder(of:)``), each table's through ``StateWriter/writeInKeyOrder(in:_:)``.
-    func apply(_ changes: [Change], inKeyOrder order: [Int32], in state: some StateWriter) throws {
-        var start = order.startIndex
-        while start < order.endIndex {
-            let table = changes[Int(order[start])].table
-            var end = start + 1
-            while end < order.endIndex, changes[Int(order[end])].table == table { end += 1 }
-            try state.writeInKeyOrder(in: table) { write in
-                for index in order[start..<end] {
-                    let change = changes[Int(index)]
-                    try write(change.key, change.value)
+        let entries: [Entry]
+        let bytes: [UInt8]
+
+        /// Nil when one of `changes` removes entries by their value (an account's deletion), which must come exactly
+        /// where it is.
+        init?(_ changes: [Change]) {
+            guard changes.count <= Int(Int32.max) else { return nil }
+            var bytes: [UInt8] = []
+            var entries: [Entry] = []
+            entries.reserveCapacity(changes.count)
+            for (index, change) in changes.enumerated() {
+                guard change.removingEntriesHolding == nil, let place = placeOfTable[change.table.name],
+                    change.key.count <= Int32.max, (change.value?.count ?? 0) <= Int32.max
+                else { return nil }
+                entries.append(
+                    Entry(
+                        prefix: change.key.withUnsafeBytes { KeyOrder.Prefix($0) }, keyStart: bytes.count,
+                        keyCount: Int32(change.key.count), valueCount: change.value.map { Int32($0.count) } ?? -1,
+                        index: Int32(index), place: place))
+                bytes += change.key
+                if let value = change.value { bytes += value }
+            }
+            bytes.withUnsafeBytes { bytes in
+                entries.sort { a, b in
+                    if a.place != b.place { return a.place < b.place }
+                    if a.prefix != b.prefix { return a.prefix < b.prefix }
+                    let order = KeyOrder.compare(
+                        UnsafeRawBufferPointer(rebasing: bytes[a.keyStart..<a.keyStart + Int(a.keyCount)]),
+                        UnsafeRawBufferPointer(rebasing: bytes[b.keyStart..<b.keyStart + Int(b.keyCount)]))
+                    return order != 0 ? order < 0 : a.index < b.index
                 }
             }
-            start = end
+            (self.entries, self.bytes) = (entries, bytes)
+        }
+    }
+
+    /// Records `sorted`, each table's changes through ``StateWriter/writeInKeyOrder(in:_:)``.
+    func apply(_ sorted: SortedChanges, in state: some StateWriter) throws {
+        try sorted.bytes.withUnsafeBytes { bytes in
+            var start = sorted.entries.startIndex
+            while start < sorted.entries.endIndex {
+                let place = sorted.entries[start].place
+                var end = start + 1
+                while end < sorted.entries.endIndex, sorted.entries[end].place == place { end += 1 }
+                try state.writeInKeyOrder(in: StateTable(Self.tableNames[Int(place)])) { write in
+                    for entry in sorted.entries[start..<end] {
+                        let keyEnd = entry.keyStart + Int(entry.keyCount)
+                        try write(
+                            UnsafeRawBufferPointer(rebasing: bytes[entry.keyStart..<keyEnd]),
+                            entry.valueCount < 0
+                                ? nil : UnsafeRawBufferPointer(rebasing: bytes[keyEnd..<keyEnd + Int(entry.valueCount)])
+                        )
+                    }
+                }
+                start = end
+            }
         }
     }
 }

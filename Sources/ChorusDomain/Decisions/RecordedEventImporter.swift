@@ -27,8 +27,8 @@ public struct RecordedEventImporter: Sendable {
         fileprivate let commandEnds: [Int]
         fileprivate let changes: [DecisionState.Change]
         fileprivate let changeEnds: [Int]
-        /// The order to write all of `changes` in (``DecisionState/keyOrder(of:)``), when they go in one go.
-        fileprivate let changeOrder: [Int32]?
+        /// All of `changes` in the order to write them, when they go in one go.
+        fileprivate let sortedChanges: DecisionState.SortedChanges?
         /// The events, ready to append in one go; nil when one would be refused.
         fileprivate let prepared: PreparedRecordedEvents?
         fileprivate let undecodable: (any Error)?
@@ -84,7 +84,7 @@ public struct RecordedEventImporter: Sendable {
         let prepared = PreparedRecordedEvents(kept)
         return Decoded(
             events: kept, commandEnds: commandEnds, changes: changes, changeEnds: changeEnds,
-            changeOrder: prepared == nil ? nil : DecisionState.keyOrder(of: changes), prepared: prepared,
+            sortedChanges: prepared == nil ? nil : DecisionState.SortedChanges(changes), prepared: prepared,
             undecodable: undecodable)
     }
 
@@ -101,8 +101,8 @@ public struct RecordedEventImporter: Sendable {
             guard let decoded = handed.decoded else { return nil }
             // In one go when the log takes them so; else a command at a time, up to the first it refuses.
             if let prepared = decoded.prepared, try batch.appendPrepared(prepared) {
-                if let order = decoded.changeOrder {
-                    try state.apply(decoded.changes, inKeyOrder: order, in: batch.state)
+                if let sorted = decoded.sortedChanges {
+                    try state.apply(sorted, in: batch.state)
                 } else {
                     try state.apply(decoded.changes[...], in: batch.state)
                 }

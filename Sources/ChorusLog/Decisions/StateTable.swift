@@ -26,6 +26,10 @@ public protocol StateReader {
     ) throws
 }
 
+/// Stores `value` under `key` in a table, or removes `key` given nil (``StateWriter/writeInKeyOrder(in:_:)``). The
+/// bytes are the caller's, lent for the call.
+public typealias StateKeyWrite = (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void
+
 /// The decision state inside a write of the log: what changes here commits with that write's events.
 public protocol StateWriter: StateReader {
     /// Stores `value` under `key`.
@@ -39,17 +43,21 @@ public protocol StateWriter: StateReader {
     /// changes that come in ascending key order: a store may then find each key's place from the last one's rather
     /// than afresh (an import writes its batches' changes so).
     func writeInKeyOrder(
-        in table: StateTable, _ body: (_ write: (_ key: [UInt8], _ value: [UInt8]?) throws -> Void) throws -> Void
+        in table: StateTable, _ body: (_ write: StateKeyWrite) throws -> Void
     ) throws
 }
 
 extension StateWriter {
     /// Each change through ``put(_:for:in:)`` or ``delete(_:in:)``.
     public func writeInKeyOrder(
-        in table: StateTable, _ body: (_ write: (_ key: [UInt8], _ value: [UInt8]?) throws -> Void) throws -> Void
+        in table: StateTable, _ body: (_ write: StateKeyWrite) throws -> Void
     ) throws {
         try body { key, value in
-            if let value { try put(value, for: key, in: table) } else { try delete(key, in: table) }
+            if let value {
+                try put(Array(value), for: Array(key), in: table)
+            } else {
+                try delete(Array(key), in: table)
+            }
         }
     }
 }

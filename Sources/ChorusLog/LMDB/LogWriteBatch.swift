@@ -164,17 +164,11 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     /// Through one cursor: LMDB looks in the page the cursor is on before searching from the root, which the next key
     /// in order nearly always finds; `mdb_put` opens a fresh cursor each time.
     func writeInKeyOrder(
-        in table: StateTable, _ body: (_ write: (_ key: [UInt8], _ value: [UInt8]?) throws -> Void) throws -> Void
+        in table: StateTable, _ body: (_ write: StateKeyWrite) throws -> Void
     ) throws {
         try transaction.withWriteCursor(on: schema.database(table)) { cursor in
             try body { key, value in
-                try key.withUnsafeBytes { key in
-                    if let value {
-                        try value.withUnsafeBytes { try cursor.put($0, for: key) }
-                    } else {
-                        _ = try cursor.delete(key)
-                    }
-                }
+                if let value { try cursor.put(value, for: key) } else { _ = try cursor.delete(key) }
             }
         }
     }

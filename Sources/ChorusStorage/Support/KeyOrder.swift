@@ -15,4 +15,26 @@ package enum KeyOrder {
     package static func precedes(_ left: [UInt8], _ right: [UInt8]) -> Bool {
         left.withUnsafeBytes { left in right.withUnsafeBytes { compare(left, $0) < 0 } }
     }
+
+    /// A key's first 24 bytes as three big-endian words, zero after its end. Two keys whose prefixes differ sort as
+    /// the prefixes do (where they first differ, either both keys have bytes, or the shorter key has ended and so
+    /// begins the other); only keys with equal prefixes need ``compare(_:_:)``. A bulk sort of ids, which differ
+    /// within their first 24 bytes, then compares words held in its entries instead of calling `memcmp` on bytes
+    /// elsewhere: the comparisons were most of the sorts of an import's batches.
+    package struct Prefix: Comparable, Sendable {
+        private let words: (UInt64, UInt64, UInt64)
+
+        package init(_ key: UnsafeRawBufferPointer) {
+            var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            withUnsafeMutableBytes(of: &words) { words in
+                let count = min(key.count, words.count)
+                if count > 0 { words.baseAddress!.copyMemory(from: key.baseAddress!, byteCount: count) }
+            }
+            self.words = (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1), UInt64(bigEndian: words.2))
+        }
+
+        package static func < (left: Prefix, right: Prefix) -> Bool { left.words < right.words }
+
+        package static func == (left: Prefix, right: Prefix) -> Bool { left.words == right.words }
+    }
 }
