@@ -220,7 +220,7 @@ struct LogExportImportCommandTests {
         }
     }
 
-    @Test("bad lines are refused with their line number; what came before them stays, and nothing after")
+    @Test("bad lines are refused by their line number, keeping those before and none after; long lines go in whole")
     func refusals() async throws {
         try await withTemporaryDirectory { root in
             try #require(
@@ -250,6 +250,13 @@ struct LogExportImportCommandTests {
             #expect(notJSON.status == 1)
             #expect(notJSON.standardError.contains("line 11: not a JSON object"), "\(notJSON.standardError)")
             #expect(try await head(of: "notjson") == 10)
+
+            // A line longer than the reader's megabyte (an event with 3 MiB of JSON's white space in it) is read
+            // whole, as one line.
+            let spaced = "{" + String(repeating: " ", count: 3 << 20) + lines[10].dropFirst()
+            let long = try await importing(Array(lines.prefix(10)) + [spaced] + lines.dropFirst(11), into: "long")
+            #expect(long.status == 0, "\(long.standardError.prefix(500))")
+            #expect(try await head(of: "long") == lines.count)
 
             // A payload that is not base64: a character outside its alphabet, in a line otherwise as export writes it.
             let notBase64 = lines[20].replacingOccurrences(of: "\"payload\":\"", with: "\"payload\":\"!")

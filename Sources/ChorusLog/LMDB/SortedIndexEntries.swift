@@ -67,21 +67,22 @@ struct SortedIndexEntries: Sendable {
         /// for every entry of one stream.
         @discardableResult
         mutating func add(_ stream: StreamID, version: UInt64, position: LogPosition) -> Int {
-            let group: Int
-            if let known = groupOfStream[stream] {
-                group = known
-                counts[group] += 1
-            } else {
-                group = counts.count
-                groupOfStream[stream] = group
+            // One hash of the name: a stream met first takes the next group in the same lookup that misses it.
+            let next = counts.count
+            let group = Self.value(&groupOfStream[stream, default: next])
+            if group == next {
                 counts.append(1)
                 names += stream.rawValue.utf8
                 nameEnds.append(names.count)
+            } else {
+                counts[group] += 1
             }
             groupOfEntry.append(group)
             added.append(Entry(version: version, position: position))
             return group
         }
+
+        private static func value(_ slot: inout Int) -> Int { slot }
 
         /// The entries in key order, and `commands`, which come in the order they came, sorted by id.
         consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {

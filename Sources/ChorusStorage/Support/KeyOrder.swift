@@ -22,8 +22,9 @@ package enum KeyOrder {
     /// within their first 24 bytes, then compares words held in its entries instead of calling `memcmp` on bytes
     /// elsewhere: the comparisons were most of the sorts of an import's batches.
     package struct Prefix: Comparable, Sendable {
-        private let words: (UInt64, UInt64, UInt64)
+        @usableFromInline let words: (UInt64, UInt64, UInt64)
 
+        @inlinable
         package init(_ key: UnsafeRawBufferPointer) {
             var words: (UInt64, UInt64, UInt64) = (0, 0, 0)
             withUnsafeMutableBytes(of: &words) { words in
@@ -33,8 +34,11 @@ package enum KeyOrder {
             self.words = (UInt64(bigEndian: words.0), UInt64(bigEndian: words.1), UInt64(bigEndian: words.2))
         }
 
+        // Inlinable: a sort in another module otherwise calls them through the protocol's witnesses.
+        @inlinable
         package static func < (left: Prefix, right: Prefix) -> Bool { left.words < right.words }
 
+        @inlinable
         package static func == (left: Prefix, right: Prefix) -> Bool { left.words == right.words }
     }
 }
