@@ -139,7 +139,7 @@ public final class DataKeyStore: PersonalDataKeys {
             guard !cache.isEmpty else {
                 // Made whole, each key hashed once: grown key by key, the table rehashed every key at each doubling,
                 // and this runs before a command's work can start.
-                cache = Dictionary(uniqueKeysWithValues: stored)
+                cache = Dictionary(stored) { first, _ in first }
                 return
             }
             for (user, key) in stored where cache[user] == nil { cache[user] = .some(key) }
