@@ -76,9 +76,15 @@ struct CommandExecutorTests {
 
     @Test("an e-mail's key is the lowercase hex SHA-256 of the lowercased e-mail, as every stored log has it")
     func emailKeyIsStable() {
-        // Computed independently: sha256(b"chorus e-mail\x00" + b"ana@example.com").hexdigest()
+        // Computed independently: sha256(b"chorus e-mail\x00" + b"ana@example.com").hexdigest(), and likewise of the
+        // UTF-8 of "élodie.ärger@exemple.fr" and of nothing (an ASCII e-mail is lowercased by byte;
+        // any other, by Unicode).
         #expect(
             Validate.emailKey("Ana@Example.COM") == "096d82de057053c08e8632286b28e937285d68f27466ad1db835b2afd8c27a5e")
+        #expect(
+            Validate.emailKey("ÉLODIE.Ärger@Exemple.FR")
+                == "40cb2cb0d4696f3eae858be63e6f80235dd4dfc51ee257b2f09abf7bb69c99ae")
+        #expect(Validate.emailKey("") == "b8e68112e205e21269aa8360b95e8ff8bb11d347fdf7a8d94dc3cef7c33993ab")
     }
 
     @Test("of racing sign-ups with one e-mail exactly one wins")

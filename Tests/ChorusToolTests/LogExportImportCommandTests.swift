@@ -286,6 +286,22 @@ struct LogExportImportCommandTests {
             #expect(undecodable.standardError.contains("at position 21"), "\(undecodable.standardError)")
             #expect(try await head(of: "undecodable") == 20)
 
+            // The second event of a two-event command does not decode: the command stays out whole, and the decision
+            // state keeps nothing of the first event's changes.
+            func command(_ index: Int) throws -> String? { try lastJSONLine(lines[index])["commandId"] as? String }
+            let second = try #require(try lines.indices.dropFirst(21).first { try command($0) == command($0 - 1) })
+            var halfBroken = try #require(
+                try JSONSerialization.jsonObject(with: Data(lines[second].utf8)) as? [String: Any])
+            halfBroken["payload"] = Data([1, 2, 3]).base64EncodedString()
+            let halfBrokenLine = String(
+                decoding: try JSONSerialization.data(withJSONObject: halfBroken, options: [.sortedKeys]), as: UTF8.self)
+            let halfDecoded = try await importing(
+                Array(lines.prefix(second)) + [halfBrokenLine] + lines.dropFirst(second + 1), into: "half")
+            #expect(halfDecoded.status == 1)
+            #expect(try await head(of: "half") == second - 1)
+            let verified = try await runChorus(["log", "verify", "--data", root + "/half"])
+            #expect(verified.status == 0, "\(verified.standardOutput)\(verified.standardError)")
+
             let gap = try await importing(Array(lines.prefix(30)) + lines.dropFirst(31), into: "gap")
             #expect(gap.status == 1)
             #expect(gap.standardError.contains("position 32 where 31 is next"), "\(gap.standardError)")

@@ -5,14 +5,9 @@ import ChorusStorage
 /// nearly every change was a search from a table's root and a page somewhere else in it (about half of the writer's
 /// time). The task that decodes a batch sorts it; the writer only walks the order.
 extension DecisionState {
-    /// The tables by their place in ``tableNames``: the order sorted changes come in.
-    private static let placeOfTable = Dictionary(
-        uniqueKeysWithValues: tableNames.enumerated().map { ($1, UInt8($0)) })
-
     /// A batch's changes in the order to write them: by table, then key, then the order they came in, so that the
-    /// last change to a key still wins. Their keys and values are copied back to back in the order the changes came
-    /// (the order they lie in memory), so that neither the sort nor the writer reads a change again: the writer
-    /// retained each change's three references in sorted order, a cache miss each on its core.
+    /// last change to a key still wins. The entries are sorted; the keys and values stay where the changes were made,
+    /// back to back in the order they came (the order they lie in memory).
     struct SortedChanges: Sendable {
         struct Entry: Sendable {
             /// The key's first bytes, which tell nearly every two keys apart without reading them.
@@ -32,24 +27,22 @@ extension DecisionState {
 
         /// Nil when one of `changes` removes entries by their value (an account's deletion), which must come exactly
         /// where it is.
-        init?(_ changes: [Change]) {
+        init?(_ changes: ChangeList) {
             guard changes.count <= Int(Int32.max) else { return nil }
-            var bytes: [UInt8] = []
             var entries: [Entry] = []
             entries.reserveCapacity(changes.count)
-            for (index, change) in changes.enumerated() {
-                guard change.removingEntriesHolding == nil, let place = placeOfTable[change.table.name],
-                    change.key.count <= Int32.max, (change.value?.count ?? 0) <= Int32.max
-                else { return nil }
-                entries.append(
-                    Entry(
-                        prefix: change.key.withUnsafeBytes { KeyOrder.Prefix($0) }, keyStart: bytes.count,
-                        keyCount: Int32(change.key.count), valueCount: change.value.map { Int32($0.count) } ?? -1,
-                        index: Int32(index), place: place))
-                bytes += change.key
-                if let value = change.value { bytes += value }
-            }
-            bytes.withUnsafeBytes { bytes in
+            var index: Int32 = 0
+            let complete: Bool = changes.bytes.withUnsafeBytes { bytes in
+                for change in changes.entries {
+                    guard !change.removesEntriesHolding else { return false }
+                    let key = UnsafeRawBufferPointer(
+                        rebasing: bytes[change.keyStart..<change.keyStart + Int(change.keyCount)])
+                    entries.append(
+                        Entry(
+                            prefix: KeyOrder.Prefix(key), keyStart: change.keyStart, keyCount: change.keyCount,
+                            valueCount: change.valueCount, index: index, place: change.place))
+                    index += 1
+                }
                 entries.sort { a, b in
                     if a.place != b.place { return a.place < b.place }
                     if a.prefix != b.prefix { return a.prefix < b.prefix }
@@ -58,8 +51,10 @@ extension DecisionState {
                         UnsafeRawBufferPointer(rebasing: bytes[b.keyStart..<b.keyStart + Int(b.keyCount)]))
                     return order != 0 ? order < 0 : a.index < b.index
                 }
+                return true
             }
-            (self.entries, self.bytes) = (entries, bytes)
+            guard complete else { return nil }
+            (self.entries, self.bytes) = (entries, changes.bytes)
         }
     }
 
@@ -71,7 +66,7 @@ extension DecisionState {
                 let place = sorted.entries[start].place
                 var end = start + 1
                 while end < sorted.entries.endIndex, sorted.entries[end].place == place { end += 1 }
-                try state.writeInKeyOrder(in: StateTable(Self.tableNames[Int(place)])) { write in
+                try state.writeInKeyOrder(in: ChangeList.table(at: place)) { write in
                     for entry in sorted.entries[start..<end] {
                         let keyEnd = entry.keyStart + Int(entry.keyCount)
                         try write(

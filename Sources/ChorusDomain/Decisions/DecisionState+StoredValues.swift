@@ -115,9 +115,5 @@ extension DecisionState {
                 $0.count == 8 ? LogPosition(UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self))) : nil
             }
         }
-
-        static func value(since position: LogPosition) -> [UInt8] {
-            withUnsafeBytes(of: position.rawValue.bigEndian, Array.init)
-        }
     }
 }

@@ -224,8 +224,12 @@ public struct DecisionState: Sendable {
 
     /// The key of a conversation: its two users, the smaller id first.
     static func pairKey(_ one: UserID, _ other: UserID) -> [UInt8] {
-        key(min(one, other).rawValue, max(one, other).rawValue)
+        let (first, second) = pair(one, other)
+        return key(first.rawValue, second.rawValue)
     }
+
+    /// The two users of a conversation in the order its key holds them.
+    static func pair(_ one: UserID, _ other: UserID) -> (UserID, UserID) { (min(one, other), max(one, other)) }
 
     /// Whether `user` blocked `other`, and since which position.
     func block(_ user: UserID, _ other: UserID, in state: some StateReader) throws -> Edge {

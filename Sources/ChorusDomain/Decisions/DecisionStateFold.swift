@@ -18,13 +18,15 @@ struct DecisionStateFold {
         guard head > folded else { return }
         var seen = 0
         try log.scan(from: folded.next, through: head) { event in
-            for change in state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position) {
-                if let held = change.removingEntriesHolding {
-                    expected[change.table.name] = expected[change.table.name]?.filter { $0.value.value != held }
-                } else if let value = change.value {
-                    expected[change.table.name, default: [:]][change.key] = (value, event.position)
+            let changes = state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position)
+            changes.forEachChange { change, key, value in
+                let table = DecisionState.ChangeList.table(at: change.place).name
+                if change.removesEntriesHolding, let held = value {
+                    expected[table] = expected[table]?.filter { !$0.value.value.elementsEqual(held) }
+                } else if let value {
+                    expected[table, default: [:]][Array(key)] = (Array(value), event.position)
                 } else {
-                    expected[change.table.name]?[change.key] = nil
+                    expected[table]?[Array(key)] = nil
                 }
             }
             folded = event.position

@@ -25,7 +25,7 @@ public struct RecordedEventImporter: Sendable {
     public struct Decoded: Sendable {
         fileprivate let events: [RecordedEvent]
         fileprivate let commandEnds: [Int]
-        fileprivate let changes: [DecisionState.Change]
+        fileprivate let changes: DecisionState.ChangeList
         fileprivate let changeEnds: [Int]
         /// All of `changes` in the order to write them, when they go in one go.
         fileprivate let sortedChanges: DecisionState.SortedChanges?
@@ -33,13 +33,13 @@ public struct RecordedEventImporter: Sendable {
         fileprivate let prepared: PreparedRecordedEvents?
         fileprivate let undecodable: (any Error)?
 
-        /// Calls `body` with each command's events and changes, in order.
+        /// Calls `body` with each command's events and where its changes are in `changes`, in order.
         fileprivate func forEachCommand(
-            _ body: (ArraySlice<RecordedEvent>, ArraySlice<DecisionState.Change>) throws -> Void
+            _ body: (ArraySlice<RecordedEvent>, Range<Int>) throws -> Void
         ) rethrows {
             var (start, changeStart) = (0, 0)
             for (end, changeEnd) in zip(commandEnds, changeEnds) {
-                try body(events[start..<end], changes[changeStart..<changeEnd])
+                try body(events[start..<end], changeStart..<changeEnd)
                 (start, changeStart) = (end, changeEnd)
             }
         }
@@ -51,8 +51,9 @@ public struct RecordedEventImporter: Sendable {
     /// in position order from the log's next position, each command's together.
     public func decode(_ events: [RecordedEvent]) -> Decoded {
         var commandEnds: [Int] = []
-        var changes: [DecisionState.Change] = []
-        changes.reserveCapacity(events.count)
+        var changes = DecisionState.ChangeList()
+        // About one change per event, most of them two ids and a position.
+        changes.reserveCapacity(events.count, bytesEach: 64)
         var changeEnds: [Int] = []
         var undecodable: Error?
         // By index rather than by element: a copy of each event would retain its strings and payload.
@@ -69,7 +70,7 @@ public struct RecordedEventImporter: Sendable {
                     commandEnds.removeLast()
                     changeEnds.removeLast()
                 }
-                changes.removeSubrange((changeEnds.last ?? 0)...)
+                changes.keepFirst(changeEnds.last ?? 0)
                 break
             }
             if sameCommand {
@@ -104,12 +105,12 @@ public struct RecordedEventImporter: Sendable {
                 if let sorted = decoded.sortedChanges {
                     try state.apply(sorted, in: batch.state)
                 } else {
-                    try state.apply(decoded.changes[...], in: batch.state)
+                    try state.apply(decoded.changes, at: 0..<decoded.changes.count, in: batch.state)
                 }
                 return nil
             }
             var refusal: EventLogError?
-            try decoded.forEachCommand { events, changes in
+            try decoded.forEachCommand { events, changeOffsets in
                 guard refusal == nil else { return }
                 do {
                     try batch.appendRecorded(Array(events))
@@ -117,7 +118,7 @@ public struct RecordedEventImporter: Sendable {
                     refusal = error
                     return
                 }
-                try state.apply(changes, in: batch.state)
+                try state.apply(decoded.changes, at: changeOffsets, in: batch.state)
             }
             return refusal
         }

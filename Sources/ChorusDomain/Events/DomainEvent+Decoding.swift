@@ -19,7 +19,7 @@ extension DomainEvent {
         let isSealed = version >= (event.type == "CommentAdded" ? 3 : 2)
         /// The reader of `owner`'s sealed fields; nil when the owner was erased.
         func opened(_ owner: UserID) throws -> PayloadReader? {
-            try SealedFields.open(try reader.readBytes(), owner: owner, type: event.type, keys: keys)
+            try reader.withBytes { try SealedFields.open($0, owner: owner, type: event.type, keys: keys) }
         }
         do {
             switch event.type {

@@ -122,6 +122,11 @@ public struct PayloadReader {
     /// What ``PayloadWriter/write(bytes:)`` wrote.
     public mutating func readBytes() throws -> [UInt8] { try read { Array(try $0.readUTF8()) } }
 
+    /// Lends `body` what ``PayloadWriter/write(bytes:)`` wrote, in place.
+    mutating func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        try read { try body(try $0.readUTF8()) }
+    }
+
     public mutating func readOptionalString() throws -> String? {
         try read { try $0.readOptionalUTF8().map { String(decoding: $0, as: UTF8.self) } }
     }

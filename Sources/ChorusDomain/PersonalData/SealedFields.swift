@@ -12,25 +12,42 @@ enum SealedFields {
     ) throws -> [UInt8] {
         var writer = PayloadWriter()
         fields(&writer)
-        let box = try AES.GCM.seal(
-            writer.bytes, using: try keys.makeKey(for: owner), authenticating: context(owner, type))
+        let key = try keys.makeKey(for: owner)
+        let box = try withContext(owner, type) { try AES.GCM.seal(writer.bytes, using: key, authenticating: $0) }
         guard let combined = box.combined else { throw PayloadError.unreadableSealedFields }
         return Array(combined)
     }
 
     /// A reader of the sealed fields; nil once the owner's key is destroyed (the account was erased).
-    static func open(_ sealed: [UInt8], owner: UserID, type: String, keys: any PersonalDataKeys) throws
+    static func open(_ sealed: UnsafeRawBufferPointer, owner: UserID, type: String, keys: any PersonalDataKeys) throws
         -> PayloadReader?
     {
         guard let key = try keys.key(of: owner) else { return nil }
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
-            return PayloadReader(Array(try AES.GCM.open(box, using: key, authenticating: context(owner, type))))
+            return try withContext(owner, type) {
+                PayloadReader(Array(try AES.GCM.open(box, using: key, authenticating: $0)))
+            }
         } catch {
             throw PayloadError.unreadableSealedFields
         }
     }
 
-    /// The type, NUL and the owner's id.
-    private static func context(_ owner: UserID, _ type: String) -> [UInt8] { [UInt8](type, nulThen: owner.rawValue) }
+    /// Lends `body` the authenticated context: the type, NUL and the owner's id. On the stack: an import opens a
+    /// quarter of a million sealed sections.
+    private static func withContext<R>(_ owner: UserID, _ type: String, _ body: (UnsafeRawBufferPointer) throws -> R)
+        rethrows -> R
+    {
+        var (type, owner) = (type, owner.rawValue)
+        return try type.withUTF8 { type in
+            try owner.withUTF8 { owner in
+                try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: type.count + 1 + owner.count) { context in
+                    _ = context.initialize(fromContentsOf: type)
+                    context[type.count] = 0
+                    _ = context[(type.count + 1)...].initialize(fromContentsOf: owner)
+                    return try body(UnsafeRawBufferPointer(context))
+                }
+            }
+        }
+    }
 }
