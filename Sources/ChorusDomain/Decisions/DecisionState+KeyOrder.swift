@@ -12,12 +12,10 @@ extension DecisionState {
         struct Entry: Sendable {
             /// The key's first bytes, which tell nearly every two keys apart without reading them.
             let prefix: KeyOrder.Prefix
-            let keyStart: Int
+            let keyStart: Int32
             let keyCount: Int32
             /// -1: the key is removed; else the value follows the key in ``bytes``.
             let valueCount: Int32
-            /// Where the change came in its batch.
-            let index: Int32
             /// The table's place in ``DecisionState/tableNames``.
             let place: UInt8
         }
@@ -28,33 +26,48 @@ extension DecisionState {
         /// Nil when one of `changes` removes entries by their value (an account's deletion), which must come exactly
         /// where it is.
         init?(_ changes: ChangeList) {
-            guard changes.count <= Int(Int32.max) else { return nil }
-            var entries: [Entry] = []
-            entries.reserveCapacity(changes.count)
-            var index: Int32 = 0
-            let complete: Bool = changes.bytes.withUnsafeBytes { bytes in
-                for change in changes.entries {
-                    guard !change.removesEntriesHolding else { return false }
-                    let key = UnsafeRawBufferPointer(
-                        rebasing: bytes[change.keyStart..<change.keyStart + Int(change.keyCount)])
-                    entries.append(
-                        Entry(
-                            prefix: KeyOrder.Prefix(key), keyStart: change.keyStart, keyCount: change.keyCount,
-                            valueCount: change.valueCount, index: index, place: change.place))
-                    index += 1
-                }
-                entries.sort { a, b in
-                    if a.place != b.place { return a.place < b.place }
-                    if a.prefix != b.prefix { return a.prefix < b.prefix }
-                    let order = KeyOrder.compare(
-                        UnsafeRawBufferPointer(rebasing: bytes[a.keyStart..<a.keyStart + Int(a.keyCount)]),
-                        UnsafeRawBufferPointer(rebasing: bytes[b.keyStart..<b.keyStart + Int(b.keyCount)]))
-                    return order != 0 ? order < 0 : a.index < b.index
-                }
-                return true
+            guard changes.bytes.count <= Int(Int32.max) else { return nil }
+            // Table by table (a count of each, then each change in its table's place), then each table by key: the
+            // sort is stable, so that changes to one key stay in the order they came.
+            var tableEnds = [Int](repeating: 0, count: DecisionState.tableNames.count)
+            for change in changes.entries {
+                guard !change.removesEntriesHolding else { return nil }
+                tableEnds[Int(change.place)] += 1
             }
-            guard complete else { return nil }
-            (self.entries, self.bytes) = (entries, changes.bytes)
+            var next = [Int](repeating: 0, count: tableEnds.count)
+            for place in tableEnds.indices.dropFirst() {
+                next[place] = tableEnds[place - 1]
+                tableEnds[place] += tableEnds[place - 1]
+            }
+            entries = changes.bytes.withUnsafeBytes { bytes in
+                func key(_ entry: Entry) -> UnsafeRawBufferPointer {
+                    let start = Int(entry.keyStart)
+                    return UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(entry.keyCount)])
+                }
+                // Every place is written once: each table's count of them.
+                return [Entry](unsafeUninitializedCapacity: changes.count) { entries, initialized in
+                    for change in changes.entries {
+                        let start = change.keyStart
+                        let key = UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(change.keyCount)])
+                        (entries.baseAddress! + next[Int(change.place)]).initialize(
+                            to: Entry(
+                                prefix: KeyOrder.Prefix(key), keyStart: Int32(start), keyCount: change.keyCount,
+                                valueCount: change.valueCount, place: change.place))
+                        next[Int(change.place)] += 1
+                    }
+                    initialized = changes.count
+                    var start = 0
+                    for end in tableEnds {
+                        var table = UnsafeMutableBufferPointer(rebasing: entries[start..<end])
+                        table.sort { a, b in
+                            if a.prefix != b.prefix { return a.prefix < b.prefix }
+                            return KeyOrder.compare(key(a), key(b)) < 0
+                        }
+                        start = end
+                    }
+                }
+            }
+            bytes = changes.bytes
         }
     }
 
@@ -68,9 +81,9 @@ extension DecisionState {
                 while end < sorted.entries.endIndex, sorted.entries[end].place == place { end += 1 }
                 try state.writeInKeyOrder(in: ChangeList.table(at: place)) { write in
                     for entry in sorted.entries[start..<end] {
-                        let keyEnd = entry.keyStart + Int(entry.keyCount)
+                        let keyEnd = Int(entry.keyStart) + Int(entry.keyCount)
                         try write(
-                            UnsafeRawBufferPointer(rebasing: bytes[entry.keyStart..<keyEnd]),
+                            UnsafeRawBufferPointer(rebasing: bytes[Int(entry.keyStart)..<keyEnd]),
                             entry.valueCount < 0
                                 ? nil : UnsafeRawBufferPointer(rebasing: bytes[keyEnd..<keyEnd + Int(entry.valueCount)])
                         )
