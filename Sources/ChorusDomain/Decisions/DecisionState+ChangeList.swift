@@ -75,6 +75,9 @@ extension DecisionState {
                     removesEntriesHolding: true))
         }
 
+        /// Drops every change, keeping the memory for the next ones.
+        mutating func removeAll() { keepFirst(0) }
+
         /// Drops the changes from the `count`th on: those of events that did not decode.
         mutating func keepFirst(_ count: Int) {
             guard count < entries.count else { return }

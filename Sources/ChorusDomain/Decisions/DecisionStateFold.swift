@@ -17,8 +17,11 @@ struct DecisionStateFold {
     ) throws {
         guard head > folded else { return }
         var seen = 0
+        // One list for every event's changes, emptied before the next.
+        var changes = DecisionState.ChangeList()
         try log.scan(from: folded.next, through: head) { event in
-            let changes = state.changes(for: try DomainEvent(decoding: event, keys: keys), at: event.position)
+            changes.removeAll()
+            state.appendChanges(for: try DomainEvent(decoding: event, keys: keys), at: event.position, to: &changes)
             changes.forEachChange { change, key, value in
                 let table = DecisionState.ChangeList.table(at: change.place).name
                 if change.removesEntriesHolding, let held = value {
