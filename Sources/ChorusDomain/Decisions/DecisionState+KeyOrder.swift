@@ -59,10 +59,7 @@ extension DecisionState {
                     var start = 0
                     for end in tableEnds {
                         var table = UnsafeMutableBufferPointer(rebasing: entries[start..<end])
-                        table.sort { a, b in
-                            if a.prefix != b.prefix { return a.prefix < b.prefix }
-                            return KeyOrder.compare(key(a), key(b)) < 0
-                        }
+                        table.sort { a, b in KeyOrder.precedes(a.prefix, b.prefix) { (key(a), key(b)) } }
                         start = end
                     }
                 }

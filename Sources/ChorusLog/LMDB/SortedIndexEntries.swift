@@ -94,11 +94,13 @@ struct SortedIndexEntries: Sendable {
             var order: [(prefix: KeyOrder.Prefix, group: Int)] = []
             names.withUnsafeBytes { bytes in
                 order = counts.indices.map { (KeyOrder.Prefix(UnsafeRawBufferPointer(rebasing: bytes[name($0)])), $0) }
-                order.sort {
-                    if $0.prefix != $1.prefix { return $0.prefix < $1.prefix }
-                    return KeyOrder.compare(
-                        UnsafeRawBufferPointer(rebasing: bytes[name($0.group)]),
-                        UnsafeRawBufferPointer(rebasing: bytes[name($1.group)])) < 0
+                order.sort { a, b in
+                    KeyOrder.precedes(a.prefix, b.prefix) {
+                        (
+                            UnsafeRawBufferPointer(rebasing: bytes[name(a.group)]),
+                            UnsafeRawBufferPointer(rebasing: bytes[name(b.group)])
+                        )
+                    }
                 }
             }
             var streams: [Stream] = []

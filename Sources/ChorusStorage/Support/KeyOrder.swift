@@ -11,6 +11,17 @@ package enum KeyOrder {
         return common != 0 ? common : Int32(left.count - right.count)
     }
 
+    /// Whether one key comes before another, given their ``Prefix``es: `keys` lends the two keys' bytes (left,
+    /// right) for ``compare(_:_:)`` only when the prefixes tie. What a bulk sort of keys held elsewhere compares by.
+    @inlinable
+    package static func precedes(
+        _ left: Prefix, _ right: Prefix, keys: () -> (UnsafeRawBufferPointer, UnsafeRawBufferPointer)
+    ) -> Bool {
+        if left != right { return left < right }
+        let (leftKey, rightKey) = keys()
+        return compare(leftKey, rightKey) < 0
+    }
+
     /// Whether `left` comes before `right`.
     package static func precedes(_ left: [UInt8], _ right: [UInt8]) -> Bool {
         left.withUnsafeBytes { left in right.withUnsafeBytes { compare(left, $0) < 0 } }
