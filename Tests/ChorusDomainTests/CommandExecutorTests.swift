@@ -77,8 +77,8 @@ struct CommandExecutorTests {
     @Test("an e-mail's key is the lowercase hex SHA-256 of the lowercased e-mail, as every stored log has it")
     func emailKeyIsStable() {
         // Computed independently: sha256(b"chorus e-mail\x00" + b"ana@example.com").hexdigest(), and likewise of the
-        // UTF-8 of "élodie.ärger@exemple.fr" and of nothing (an ASCII e-mail is lowercased by byte;
-        // any other, by Unicode).
+        // UTF-8 of "élodie.ärger@exemple.fr" and of nothing (an ASCII e-mail is lowercased by byte, any other by
+        // Unicode).
         #expect(
             Validate.emailKey("Ana@Example.COM") == "096d82de057053c08e8632286b28e937285d68f27466ad1db835b2afd8c27a5e")
         #expect(
