@@ -93,11 +93,9 @@ extension DecisionState {
         ) rethrows {
             try bytes.withUnsafeBytes { bytes in
                 for entry in entries[offsets] {
-                    let keyEnd = entry.keyStart + Int(entry.keyCount)
-                    try body(
-                        entry, UnsafeRawBufferPointer(rebasing: bytes[entry.keyStart..<keyEnd]),
-                        entry.valueCount < 0
-                            ? nil : UnsafeRawBufferPointer(rebasing: bytes[keyEnd..<keyEnd + Int(entry.valueCount)]))
+                    let (key, value) = Self.change(
+                        in: bytes, keyStart: entry.keyStart, keyCount: entry.keyCount, valueCount: entry.valueCount)
+                    try body(entry, key, value)
                 }
             }
         }
@@ -106,6 +104,18 @@ extension DecisionState {
             _ body: (_ change: Entry, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void
         ) rethrows {
             try forEachChange(in: entries.indices, body)
+        }
+
+        /// The key and the value (nil: the key is removed) of a change whose key starts at `keyStart` in `bytes`: its
+        /// value follows it. How ``SortedChanges`` reads the same bytes, too.
+        static func change(
+            in bytes: UnsafeRawBufferPointer, keyStart: Int, keyCount: Int32, valueCount: Int32
+        ) -> (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+            let keyEnd = keyStart + Int(keyCount)
+            return (
+                UnsafeRawBufferPointer(rebasing: bytes[keyStart..<keyEnd]),
+                valueCount < 0 ? nil : UnsafeRawBufferPointer(rebasing: bytes[keyEnd..<keyEnd + Int(valueCount)])
+            )
         }
 
         /// Appends a change of `key` in `table`: what `value` appends is put under it, or the key is removed.

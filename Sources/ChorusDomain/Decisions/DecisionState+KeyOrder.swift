@@ -18,6 +18,12 @@ extension DecisionState {
             let valueCount: Int32
             /// The table's place in ``DecisionState/tableNames``.
             let place: UInt8
+
+            func change(in bytes: UnsafeRawBufferPointer) -> (
+                key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
+            ) {
+                ChangeList.change(in: bytes, keyStart: Int(keyStart), keyCount: keyCount, valueCount: valueCount)
+            }
         }
 
         let entries: [Entry]
@@ -40,19 +46,17 @@ extension DecisionState {
                 tableEnds[place] += tableEnds[place - 1]
             }
             entries = changes.bytes.withUnsafeBytes { bytes in
-                func key(_ entry: Entry) -> UnsafeRawBufferPointer {
-                    let start = Int(entry.keyStart)
-                    return UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(entry.keyCount)])
-                }
+                func key(_ entry: Entry) -> UnsafeRawBufferPointer { entry.change(in: bytes).key }
                 // Every place is written once: each table's count of them.
                 return [Entry](unsafeUninitializedCapacity: changes.count) { entries, initialized in
                     for change in changes.entries {
-                        let start = change.keyStart
-                        let key = UnsafeRawBufferPointer(rebasing: bytes[start..<start + Int(change.keyCount)])
+                        let (key, _) = ChangeList.change(
+                            in: bytes, keyStart: change.keyStart, keyCount: change.keyCount,
+                            valueCount: change.valueCount)
                         (entries.baseAddress! + next[Int(change.place)]).initialize(
                             to: Entry(
-                                prefix: KeyOrder.Prefix(key), keyStart: Int32(start), keyCount: change.keyCount,
-                                valueCount: change.valueCount, place: change.place))
+                                prefix: KeyOrder.Prefix(key), keyStart: Int32(change.keyStart),
+                                keyCount: change.keyCount, valueCount: change.valueCount, place: change.place))
                         next[Int(change.place)] += 1
                     }
                     initialized = changes.count
@@ -78,12 +82,8 @@ extension DecisionState {
                 while end < sorted.entries.endIndex, sorted.entries[end].place == place { end += 1 }
                 try state.writeInKeyOrder(in: ChangeList.table(at: place)) { write in
                     for entry in sorted.entries[start..<end] {
-                        let keyEnd = Int(entry.keyStart) + Int(entry.keyCount)
-                        try write(
-                            UnsafeRawBufferPointer(rebasing: bytes[Int(entry.keyStart)..<keyEnd]),
-                            entry.valueCount < 0
-                                ? nil : UnsafeRawBufferPointer(rebasing: bytes[keyEnd..<keyEnd + Int(entry.valueCount)])
-                        )
+                        let (key, value) = entry.change(in: bytes)
+                        try write(key, value)
                     }
                 }
                 start = end
