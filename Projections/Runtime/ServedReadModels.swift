@@ -253,7 +253,9 @@ public final class ServedReadModels: Sendable {
                 rebuildCounts.withLock {
                     $0 = (Int(clamping: engine.position.rawValue), Int(clamping: log.head.rawValue))
                 }
-            } while log.head.rawValue - engine.position.rawValue > 1_000
+                // Compared without subtracting: the engine reads what the writer committed before the head it publishes
+                // moves, so it can be ahead of `log.head`, where the difference overflowed (and stopped the process).
+            } while log.head.rawValue > engine.position.rawValue + 1_000
             return engine
         }
         try Task.checkCancellation()
