@@ -55,7 +55,11 @@ struct LiveEventsTests {
                 .likes(postID: "p", count: 1), .postRemoved(postID: "a"), .postRemoved(postID: "b"),
                 .reposts(postID: "p", count: 2),
             ])
-        #expect(server.starts.withLock { $0 } == [10, 11])
+        // The second connection resumed one position back. Its body ends after 13, so the stream may already have
+        // connected a third time, from one before 13, before the loop above broke off.
+        let starts = server.starts.withLock { $0 }
+        #expect(starts.prefix(2) == [10, 11])
+        #expect(starts.dropFirst(2).allSatisfy { $0 == 12 })
     }
 
     @Test("a refusal (a 4xx) ends the stream with the server's error")
