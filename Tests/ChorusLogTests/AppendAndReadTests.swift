@@ -191,6 +191,21 @@ struct AppendAndReadTests {
         }
     }
 
+    @Test("opening for writing waits a moment for a lock just let go, as a child being spawned can hold it briefly")
+    func writerLockPatience() async throws {
+        try await withTemporaryDirectory { directory in
+            let first = try LMDBEventLog(directory: directory)
+            let closer = Thread {
+                usleep(150_000)
+                first.close()
+            }
+            closer.start()
+            let second = try LMDBEventLog(directory: directory)
+            #expect(second.head == 0)
+            second.close()
+        }
+    }
+
     @Test("storage failures carry LMDB's code, message and context")
     func storageErrors() async throws {
         try await withTemporaryDirectory { directory in

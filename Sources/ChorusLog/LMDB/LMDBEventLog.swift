@@ -31,7 +31,10 @@ public final class LMDBEventLog: EventLog {
                 writerLock = nil
             } else {
                 try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-                guard let lock = try DirectoryLock(directory: directory, name: Self.writerLockName) else {
+                guard
+                    let lock = try DirectoryLock(
+                        directory: directory, name: Self.writerLockName, patience: Self.writerLockPatience)
+                else {
                     throw EventLogError.locked(directory)
                 }
                 writerLock = lock
@@ -141,6 +144,9 @@ public final class LMDBEventLog: EventLog {
     }
 
     private static let writerLockName = "writer.lock"
+    /// How long opening for writing waits for a lock another process holds: long enough for one just let go (see
+    /// `DirectoryLock`), short enough that a second writer hears at once that it is refused.
+    private static let writerLockPatience = Duration.milliseconds(500)
 
     /// Whether this process only reads the log.
     public var isReadOnly: Bool { writer == nil }

@@ -12,13 +12,21 @@ package final class DirectoryLock: Sendable {
     /// The locked file's descriptor; -1 once released.
     private let descriptor: Atomic<Int32>
 
-    /// Returns nil when another process holds the lock.
-    package init?(directory: String, name: String) throws(LMDBError) {
+    /// Returns nil when another process still holds the lock after `patience`. A lock just let go can stay held for
+    /// a moment: `flock` belongs to the open file, and a child another thread is spawning holds a copy of every
+    /// descriptor from its fork until its exec closes them.
+    package init?(directory: String, name: String, patience: Duration = .zero) throws(LMDBError) {
         let path = directory + "/" + name
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw LMDBError(errno, "open(\(path))") }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+        let clock = ContinuousClock()
+        let deadline = clock.now + patience
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
             let code = errno
+            if code == EWOULDBLOCK && clock.now < deadline {
+                usleep(10_000)
+                continue
+            }
             close(descriptor)
             if code == EWOULDBLOCK { return nil }
             throw LMDBError(code, "flock(\(path))")
