@@ -59,6 +59,28 @@ struct ReplayCommandTests {
         }
     }
 
+    @Test("a replay of many batches prints every event once, in log order, as JSON and as text")
+    func manyBatchesInOrder() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            // Over two batches of 8,192 events: each is formatted while the next is read.
+            try #require(try await runChorus(["demo", "--data", data, "--events", "20000", "--seed", "4"]).status == 0)
+            let json = try await runChorus(["replay", "--data", data, "--json"])
+            try #require(json.status == 0, "\(json.standardError)")
+            let positions = try json.standardOutput.split(separator: "\n").map {
+                try lastJSONLine(String($0))["position"] as? Int ?? 0
+            }
+            #expect(positions.count > 2 * 8_192)
+            #expect(positions == Array(1...positions.count))
+            let text = try await runChorus(["replay", "--data", data])
+            try #require(text.status == 0, "\(text.standardError)")
+            let textPositions = text.standardOutput.split(separator: "\n").map {
+                Int($0.prefix { $0 != " " }) ?? 0
+            }
+            #expect(textPositions == positions)
+        }
+    }
+
     @Test("--follow prints events as a server appends them")
     func follow() async throws {
         try await withTemporaryDirectory { root in

@@ -129,7 +129,8 @@ struct ReplayFilter {
 
 /// Lines on standard output, written a block at a time. Events are decoded and formatted a batch at a time on every
 /// core, each core a slice of the batch, and written in log order: decoding opens the sealed personal fields, and
-/// with the formatting it is most of a replay's work.
+/// with the formatting it is most of a replay's work. A batch is formatted while the caller reads the next one from
+/// the log.
 struct EventPrinter {
     static let batchSize = 8_192
 
@@ -138,6 +139,8 @@ struct EventPrinter {
     let keys: any PersonalDataKeys
     private let slices = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
     private var pending: [UInt8] = []
+    /// The batch being formatted, if any: its lines are ready once its group is done.
+    private var formatting: (group: DispatchGroup, lines: FormattedSlices)?
 
     init(json: Bool, filter: ReplayFilter, keys: any PersonalDataKeys) {
         self.json = json
@@ -145,35 +148,65 @@ struct EventPrinter {
         self.keys = keys
     }
 
-    /// Prints the events of `batch` that the filter admits, in order.
+    /// Starts formatting the events of `batch` that the filter admits, after the batches before it; ``flush()``
+    /// writes whatever is left.
     mutating func print(_ batch: [RecordedEvent]) {
         guard !batch.isEmpty else { return }
         let slices = batch.count < 256 ? 1 : self.slices
-        let lines = Mutex([[UInt8]](repeating: [], count: slices))
+        let lines = FormattedSlices(count: slices)
+        let group = DispatchGroup()
         let (json, filter, keys) = (self.json, self.filter, self.keys)
-        DispatchQueue.concurrentPerform(iterations: slices) { slice in
-            let range = (batch.count * slice / slices)..<(batch.count * (slice + 1) / slices)
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(range.count * 512)
-            for event in batch[range] {
-                let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
-                guard filter.admits(replayed) else { continue }
-                if json {
-                    replayed.appendJSON(to: &bytes)
-                } else {
-                    bytes.append(contentsOf: replayed.text.utf8)
+        for slice in 0..<slices {
+            DispatchQueue.global().async(group: group) {
+                let range = (batch.count * slice / slices)..<(batch.count * (slice + 1) / slices)
+                var bytes: [UInt8] = []
+                bytes.reserveCapacity(range.count * 512)
+                for event in batch[range] {
+                    let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
+                    guard filter.admits(replayed) else { continue }
+                    if json {
+                        replayed.appendJSON(to: &bytes)
+                    } else {
+                        bytes.append(contentsOf: replayed.text.utf8)
+                    }
+                    bytes.append(UInt8(ascii: "\n"))
                 }
-                bytes.append(UInt8(ascii: "\n"))
+                lines.set(slice, bytes)
             }
-            lines.withLock { $0[slice] = bytes }
         }
-        for slice in lines.withLock({ $0 }) { pending.append(contentsOf: slice) }
-        if pending.count >= 1 << 16 { flush() }
+        collectFormatted()
+        formatting = (group, lines)
     }
 
+    /// Waits for the batch being formatted, and writes every line printed so far.
     mutating func flush() {
+        collectFormatted()
+        write()
+    }
+
+    /// Waits for the batch being formatted and takes its lines, in order after those before them.
+    private mutating func collectFormatted() {
+        guard let (group, lines) = formatting else { return }
+        formatting = nil
+        group.wait()
+        for slice in lines.taken() { pending.append(contentsOf: slice) }
+        if pending.count >= 1 << 16 { write() }
+    }
+
+    private mutating func write() {
         guard !pending.isEmpty else { return }
         FileHandle.standardOutput.write(Data(pending))
         pending.removeAll(keepingCapacity: true)
     }
+}
+
+/// The lines of one batch, a block for each slice, filled in by the slices' threads.
+private final class FormattedSlices: Sendable {
+    private let slices: Mutex<[[UInt8]]>
+
+    init(count: Int) { slices = Mutex(Array(repeating: [], count: count)) }
+
+    func set(_ slice: Int, _ bytes: [UInt8]) { slices.withLock { $0[slice] = bytes } }
+
+    func taken() -> [[UInt8]] { slices.withLock { $0 } }
 }
