@@ -63,7 +63,7 @@ struct ReplayCommandTests {
     func manyBatchesInOrder() async throws {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
-            // Over two batches of 8,192 events: each is formatted while the next is read.
+            // Three batches of up to 8,192 events: each is formatted while the next is read.
             try #require(try await runChorus(["demo", "--data", data, "--events", "20000", "--seed", "4"]).status == 0)
             let json = try await runChorus(["replay", "--data", data, "--json"])
             try #require(json.status == 0, "\(json.standardError)")

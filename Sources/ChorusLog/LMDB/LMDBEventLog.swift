@@ -145,7 +145,7 @@ public final class LMDBEventLog: EventLog {
 
     private static let writerLockName = "writer.lock"
     /// How long opening for writing waits for a lock another process holds: long enough for one just let go (see
-    /// `DirectoryLock`), short enough that a second writer hears at once that it is refused.
+    /// `DirectoryLock`), short enough that a second writer is refused without a wait anyone notices.
     private static let writerLockPatience = Duration.milliseconds(500)
 
     /// Whether this process only reads the log.
