@@ -17,6 +17,13 @@ extension DecisionState {
             /// Set: instead, every entry of the table holding the value (the key is empty) is removed. For the e-mail
             /// index, whose key an erased account's events no longer give (their e-mail is unreadable).
             let removesEntriesHolding: Bool
+
+            /// Its key and value (nil: the key is removed) in the list's bytes.
+            func change(in bytes: UnsafeRawBufferPointer) -> (
+                key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
+            ) {
+                ChangeList.change(in: bytes, keyStart: keyStart, keyCount: keyCount, valueCount: valueCount)
+            }
         }
 
         /// A key: one part, or two with a NUL between them (``DecisionState/key(_:_:)``).
@@ -93,8 +100,7 @@ extension DecisionState {
         ) rethrows {
             try bytes.withUnsafeBytes { bytes in
                 for entry in entries[offsets] {
-                    let (key, value) = Self.change(
-                        in: bytes, keyStart: entry.keyStart, keyCount: entry.keyCount, valueCount: entry.valueCount)
+                    let (key, value) = entry.change(in: bytes)
                     try body(entry, key, value)
                 }
             }

@@ -19,6 +19,7 @@ extension DecisionState {
             /// The table's place in ``DecisionState/tableNames``.
             let place: UInt8
 
+            /// Its key and value (nil: the key is removed) in the list's bytes.
             func change(in bytes: UnsafeRawBufferPointer) -> (
                 key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?
             ) {
@@ -50,9 +51,7 @@ extension DecisionState {
                 // Every place is written once: each table's count of them.
                 return [Entry](unsafeUninitializedCapacity: changes.count) { entries, initialized in
                     for change in changes.entries {
-                        let (key, _) = ChangeList.change(
-                            in: bytes, keyStart: change.keyStart, keyCount: change.keyCount,
-                            valueCount: change.valueCount)
+                        let key = change.change(in: bytes).key
                         (entries.baseAddress! + next[Int(change.place)]).initialize(
                             to: Entry(
                                 prefix: KeyOrder.Prefix(key), keyStart: Int32(change.keyStart),
