@@ -1,8 +1,24 @@
 import Foundation
 import Synchronization
 
-/// The millisecond and sequence number of the last time-ordered id this process made.
-private let lastVersion7 = Mutex<(milliseconds: UInt64, sequence: UInt64)>((0, 0))
+/// The millisecond and sequence number of the last time-ordered id this process made, and random bits drawn ahead.
+private let version7State = Mutex(Version7State())
+
+private struct Version7State {
+    var milliseconds: UInt64 = 0
+    var sequence: UInt64 = 0
+    /// Drawn from the system 64 ids' worth at a time: each draw is a system call, about a microsecond, and every
+    /// append makes an id or two.
+    var random: [UInt64] = []
+
+    mutating func nextRandom() -> UInt64 {
+        if random.isEmpty {
+            random = [UInt64](repeating: 0, count: 64)
+            random.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
+        }
+        return random.removeLast()
+    }
+}
 
 /// Identifies the command that caused an append. Appending again with the same id appends nothing and returns the
 /// original positions, so a client may retry a command whose answer it never received.
@@ -31,23 +47,21 @@ public struct CorrelationID: Hashable, Sendable, CustomStringConvertible {
 
 /// Time-ordered UUIDs (RFC 9562 version 7): ids made later sort later, so indexes keyed by them grow at their end.
 public enum TimeOrderedUUID {
-    /// 48 bits of Unix milliseconds, a 12-bit sequence number, then 62 random bits (one draw from the system
-    /// generator, which is a system call here). Each id sorts after every id made before it in this process: within
-    /// one millisecond the sequence counts up, and past 4,096 ids, or when the clock steps back, the millisecond
-    /// field runs ahead of the clock.
+    /// 48 bits of Unix milliseconds, a 12-bit sequence number, then 62 random bits (from the system's
+    /// cryptographic generator). Each id sorts after every id made before it in this process: within one millisecond
+    /// the sequence counts up, and past 4,096 ids, or when the clock steps back, the millisecond field runs ahead of
+    /// the clock.
     public static func make() -> UUID {
-        var generator = SystemRandomNumberGenerator()
         let now = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
-        let random: UInt64 = generator.next()
-        let (milliseconds, sequence) = lastVersion7.withLock { last in
+        let (milliseconds, sequence, random) = version7State.withLock { last in
             if now > last.milliseconds {
-                last = (now, 0)
+                (last.milliseconds, last.sequence) = (now, 0)
             } else if last.sequence < 0xFFF {
                 last.sequence += 1
             } else {
-                last = (last.milliseconds + 1, 0)
+                (last.milliseconds, last.sequence) = (last.milliseconds + 1, 0)
             }
-            return last
+            return (last.milliseconds, last.sequence, last.nextRandom())
         }
         let high = (milliseconds << 16) | 0x7000 | sequence
         let low = (random & 0x3FFF_FFFF_FFFF_FFFF) | 0x8000_0000_0000_0000
