@@ -326,7 +326,8 @@ final class LogWriter: @unchecked Sendable {
         let started = ContinuousClock.now
         var group = CommittedGroup()
         do {
-            let (newHead, staged) = try environment.write(durable: durable) { transaction in
+            var (newHead, staged) = (startHead, UnindexedTail())
+            try environment.write(durable: durable) { transaction in
                 // Runs again from the start after a map growth: stage everything taken so far, then gather on.
                 let batch = LogWriteBatch(
                     transaction: transaction, schema: schema, head: startHead, committedTail: committedTail,
@@ -339,7 +340,7 @@ final class LogWriter: @unchecked Sendable {
                     events += more.reduce(0) { $0 + $1.eventCount }
                     for job in more { try job.stage(in: batch) }
                 }
-                return (batch.head, batch.staged)
+                (newHead, staged) = (batch.head, batch.staged)
             }
             let waiting = waitingCount(afterGroupOf: jobs.count)
             let duration = recordCommit(jobs: jobs.count, since: started)
