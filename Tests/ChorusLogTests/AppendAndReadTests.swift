@@ -46,6 +46,19 @@ struct AppendAndReadTests {
         }
     }
 
+    @Test("the stored size a benchmark's raw baseline copies is the size of the record the log stores")
+    func storedSize() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withLog(directory) { log in
+                let request = tick("스트림-7", String(repeating: "x", count: 200))
+                _ = try await log.append(request)
+                let stored = try #require(try log.event(at: 1)).record
+                let size = LMDBEventLog.storedSize(of: request.events[0], stream: request.stream, actor: request.actor)
+                #expect(size.record == stored.count)
+            }
+        }
+    }
+
     @Test("reads walk forward and backward from a position, and through one stream")
     func readsInBothDirections() async throws {
         try await withTemporaryDirectory { directory in

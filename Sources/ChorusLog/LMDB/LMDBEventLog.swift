@@ -250,6 +250,18 @@ public final class LMDBEventLog: EventLog {
     }
 }
 
+extension LMDBEventLog {
+    /// The bytes the log stores for `event` appended to `stream` by `actor`: its key in the events table and its
+    /// record. `chorus bench log`'s raw LMDB baseline stores exactly these: where LMDB places a commit's pages, and so
+    /// how many separate writes its sync waits for, changes with a few bytes more or less per value.
+    package static func storedSize(of event: NewEvent, stream: StreamID, actor: String) -> (key: Int, record: Int) {
+        let fields = EventRecordCodec.Fields(
+            position: 1, streamVersion: 1, recordedAt: .now, commandID: CommandID(), correlationID: CorrelationID(),
+            stream: stream, actor: actor, event: event)
+        return (LogSchema.eventKeySize, EventRecordCodec.encodedSize(fields))
+    }
+}
+
 /// What the log has done since it opened, and how big its map is.
 public struct EventLogStatistics: Sendable {
     public let head: LogPosition

@@ -30,19 +30,23 @@ package final class RawLMDBBaseline {
         mdb_env_close(environment)
     }
 
-    /// Times `commits` durable single-put commits of `valueSize` bytes each.
-    package func timeDurableCommits(_ commits: Int, valueSize: Int) throws -> Duration {
+    /// Times `commits` durable single-put commits, each of a `valueSize`-byte value under an ascending `keySize`-byte
+    /// key (at least 8 bytes: the count, big-endian, at its end).
+    package func timeDurableCommits(_ commits: Int, keySize: Int, valueSize: Int) throws -> Duration {
+        precondition(keySize >= 8, "the baseline's keys end in an 8-byte count")
         var value = [UInt8](repeating: 0x5A, count: valueSize)
+        var key = [UInt8](repeating: 0, count: keySize)
         let clock = ContinuousClock()
         let start = clock.now
         for _ in 0..<commits {
             lastKey += 1
             var transaction: OpaquePointer?
             try LMDBError.check(mdb_txn_begin(environment, nil, 0, &transaction), "mdb_txn_begin(baseline)")
-            var key = lastKey.bigEndian
-            let code = withUnsafeMutableBytes(of: &key) { keyBytes in
+            let count = lastKey.bigEndian
+            key.withUnsafeMutableBytes { $0.storeBytes(of: count, toByteOffset: keySize - 8, as: UInt64.self) }
+            let code = key.withUnsafeMutableBytes { keyBytes in
                 value.withUnsafeMutableBytes { valueBytes in
-                    var keyValue = MDB_val(mv_size: 8, mv_data: keyBytes.baseAddress)
+                    var keyValue = MDB_val(mv_size: keySize, mv_data: keyBytes.baseAddress)
                     var dataValue = MDB_val(mv_size: valueSize, mv_data: valueBytes.baseAddress)
                     return mdb_put(transaction, database, &keyValue, &dataValue, UInt32(MDB_APPEND))
                 }
