@@ -38,6 +38,39 @@ struct LogIndexTests {
         }
     }
 
+    /// A transaction's appends are recorded in the writer's unindexed tail as they are staged; one that does not
+    /// commit must leave no trace there, or the next decision would see versions and command ids that never were.
+    @Test("appends in a rehearsal or an aborted write leave no stream version or command id behind")
+    func uncommittedAppendsLeaveNothing() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withLog(directory) { log in
+                _ = try await log.append(tick("kept", "1"))
+                let command = CommandID()
+                // The same appends each time: to the stream already there, and twice to a new one.
+                let appends: @Sendable (any DecisionBatch) throws -> Void = { batch in
+                    _ = try batch.append(tick("kept", "2", expected: .exact(1)))
+                    _ = try batch.append(tick("new", "1", expected: .noStream, command: command))
+                    _ = try batch.append(tick("new", "2", expected: .exact(1)))
+                }
+                try await log.rehearse(eventCount: 3, appends)
+                await #expect(throws: EventLogError.self) {
+                    try await log.append(.durable, eventCount: 3) { batch in
+                        try appends(batch)
+                        throw LMDBError(LMDBError.Code.panic.rawValue, "a storage failure after the appends")
+                    }
+                }
+                #expect(log.head == 1)
+                // Decided as if neither had happened: the versions are the committed ones, the command is new.
+                try await log.append(.durable, eventCount: 3, decide: appends)
+                #expect(try log.read(from: 1).map(\.text) == ["1", "2", "1", "2"])
+                #expect(try log.streamVersion(of: "kept") == 2)
+                #expect(try log.streamVersion(of: "new") == 2)
+                let retried = try await log.append(tick("new", "1", expected: .noStream, command: command))
+                #expect(retried.isReplay)
+            }
+        }
+    }
+
     @Test("a batch spanning many streams is indexed before it reaches its size, and reads the same")
     func manyStreamsIndexSooner() async throws {
         try await withTemporaryDirectory { directory in

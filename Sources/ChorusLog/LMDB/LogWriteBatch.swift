@@ -4,8 +4,8 @@ import ChorusStorage
 /// appends and state changes made here are committed together, durably, when the transaction commits.
 ///
 /// The transaction writes the event records and whatever the decision writes to ``state`` (this batch itself). Stream
-/// versions and command ids are decided against this batch's own appends, then the writer's unindexed tail, then the
-/// indexes on disk: together, everything before the batch.
+/// versions and command ids are decided against the writer's unindexed tail, which holds this batch's own appends too,
+/// then the indexes on disk: together, everything before each append.
 final class LogWriteBatch: DecisionBatch, StateWriter {
     let transaction: LMDBWriteTransaction
     let schema: LogSchema
@@ -14,22 +14,25 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     private(set) var head: LogPosition
     /// The state tables (``LMDBEventLog/Configuration/stateTables``), in this same transaction.
     var state: any StateWriter { self }
-    /// The appends of this batch, handed to the writer's tail once the transaction commits.
-    private(set) var staged = UnindexedTail()
-    private let committedTail: UnindexedTail
+    /// The writer's tail, lent for the transaction (``takeTail()`` hands it back), with this batch's appends recorded
+    /// as they are staged.
+    private var tail: UnindexedTail
     private let index: LogIndex
 
     init(
-        transaction: LMDBWriteTransaction, schema: LogSchema, head: LogPosition, committedTail: UnindexedTail,
+        transaction: LMDBWriteTransaction, schema: LogSchema, head: LogPosition, tail: UnindexedTail,
         recordedAt: EventTime
     ) {
         self.transaction = transaction
         self.schema = schema
         self.head = head
-        self.committedTail = committedTail
+        self.tail = tail
         self.index = LogIndex(schema: schema)
         self.recordedAt = recordedAt
     }
+
+    /// The writer's tail, with this batch's appends; the batch is done.
+    func takeTail() -> UnindexedTail { tail.take() }
 
     /// A thrown ``LMDBError`` aborts the whole transaction.
     func append(_ request: AppendRequest) throws -> AppendOutcome {
@@ -61,7 +64,7 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
         }
         let outcome = AppendOutcome(
             firstPosition: head.next, lastPosition: position, streamVersion: version, isReplay: false)
-        staged.record(outcome, stream: request.stream, command: request.commandID)
+        tail.record(outcome, stream: request.stream, command: request.commandID)
         head = position
         return outcome
     }
@@ -107,14 +110,14 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
                     EventRecordCodec.encodedSize(fields), for: positionKey, in: schema.events, append: true
                 ) { EventRecordCodec.encode(fields, into: $0) }
             }
-            staged.record(event, commandStartsAt: commandStart)
+            tail.record(event, commandStartsAt: commandStart)
             head = event.position
         }
     }
 
     func appendPrepared(_ prepared: PreparedRecordedEvents) throws -> Bool {
         // Only where the indexes reach the head, so that the batch's entries go on from them.
-        guard prepared.firstPosition == head.next, committedTail.isEmpty, staged.isEmpty,
+        guard prepared.firstPosition == head.next, tail.isEmpty,
             try index.writeIfAdmitted(prepared.index, through: prepared.lastPosition, in: transaction)
         else { return false }
         try prepared.forEachRecord { position, record in
@@ -128,14 +131,12 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
 
     /// The stream's last version, including appends earlier in the batch.
     func streamVersion(_ stream: StreamID) throws -> UInt64 {
-        if let version = staged.streamVersions[stream] ?? committedTail.streamVersions[stream] { return version }
+        if let version = tail.streamVersions[stream] { return version }
         return try index.streamVersion(stream, in: transaction)
     }
 
     private func outcome(ofCommand command: CommandID) throws -> AppendOutcome? {
-        if let outcome = staged.outcome(ofCommand: command) ?? committedTail.outcome(ofCommand: command) {
-            return outcome
-        }
+        if let outcome = tail.outcome(ofCommand: command) { return outcome }
         return try index.outcome(ofCommand: command, in: transaction)
     }
 

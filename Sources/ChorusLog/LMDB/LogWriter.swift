@@ -322,16 +322,12 @@ final class LogWriter: @unchecked Sendable {
         // Only a durable group gathers; arrivals needing less are fine in it.
         var gathering = durable && gathers ? gathering(after: first) : nil
         let recordedAt = max(EventTime.now, lastRecordedAt)
-        let (startHead, committedTail) = (head, tail)
+        let startHead = head
         let started = ContinuousClock.now
         var group = CommittedGroup()
         do {
-            var (newHead, staged) = (startHead, UnindexedTail())
-            try environment.write(durable: durable) { transaction in
+            let newHead = try writeBatch(durable: durable, recordedAt: recordedAt) { batch in
                 // Runs again from the start after a map growth: stage everything taken so far, then gather on.
-                let batch = LogWriteBatch(
-                    transaction: transaction, schema: schema, head: startHead, committedTail: committedTail,
-                    recordedAt: recordedAt)
                 for job in jobs { try job.stage(in: batch) }
                 while case let more = arrivals(
                     &gathering, eventBudget: limits.maximumEventsPerTransaction - events), !more.isEmpty
@@ -340,13 +336,11 @@ final class LogWriter: @unchecked Sendable {
                     events += more.reduce(0) { $0 + $1.eventCount }
                     for job in more { try job.stage(in: batch) }
                 }
-                (newHead, staged) = (batch.head, batch.staged)
             }
             let waiting = waitingCount(afterGroupOf: jobs.count)
             let duration = recordCommit(jobs: jobs.count, since: started)
             head = newHead
             lastRecordedAt = recordedAt
-            tail.append(contentsOf: staged)
             // The indexes reach the head but for the tail: an import's prepared batch writes its index with its events.
             indexedThrough.store(head.rawValue - UInt64(tail.eventCount), ordering: .relaxed)
             lastGroup = (jobs.count, waiting, duration)
@@ -368,16 +362,38 @@ final class LogWriter: @unchecked Sendable {
         return group
     }
 
+    /// Runs `body` on a batch in one write transaction and commits it; returns the head after it. The batch records its
+    /// appends in the writer's tail as they are staged; if the transaction does not commit, the tail is rolled back to
+    /// where it was (also before `body` runs again after a map growth).
+    private func writeBatch(
+        durable: Bool, recordedAt: EventTime, _ body: (LogWriteBatch) throws -> Void
+    ) throws -> LogPosition {
+        let startHead = head
+        var newHead = startHead
+        let mark = tail.mark()
+        do {
+            try environment.write(durable: durable) { transaction in
+                tail.rollBack(to: mark)
+                let batch = LogWriteBatch(
+                    transaction: transaction, schema: schema, head: startHead, tail: tail.take(),
+                    recordedAt: recordedAt)
+                defer { tail = batch.takeTail() }
+                try body(batch)
+                newHead = batch.head
+            }
+        } catch {
+            tail.rollBack(to: mark)
+            throw error
+        }
+        return newHead
+    }
+
     /// Stages `job` in a transaction that is then rolled back: it saw the state and the head a commit would have, and
     /// left nothing.
     private func rehearse(_ job: any WriteJob) {
         struct RolledBack: Error {}
-        let (startHead, committedTail) = (head, tail)
         do {
-            try environment.write(durable: false) { transaction in
-                let batch = LogWriteBatch(
-                    transaction: transaction, schema: schema, head: startHead, committedTail: committedTail,
-                    recordedAt: max(EventTime.now, lastRecordedAt))
+            _ = try writeBatch(durable: false, recordedAt: max(EventTime.now, lastRecordedAt)) { batch in
                 try job.stage(in: batch)
                 throw RolledBack()
             }

@@ -1,6 +1,9 @@
 /// What the log has appended since its indexes were last written: the writer decides expected versions and command
 /// retries against this plus the indexes on disk, and writes it to the indexes in one sorted batch now and then.
 ///
+/// A write transaction's appends are recorded here as they are staged, and undone (``rollBack(to:)``) if it does not
+/// commit: recording them apart and merging them in after the commit hashed every stream and command id twice.
+///
 /// Only the fsync'd event records make appends durable; this is rebuilt from them when the log opens.
 struct UnindexedTail: Sendable {
     /// One stream-index entry still to be written.
@@ -18,6 +21,15 @@ struct UnindexedTail: Sendable {
     /// sorted already, which the index write's sort finds cheap), and where each is in that list.
     private(set) var commands: [(id: CommandID, outcome: AppendOutcome)] = []
     private var commandIndex: [CommandID: Int] = [:]
+    /// Since the last ``mark()``, what recording replaced, in order: for ``rollBack(to:)``.
+    private var replacedVersions: [(stream: StreamID, version: UInt64?)] = []
+    private var replacedOutcomes: [(index: Int, outcome: AppendOutcome)] = []
+
+    /// How long the tail was when a write transaction began.
+    struct Mark {
+        fileprivate let indexEntries: Int
+        fileprivate let commands: Int
+    }
 
     var eventCount: Int { indexEntries.count }
     /// The streams appended to, each of which the index write touches in its own place.
@@ -33,6 +45,7 @@ struct UnindexedTail: Sendable {
 
     private mutating func set(_ outcome: AppendOutcome, ofCommand command: CommandID) {
         if let index = commandIndex[command] {
+            replacedOutcomes.append((index, commands[index].outcome))
             commands[index].outcome = outcome
         } else {
             commandIndex[command] = commands.count
@@ -50,14 +63,18 @@ struct UnindexedTail: Sendable {
                     stream: stream, version: firstVersion + offset,
                     position: LogPosition(outcome.firstPosition.rawValue + offset)))
         }
-        streamVersions[stream] = outcome.streamVersion
+        setVersion(outcome.streamVersion, of: stream)
         set(outcome, ofCommand: command)
+    }
+
+    private mutating func setVersion(_ version: UInt64, of stream: StreamID) {
+        replacedVersions.append((stream, streamVersions.updateValue(version, forKey: stream)))
     }
 
     /// Records one stored event, when rebuilding the tail from the log; events come in position order.
     mutating func record(_ event: RecordedEvent, commandStartsAt start: LogPosition? = nil) {
         indexEntries.append(IndexEntry(stream: event.stream, version: event.streamVersion, position: event.position))
-        streamVersions[event.stream] = event.streamVersion
+        setVersion(event.streamVersion, of: event.stream)
         let first = outcome(ofCommand: event.commandID)?.firstPosition ?? start ?? event.position
         set(
             AppendOutcome(
@@ -66,16 +83,29 @@ struct UnindexedTail: Sendable {
             ofCommand: event.commandID)
     }
 
-    /// Adds a committed batch's appends, which come after everything already here.
-    mutating func append(contentsOf later: UnindexedTail) {
-        // Just after an index write: taken whole, without hashing every id again.
-        guard !isEmpty else {
-            self = later
-            return
-        }
-        indexEntries.append(contentsOf: later.indexEntries)
-        streamVersions.merge(later.streamVersions) { _, later in later }
-        for command in later.commands { set(command.outcome, ofCommand: command.id) }
+    /// This tail, leaving an empty one in its place: to lend it whole, changed in place by its borrower, not copied.
+    mutating func take() -> UnindexedTail {
+        var taken = UnindexedTail()
+        swap(&taken, &self)
+        return taken
+    }
+
+    /// Where the tail is now, to roll back to: called as a write transaction begins (one at a time).
+    mutating func mark() -> Mark {
+        replacedVersions.removeAll(keepingCapacity: true)
+        replacedOutcomes.removeAll(keepingCapacity: true)
+        return Mark(indexEntries: indexEntries.count, commands: commands.count)
+    }
+
+    /// Undoes everything recorded since `mark`, the last ``mark()``: its transaction did not commit.
+    mutating func rollBack(to mark: Mark) {
+        for (stream, version) in replacedVersions.reversed() { streamVersions[stream] = version }
+        for (index, outcome) in replacedOutcomes.reversed() { commands[index].outcome = outcome }
+        for command in commands[mark.commands...] { commandIndex[command.id] = nil }
+        commands.removeSubrange(mark.commands...)
+        indexEntries.removeSubrange(mark.indexEntries...)
+        replacedVersions.removeAll(keepingCapacity: true)
+        replacedOutcomes.removeAll(keepingCapacity: true)
     }
 
     mutating func removeAll() {
@@ -83,5 +113,7 @@ struct UnindexedTail: Sendable {
         indexEntries.removeAll(keepingCapacity: true)
         commands.removeAll(keepingCapacity: true)
         commandIndex.removeAll(keepingCapacity: true)
+        replacedVersions.removeAll(keepingCapacity: true)
+        replacedOutcomes.removeAll(keepingCapacity: true)
     }
 }
