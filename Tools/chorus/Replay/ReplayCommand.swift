@@ -189,7 +189,7 @@ struct EventPrinter {
         guard let (group, lines) = formatting else { return }
         formatting = nil
         group.wait()
-        for slice in lines.taken() { pending.append(contentsOf: slice) }
+        for slice in lines.all() { pending.append(contentsOf: slice) }
         if pending.count >= 1 << 16 { write() }
     }
 
@@ -208,5 +208,6 @@ private final class FormattedSlices: Sendable {
 
     func set(_ slice: Int, _ bytes: [UInt8]) { slices.withLock { $0[slice] = bytes } }
 
-    func taken() -> [[UInt8]] { slices.withLock { $0 } }
+    /// Every slice's block, in slice order.
+    func all() -> [[UInt8]] { slices.withLock { $0 } }
 }
