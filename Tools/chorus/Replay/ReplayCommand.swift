@@ -157,7 +157,11 @@ struct EventPrinter {
         let group = DispatchGroup()
         let (json, filter, keys) = (self.json, self.filter, self.keys)
         for slice in 0..<slices {
-            DispatchQueue.global().async(group: group) {
+            // A thread for each slice: Dispatch's global queue here grew from one thread to two only after the
+            // first second of a replay (its pool adds threads on a timer while the reading thread is busy).
+            group.enter()
+            Thread {
+                defer { group.leave() }
                 let range = (batch.count * slice / slices)..<(batch.count * (slice + 1) / slices)
                 var bytes: [UInt8] = []
                 bytes.reserveCapacity(range.count * 512)
@@ -172,7 +176,7 @@ struct EventPrinter {
                     bytes.append(UInt8(ascii: "\n"))
                 }
                 lines.set(slice, bytes)
-            }
+            }.start()
         }
         collectFormatted()
         formatting = (group, lines)

@@ -12,14 +12,14 @@ struct ReplayedEvent {
     /// Every user the event names, for `--user` (empty unless asked for).
     let users: Set<String>
 
-    /// A field's value as JSON shows it.
-    indirect enum FieldValue {
+    /// A field's value as JSON shows it. Only `labelled` is boxed: an indirect enum allocates for every value.
+    enum FieldValue {
         case text(String)
         case integer(Int64)
         case flag(Bool)
         case null
         /// A case with a value, such as `profileImage: {set: …}`.
-        case labelled(String, FieldValue)
+        indirect case labelled(String, FieldValue)
     }
 
     private static let redacted: Set<String> = ["passwordHash"]
