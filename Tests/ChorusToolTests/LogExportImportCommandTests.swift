@@ -72,8 +72,8 @@ struct LogExportImportCommandTests {
             let actor = try #require(try lastJSONLine(lines[5])["actor"] as? String)
             var changed = lines
             changed[5] = lines[5].replacingOccurrences(of: "\"actor\":\"\(actor)\"", with: "\"actor\":\"운영자 José\"")
-            // And every character JSON escapes, as JSONEncoder writes them (slashes left as they are), before, in and
-            // after the sixteen-byte runs the writer scans at once.
+            // And every character JSON escapes, as JSONEncoder writes them (slashes left as they are), in and after
+            // the eight-byte words the writer scans at once, and in the bytes past the last whole word.
             let other = try #require(try lastJSONLine(lines[6])["actor"] as? String)
             let escaped = #"0123456789abcdea\b\f\n\r\t\u0001\u001f\"\\/z0123456789abcd\"0123456789abcdef\n"#
             changed[6] = lines[6].replacingOccurrences(
