@@ -47,13 +47,7 @@ struct AccountErasureTests {
                     "CHORUS_WEBHOOK_SECRET": WebhookDeliveryTests.secret, "CHORUS_WEBHOOK_RETRY_DELAY_MS": "60000",
                 ])
             func register(_ email: String, _ name: String) async throws -> (id: String, token: String) {
-                let answer = try await server.call(
-                    "POST", "/v1/auth/register", json: ["email": email, "password": "secret-password", "name": name])
-                try #require(answer.status == 201, "\(answer.json)")
-                return (
-                    try #require((answer.json["user"] as? [String: Any])?["id"] as? String),
-                    try #require(answer.json["token"] as? String)
-                )
+                try await server.register(email: email, name: name)
             }
             func id(_ answer: ServerProcess.Answer) throws -> String { try #require(answer.json["id"] as? String) }
 

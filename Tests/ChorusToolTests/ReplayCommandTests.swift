@@ -59,6 +59,42 @@ struct ReplayCommandTests {
         }
     }
 
+    @Test("a profile edit shows the fields it changed, and its image as set or removed, as JSON and as text")
+    func profileEdits() async throws {
+        try await withTemporaryDirectory { root in
+            let server = try await ServerProcess(data: root)
+            let (user, token) = try await server.register(email: "min@example.com", name: "Min")
+            let media = try await server.call(
+                "POST", "/v1/media", token: token, body: pngBytes, headers: ["Content-Type": "image/png"])
+            let image = try #require(media.json["id"] as? String)
+            #expect(
+                try await server.call("PATCH", "/v1/me", token: token, json: ["name": "김민지", "profileImage": image])
+                    .status == 200)
+            #expect(
+                try await server.call("PATCH", "/v1/me", token: token, json: ["bio": "노을", "profileImage": NSNull()])
+                    .status == 200)
+            #expect(await server.stop() == 0)
+
+            let json = try await runChorus(["replay", "--data", root, "--json", "--type", "ProfileEdited"])
+            let edits = try json.standardOutput.split(separator: "\n").map { try lastJSONLine(String($0)) }
+            try #require(edits.count == 2, "\(json.standardError)")
+            let set = try #require(edits[0]["data"] as? [String: Any])
+            #expect(set["name"] as? String == "김민지" && set["bio"] is NSNull && set["major"] is NSNull)
+            #expect((set["profileImage"] as? [String: Any])?["set"] as? String == image)
+            #expect(set["user"] as? String == user)
+            let removed = try #require(edits[1]["data"] as? [String: Any])
+            #expect(removed["bio"] as? String == "노을" && removed["name"] is NSNull)
+            #expect(removed["profileImage"] as? String == "remove")
+
+            let text = try await runChorus(["replay", "--data", root, "--type", "ProfileEdited"]).standardOutput
+            let lines = text.split(separator: "\n")
+            #expect(lines.count == 2)
+            let first = "bio=null major=null name=김민지 profileImage=set:\(image) user=\(user)"
+            #expect(lines.first?.hasSuffix(first) == true)
+            #expect(lines.last?.hasSuffix("bio=노을 major=null name=null profileImage=remove user=\(user)") == true)
+        }
+    }
+
     @Test("a replay of many batches prints every event once, in log order, as JSON and as text")
     func manyBatchesInOrder() async throws {
         try await withTemporaryDirectory { root in

@@ -107,6 +107,18 @@ final class ServerProcess: @unchecked Sendable {
         try await Self.call(base: base, method, path, token: token, json: json, body: body, headers: headers)
     }
 
+    /// Signs a new user up; throws unless the server answers 201 with the user and a token.
+    func register(email: String, name: String, password: String = "secret-password") async throws
+        -> (id: String, token: String)
+    {
+        let answer = try await call(
+            "POST", "/v1/auth/register", json: ["email": email, "password": password, "name": name])
+        guard answer.status == 201, let id = (answer.json["user"] as? [String: Any])?["id"] as? String,
+            let token = answer.json["token"] as? String
+        else { throw ServerError("signing \(email) up answered \(answer.status): \(answer.json)") }
+        return (id, token)
+    }
+
     /// Every item of a paged list at `path` (with or without a query), page after page until `nextCursor` is null;
     /// throws on a page that is not 200.
     func allItems(_ path: String, token: String?, headers: [String: String] = [:]) async throws -> [[String: Any]] {

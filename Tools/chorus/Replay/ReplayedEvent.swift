@@ -73,6 +73,18 @@ struct ReplayedEvent {
                 ("bio", .text(event.bio)), ("email", .text(event.email)), ("major", .text(event.major)),
                 ("name", .text(event.name)), ("passwordHash", .text("(not shown)")), ("user", user(event.user)),
             ]
+        case .profileEdited(let event):
+            // As the reflection writes a case: with its value under its name, or as its name alone.
+            let image: FieldValue =
+                switch event.profileImage {
+                case nil: .null
+                case .remove: .text("remove")
+                case .set(let media): .labelled("set", .text(media.rawValue))
+                }
+            return [
+                ("bio", text(event.bio)), ("major", text(event.major)), ("name", text(event.name)),
+                ("profileImage", image), ("user", user(event.user)),
+            ]
         case .postCreated(let event):
             return [
                 ("author", user(event.author)), ("caption", .text(event.caption)), ("image", id(event.image)),
