@@ -11,6 +11,8 @@ struct JSONWriterTests {
     func escaping() throws {
         let texts = [
             "plain", "quote \" and \\ backslash", "new\nline\ttab\r", "\u{0}\u{1}\u{1F}", "김민수 😀", "</script>",
+            // One character to escape each, past the first eight bytes: the scan reads eight at a time.
+            "eight bytes, then a \\ backslash", "eight bytes, then a \" quote", "eight bytes, then a tab\t",
         ]
         for text in texts {
             var json = JSONWriter()

@@ -120,7 +120,7 @@ struct JSONWriter {
 
     private mutating func escaped(_ utf8: UnsafeRawBufferPointer) {
         // Most text needs no escaping: copy it whole.
-        guard utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+        guard JSONEscapes.firstEscaped(in: utf8, from: 0) != nil else {
             bytes.append(contentsOf: utf8)
             return
         }

@@ -1,3 +1,4 @@
+import ChorusHTTP
 import ChorusLog
 import Foundation
 
@@ -127,7 +128,7 @@ struct JSONBytes {
 
     private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
         var runStart = 0
-        while let index = Self.firstEscaped(in: utf8, from: runStart) {
+        while let index = JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: runStart) {
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
             runStart = index + 1
             escape(utf8[index])
@@ -149,33 +150,5 @@ struct JSONBytes {
             bytes.append(Self.hexDigit(byte >> 4))
             bytes.append(Self.hexDigit(byte & 0xF))
         }
-    }
-
-    /// Where the first byte at or after `start` that JSON escapes is, if anywhere. Eight bytes at a time: text is most
-    /// of what `chorus replay --json` writes, and almost none of it needs escaping.
-    private static func firstEscaped(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        var index = start
-        let raw = UnsafeRawBufferPointer(utf8)
-        while index + 8 <= raw.count, !anyNeedsEscaping(raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
-            index += 8
-        }
-        while index < utf8.count {
-            let byte = utf8[index]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return index }
-            index += 1
-        }
-        return nil
-    }
-
-    /// Whether any of the eight bytes is below 0x20, `"` or `\` (exact: a borrow only carries past a byte that
-    /// matched). Each test leaves a byte's high bit set where the byte matched; bytes from 0x80 up never do.
-    private static func anyNeedsEscaping(_ word: UInt64) -> Bool {
-        let ones: UInt64 = 0x0101_0101_0101_0101
-        func matching(_ byte: UInt8) -> UInt64 {
-            let difference = word ^ (ones &* UInt64(byte))
-            return (difference &- ones) & ~difference
-        }
-        let control = (word &- ones &* 0x20) & ~word
-        return (control | matching(UInt8(ascii: "\"")) | matching(UInt8(ascii: "\\"))) & (ones &* 0x80) != 0
     }
 }
