@@ -6,7 +6,13 @@ import ChorusLog
 extension DomainEvent {
     /// Decodes a stored event, opening its personal fields with their owner's key in `keys`; an erased user's read as
     /// empty. Throws ``DomainEventDecodingError`` for an unknown type or version, a bad payload, or a missing key.
-    public init(decoding event: RecordedEvent, keys: any PersonalDataKeys) throws {
+    public init(decoding event: borrowing RecordedEvent, keys: borrowing any PersonalDataKeys) throws {
+        // Both borrowed, here and in `decode`: `keys` is one object that every thread decoding events shares, and a
+        // copy for each event retained it, two cores taking turns with its reference count.
+        self = try Self.decode(event, keys: keys)
+    }
+
+    private static func decode(_ event: RecordedEvent, keys: any PersonalDataKeys) throws -> DomainEvent {
         let version = event.schemaVersion
         guard (1...Self.currentSchemaVersion(ofType: event.type)).contains(version) else {
             throw DomainEventDecodingError(event: event, reason: "unknown schema version \(version)")
@@ -21,20 +27,21 @@ extension DomainEvent {
         func opened(_ owner: UserID) throws -> PayloadReader? {
             try reader.withBytes { try SealedFields.open($0, owner: owner, type: event.type, keys: keys) }
         }
+        let decoded: DomainEvent
         do {
             switch event.type {
             case "UserRegistered" where isSealed:
                 let user = try reader.read(UserID.self)
                 let hash = try reader.readString()
                 var fields = try opened(user)
-                self = .userRegistered(
+                decoded = .userRegistered(
                     UserRegistered(
                         user: user, email: try fields?.readString() ?? "", passwordHash: hash,
                         name: try fields?.readString() ?? "", major: try fields?.readString() ?? "",
                         bio: try fields?.readString() ?? ""))
                 try fields?.finish()
             case "UserRegistered":
-                self = .userRegistered(
+                decoded = .userRegistered(
                     UserRegistered(
                         user: try reader.read(UserID.self), email: try reader.readString(),
                         passwordHash: try reader.readString(), name: try reader.readString(),
@@ -64,7 +71,7 @@ extension DomainEvent {
                     case 2: .set(try reader.read(MediaID.self))
                     case let flag: throw PayloadError.badFlag(flag)
                     }
-                self = .profileEdited(
+                decoded = .profileEdited(
                     ProfileEdited(user: user, name: name, major: major, bio: bio, profileImage: image))
             case "PostCreated" where isSealed:
                 let post = try reader.read(PostID.self)
@@ -72,13 +79,13 @@ extension DomainEvent {
                 let image = try reader.readOptional(MediaID.self)
                 let repostOf = try reader.readOptional(PostID.self)
                 var fields = try opened(author)
-                self = .postCreated(
+                decoded = .postCreated(
                     PostCreated(
                         post: post, author: author, caption: try fields?.readString() ?? "",
                         text: try fields?.readString() ?? "", image: image, repostOf: repostOf))
                 try fields?.finish()
             case "PostCreated":
-                self = .postCreated(
+                decoded = .postCreated(
                     PostCreated(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         caption: try reader.readString(), text: try reader.readString(),
@@ -87,39 +94,39 @@ extension DomainEvent {
                 let post = try reader.read(PostID.self)
                 let author = try reader.read(UserID.self)
                 var fields = try opened(author)
-                self = .postEdited(
+                decoded = .postEdited(
                     PostEdited(
                         post: post, author: author, caption: try fields?.readOptionalString(),
                         text: try fields?.readOptionalString()))
                 try fields?.finish()
             case "PostEdited":
-                self = .postEdited(
+                decoded = .postEdited(
                     PostEdited(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         caption: try reader.readOptionalString(), text: try reader.readOptionalString()))
             case "PostDeleted":
-                self = .postDeleted(
+                decoded = .postDeleted(
                     PostDeleted(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         postedAt: LogPosition(try reader.readUInt64()), repostOf: try reader.readOptional(PostID.self)))
             case "Liked":
-                self = .liked(
+                decoded = .liked(
                     Liked(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try postAuthor()))
             case "Unliked":
-                self = .unliked(
+                decoded = .unliked(
                     Unliked(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try postAuthor(),
                         likedAt: try position()))
             case "Reposted":
-                self = .reposted(
+                decoded = .reposted(
                     Reposted(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try reader.read(UserID.self)))
             case "Unreposted":
-                self = .unreposted(
+                decoded = .unreposted(
                     Unreposted(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try reader.read(UserID.self), repostedAt: LogPosition(try reader.readUInt64())))
@@ -129,28 +136,28 @@ extension DomainEvent {
                 let author = try reader.read(UserID.self)
                 let postAuthor = try reader.readOptional(UserID.self)
                 var fields = try opened(author)
-                self = .commentAdded(
+                decoded = .commentAdded(
                     CommentAdded(
                         comment: comment, post: post, author: author, text: try fields?.readString() ?? "",
                         postAuthor: postAuthor))
                 try fields?.finish()
             case "CommentAdded":
-                self = .commentAdded(
+                decoded = .commentAdded(
                     CommentAdded(
                         comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
                         author: try reader.read(UserID.self), text: try reader.readString(),
                         postAuthor: try postAuthor()))
             case "CommentDeleted":
-                self = .commentDeleted(
+                decoded = .commentDeleted(
                     CommentDeleted(
                         comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
                         author: try reader.read(UserID.self), postAuthor: try reader.read(UserID.self),
                         commentedAt: LogPosition(try reader.readUInt64())))
             case "Followed":
-                self = .followed(
+                decoded = .followed(
                     Followed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))
             case "Unfollowed":
-                self = .unfollowed(
+                decoded = .unfollowed(
                     Unfollowed(
                         follower: try reader.read(UserID.self), followee: try reader.read(UserID.self),
                         followedAt: try position()))
@@ -159,23 +166,24 @@ extension DomainEvent {
                 let from = try reader.read(UserID.self)
                 let to = try reader.read(UserID.self)
                 var fields = try opened(from)
-                self = .messageSent(
+                decoded = .messageSent(
                     MessageSent(message: message, from: from, to: to, text: try fields?.readString() ?? ""))
                 try fields?.finish()
             case "MessageSent":
-                self = .messageSent(
+                decoded = .messageSent(
                     MessageSent(
                         message: try reader.read(MessageID.self), from: try reader.read(UserID.self),
                         to: try reader.read(UserID.self), text: try reader.readString()))
             case "RoomCreated":
-                self = .roomCreated(
+                decoded = .roomCreated(
                     RoomCreated(
                         room: try reader.read(RoomID.self), creator: try reader.read(UserID.self),
                         name: try reader.readString()))
             case "RoomJoined":
-                self = .roomJoined(RoomJoined(room: try reader.read(RoomID.self), user: try reader.read(UserID.self)))
+                decoded = .roomJoined(
+                    RoomJoined(room: try reader.read(RoomID.self), user: try reader.read(UserID.self)))
             case "RoomLeft":
-                self = .roomLeft(
+                decoded = .roomLeft(
                     RoomLeft(
                         room: try reader.read(RoomID.self), user: try reader.read(UserID.self),
                         joinedAt: LogPosition(try reader.readUInt64())))
@@ -185,22 +193,22 @@ extension DomainEvent {
                 let room = try reader.read(RoomID.self)
                 let from = try reader.read(UserID.self)
                 var fields = try opened(from)
-                self = .roomMessageSent(
+                decoded = .roomMessageSent(
                     RoomMessageSent(message: message, room: room, from: from, text: try fields?.readString() ?? ""))
                 try fields?.finish()
             case "NotificationsRead":
-                self = .notificationsRead(
+                decoded = .notificationsRead(
                     NotificationsRead(user: try reader.read(UserID.self), upTo: LogPosition(try reader.readUInt64())))
             case "ConversationRead":
-                self = .conversationRead(
+                decoded = .conversationRead(
                     ConversationRead(reader: try reader.read(UserID.self), partner: try reader.read(UserID.self)))
             case "SessionStarted":
-                self = .sessionStarted(
+                decoded = .sessionStarted(
                     SessionStarted(
                         session: try reader.read(SessionID.self), user: try reader.read(UserID.self),
                         expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
             case "SessionEnded":
-                self = .sessionEnded(
+                decoded = .sessionEnded(
                     SessionEnded(session: try reader.read(SessionID.self), user: try reader.read(UserID.self)))
             case "PasswordChanged":
                 let user = try reader.read(UserID.self)
@@ -209,23 +217,24 @@ extension DomainEvent {
                 // Each id takes at least its length's four bytes: a count past that is a damaged payload.
                 guard count >= 0, count <= event.payload.count / 4 else { throw PayloadError.truncated }
                 let resets = try (0..<count).map { _ in try reader.read(ResetID.self) }
-                self = .passwordChanged(PasswordChanged(user: user, passwordHash: hash, revokedResets: resets))
+                decoded = .passwordChanged(PasswordChanged(user: user, passwordHash: hash, revokedResets: resets))
             case "PasswordResetRequested":
-                self = .passwordResetRequested(
+                decoded = .passwordResetRequested(
                     PasswordResetRequested(
                         user: try reader.read(UserID.self), reset: try reader.read(ResetID.self),
                         expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
             case "Blocked":
-                self = .blocked(Blocked(blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self)))
+                decoded = .blocked(
+                    Blocked(blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self)))
             case "Unblocked":
-                self = .unblocked(
+                decoded = .unblocked(
                     Unblocked(
                         blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self),
                         blockedAt: LogPosition(try reader.readUInt64())))
             case "Muted":
-                self = .muted(Muted(muter: try reader.read(UserID.self), muted: try reader.read(UserID.self)))
+                decoded = .muted(Muted(muter: try reader.read(UserID.self), muted: try reader.read(UserID.self)))
             case "Unmuted":
-                self = .unmuted(
+                decoded = .unmuted(
                     Unmuted(
                         muter: try reader.read(UserID.self), muted: try reader.read(UserID.self),
                         mutedAt: LogPosition(try reader.readUInt64())))
@@ -237,7 +246,7 @@ extension DomainEvent {
                 guard let reason = ReportReason(rawValue: try reader.readString()) else {
                     throw PayloadError.badFlag(0)
                 }
-                self = .reportFiled(
+                decoded = .reportFiled(
                     ReportFiled(
                         report: report, reporter: reporter, target: target, targetAuthor: author, reason: reason,
                         details: try reader.readString()))
@@ -246,20 +255,21 @@ extension DomainEvent {
                 guard let action = ReportAction(rawValue: try reader.readString()) else {
                     throw PayloadError.badFlag(0)
                 }
-                self = .reportResolved(
+                decoded = .reportResolved(
                     ReportResolved(report: report, action: action, filedAt: LogPosition(try reader.readUInt64())))
             case "UserSuspended":
-                self = .userSuspended(UserSuspended(user: try reader.read(UserID.self)))
+                decoded = .userSuspended(UserSuspended(user: try reader.read(UserID.self)))
             case "UserUnsuspended":
-                self = .userUnsuspended(UserUnsuspended(user: try reader.read(UserID.self)))
+                decoded = .userUnsuspended(UserUnsuspended(user: try reader.read(UserID.self)))
             case "AccountDeleted":
-                self = .accountDeleted(AccountDeleted(user: try reader.read(UserID.self)))
+                decoded = .accountDeleted(AccountDeleted(user: try reader.read(UserID.self)))
             case "ErasureCompleted":
-                self = .erasureCompleted(ErasureCompleted(user: try reader.read(UserID.self)))
+                decoded = .erasureCompleted(ErasureCompleted(user: try reader.read(UserID.self)))
             default:
                 throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
             }
             try reader.finish()
+            return decoded
         } catch let error as PayloadError {
             throw DomainEventDecodingError(event: event, reason: error.description)
         } catch let error as DataKeyError {

@@ -43,7 +43,7 @@ public final class DataKeyStore: PersonalDataKeys {
     private let store: CompactableStore
     private let table: StoreTable
     /// Keys read or made so far; nil for destroyed ones.
-    private let cache = Mutex<[UserID: SymmetricKey?]>([:])
+    private let cache = Mutex<[CachedUser: SymmetricKey?]>([:])
     private let durable: Bool
 
     /// With `durable: false` (a bulk import), new keys are written without an fsync each: ``sync()`` before the log
@@ -55,11 +55,12 @@ public final class DataKeyStore: PersonalDataKeys {
     }
 
     public func key(of user: UserID) throws -> SymmetricKey? {
-        if let cached = cache.withLock({ $0[user] }) { return cached }
+        let cached = CachedUser(user)
+        if let key = cache.withLock({ $0[cached] }) { return key }
         let stored = try store.read { try $0.value(for: Array(user.rawValue.utf8), in: table) }
         guard let stored else { throw DataKeyError.missing(user) }
         let key = stored.isEmpty ? nil : SymmetricKey(data: stored)
-        cache.withLock { $0[user] = .some(key) }
+        cache.withLock { $0[cached] = .some(key) }
         return key
     }
 
@@ -75,12 +76,12 @@ public final class DataKeyStore: PersonalDataKeys {
         }
         guard !kept.isEmpty else { throw DataKeyError.destroyed(user) }
         let key = SymmetricKey(data: kept)
-        cache.withLock { $0[user] = .some(key) }
+        cache.withLock { $0[CachedUser(user)] = .some(key) }
         return key
     }
 
     public func destroy(_ user: UserID) throws {
-        cache.withLock { $0[user] = .some(nil) }
+        cache.withLock { $0[CachedUser(user)] = .some(nil) }
         try store.write { try $0.put([], for: Array(user.rawValue.utf8), in: table) }
     }
 
@@ -91,7 +92,7 @@ public final class DataKeyStore: PersonalDataKeys {
             guard try transaction.value(for: Array(user.rawValue.utf8), in: table) == nil else { return }
             try transaction.put(bytes, for: Array(user.rawValue.utf8), in: table)
         }
-        cache.withLock { $0[user] = nil }
+        cache.withLock { $0[CachedUser(user)] = nil }
     }
 
     /// Copies the store without its freed pages, which may still hold destroyed keys, and swaps the copy in.
@@ -124,11 +125,11 @@ public final class DataKeyStore: PersonalDataKeys {
     /// had kept the allocator splitting and merging fragments: a sixth of a million-event import's time).
     public func preload() throws {
         let stored = try store.read { transaction in
-            var keys: [(UserID, SymmetricKey?)] = []
+            var keys: [(CachedUser, SymmetricKey?)] = []
             try transaction.scan(table) { user, key in
                 keys.append(
                     (
-                        UserID(unchecked: String(decoding: user, as: UTF8.self)),
+                        CachedUser(UserID(unchecked: String(decoding: user, as: UTF8.self))),
                         key.isEmpty ? nil : SymmetricKey(data: key)
                     ))
                 return true
@@ -150,4 +151,24 @@ public final class DataKeyStore: PersonalDataKeys {
     public func sync() throws { try store.sync() }
 
     public func close() { store.close() }
+}
+
+/// A user id as ``DataKeyStore``'s cache holds it: up to 32 bytes in the entry itself (every id Chorus makes has 26),
+/// so that a lookup compares ids without reading a string's storage elsewhere in memory. That read missed the
+/// processor's caches (a cache of every user does not fit them) and was a third of a lookup; longer ids as strings.
+private enum CachedUser: Hashable {
+    /// The id's bytes, zeros after them, and how many there are.
+    case inline(UInt64, UInt64, UInt64, UInt64, count: Int)
+    case text(String)
+
+    init(_ user: UserID) {
+        let utf8 = user.rawValue.utf8
+        guard utf8.count <= 32 else {
+            self = .text(user.rawValue)
+            return
+        }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: utf8) }
+        self = .inline(words.0, words.1, words.2, words.3, count: utf8.count)
+    }
 }

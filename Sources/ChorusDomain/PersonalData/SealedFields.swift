@@ -25,29 +25,25 @@ enum SealedFields {
         guard let key = try keys.key(of: owner) else { return nil }
         do {
             let box = try AES.GCM.SealedBox(combined: sealed)
-            return try withContext(owner, type) {
-                PayloadReader(Array(try AES.GCM.open(box, using: key, authenticating: $0)))
-            }
+            return PayloadReader(
+                Array(try withContext(owner, type) { try AES.GCM.open(box, using: key, authenticating: $0) }))
         } catch {
             throw PayloadError.unreadableSealedFields
         }
     }
 
     /// Lends `body` the authenticated context: the type, NUL and the owner's id. On the stack: an import opens a
-    /// quarter of a million sealed sections.
+    /// quarter of a million sealed sections. Copied from the strings' UTF-8 views in one closure: a closure for each
+    /// string's bytes copied the box and retained the key at every level (5 % of `chorus replay`'s samples).
     private static func withContext<R>(_ owner: UserID, _ type: String, _ body: (UnsafeRawBufferPointer) throws -> R)
         rethrows -> R
     {
-        var (type, owner) = (type, owner.rawValue)
-        return try type.withUTF8 { type in
-            try owner.withUTF8 { owner in
-                try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: type.count + 1 + owner.count) { context in
-                    _ = context.initialize(fromContentsOf: type)
-                    context[type.count] = 0
-                    _ = context[(type.count + 1)...].initialize(fromContentsOf: owner)
-                    return try body(UnsafeRawBufferPointer(context))
-                }
-            }
+        let (type, owner) = (type.utf8, owner.rawValue.utf8)
+        return try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: type.count + 1 + owner.count) { context in
+            let separator = context.initialize(fromContentsOf: type)
+            context[separator] = 0
+            _ = context[(separator + 1)...].initialize(fromContentsOf: owner)
+            return try body(UnsafeRawBufferPointer(context))
         }
     }
 }
