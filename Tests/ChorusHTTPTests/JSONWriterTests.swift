@@ -45,6 +45,34 @@ struct JSONWriterTests {
         )
     }
 
+    @Test("the escape scan finds the first byte to escape at every length, place and start, beside Hangul's bytes")
+    func escapeScan() {
+        // A byte at a time, as the scan's eight-byte words must agree with.
+        func reference(_ bytes: [UInt8], from start: Int) -> Int? {
+            bytes.indices.dropFirst(start).first { bytes[$0] < 0x20 || bytes[$0] == 0x22 || bytes[$0] == 0x5C }
+        }
+        let filler = Array("가a".utf8)  // bytes from 0x80 up, and one below
+        for length in 0...25 {
+            let clean = (0..<length).map { filler[$0 % filler.count] }
+            for escaped: UInt8 in [0x00, 0x1F, 0x22, 0x5C] {
+                // None, one, or two (the second after the first, which a borrow could mark falsely).
+                var texts = [clean]
+                for place in 0..<length {
+                    var one = clean
+                    one[place] = escaped
+                    texts.append(one)
+                    if place + 1 < length { texts.append(one.enumerated().map { $0 == place + 1 ? 0x22 : $1 }) }
+                }
+                for text in texts {
+                    for start in 0...length {
+                        let found = text.withUnsafeBytes { JSONEscapes.firstEscaped(in: $0, from: start) }
+                        #expect(found == reference(text, from: start), "\(text) from \(start)")
+                    }
+                }
+            }
+        }
+    }
+
     @Test("whole numbers are written digit for digit, from zero to the extremes")
     func integers() {
         var generator = SystemRandomNumberGenerator()

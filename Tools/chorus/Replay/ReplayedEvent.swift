@@ -25,10 +25,11 @@ struct ReplayedEvent {
     private static let redacted: Set<String> = ["passwordHash"]
 
     /// `namingUsers`: whether to collect ``users``.
-    init(_ event: RecordedEvent, keys: any PersonalDataKeys, namingUsers: Bool = true) {
+    init(_ event: consuming RecordedEvent, keys: borrowing any PersonalDataKeys, namingUsers: Bool = true) {
         self.event = event
         do {
-            let decoded = try DomainEvent(decoding: event, keys: keys)
+            // Decoded from the stored copy, so that `event` is moved into it rather than copied once more.
+            let decoded = try DomainEvent(decoding: self.event, keys: keys)
             var users: Set<String> = []
             if let fields = Self.commonFields(of: decoded, users: &users, naming: namingUsers) {
                 data = fields
@@ -237,8 +238,8 @@ struct ReplayedEvent {
         switch value {
         case .text(let text): object.string(text)
         case .integer(let number): object.integer(number)
-        case .flag(let flag): object.raw(Array((flag ? "true" : "false").utf8), quoted: false)
-        case .null: object.raw(Array("null".utf8), quoted: false)
+        case .flag(let flag): object.literal(flag ? "true" : "false")
+        case .null: object.literal("null")
         case .labelled(let label, let inner):
             object.open()
             object.key(label)

@@ -21,10 +21,17 @@ struct JSONBytes {
     }
 
     mutating func key(_ name: String) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
+        let comma = !first
         first = false
-        string(name)
-        bytes.append(UInt8(ascii: ":"))
+        Self.withUTF8(of: name) { utf8 in
+            append(atMost: utf8.count * 6 + 4) { out in
+                var at = 0
+                if comma { out.put(UInt8(ascii: ","), at: &at) }
+                Self.quoted(utf8, into: out, at: &at)
+                out.put(UInt8(ascii: ":"), at: &at)
+                return at
+            }
+        }
     }
 
     /// Empties the bytes, keeping their storage for what comes next.
@@ -34,16 +41,28 @@ struct JSONBytes {
     }
 
     mutating func integer(_ value: Int64) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        unsigned(value.magnitude)
+        append(atMost: 20) { out in
+            var at = 0
+            if value < 0 { out.put(UInt8(ascii: "-"), at: &at) }
+            Self.digits(value.magnitude, into: out, at: &at)
+            return at
+        }
     }
 
     mutating func unsigned(_ value: UInt64) {
+        append(atMost: 20) { out in
+            var at = 0
+            Self.digits(value, into: out, at: &at)
+            return at
+        }
+    }
+
+    private static func digits(_ value: UInt64, into out: UnsafeMutablePointer<UInt8>, at: inout Int) {
         var magnitude = value
         var divisor: UInt64 = 1
         while divisor <= magnitude / 10 { divisor *= 10 }
         while divisor > 0 {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor))
+            out.put(UInt8(ascii: "0") + UInt8(magnitude / divisor), at: &at)
             magnitude %= divisor
             divisor /= 10
         }
@@ -54,6 +73,11 @@ struct JSONBytes {
         if quoted { bytes.append(UInt8(ascii: "\"")) }
         bytes.append(contentsOf: text)
         if quoted { bytes.append(UInt8(ascii: "\"")) }
+    }
+
+    /// `true`, `false` or `null`, and other text that is JSON as it is.
+    mutating func literal(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// A quoted ``ChorusLog/EventTime/rfc3339``, written straight into the bytes.
@@ -118,37 +142,74 @@ struct JSONBytes {
     /// A quoted string: `"`, `\`, and control characters escaped, everything else as its UTF-8; as JSONEncoder escapes
     /// them.
     mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Read in place where the string's storage allows (a native string's does), saving a copy's retain and release.
-        if text.utf8.withContiguousStorageIfAvailable({ escaped($0) }) == nil {
-            Array(text.utf8).withUnsafeBufferPointer { escaped($0) }
+        Self.withUTF8(of: text) { utf8 in
+            append(atMost: utf8.count * 6 + 2) { out in
+                var at = 0
+                Self.quoted(utf8, into: out, at: &at)
+                return at
+            }
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
-    private mutating func escaped(_ utf8: UnsafeBufferPointer<UInt8>) {
+    /// Lends `body` the text's UTF-8 in place where the string's storage allows (a native string's does), saving a
+    /// copy's retain and release.
+    private static func withUTF8(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
+        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
+            text.utf8Span.span.withUnsafeBufferPointer { body($0) }
+        } else if text.utf8.withContiguousStorageIfAvailable({ body($0) }) == nil {
+            Array(text.utf8).withUnsafeBufferPointer { body($0) }
+        }
+    }
+
+    /// Appends what `write` puts at the pointer it is lent, at most `maximum` bytes, and answers how many it wrote: the
+    /// array's room and uniqueness checked once for a value, not at every byte (where each check was a call into the
+    /// runtime, and appending was two thirds of `chorus replay --json`'s writing).
+    private mutating func append(atMost maximum: Int, _ write: (UnsafeMutablePointer<UInt8>) -> Int) {
+        bytes.append(addingCapacity: maximum) { span in
+            span.withUnsafeMutableBufferPointer { buffer, count in count = write(buffer.baseAddress!) }
+        }
+    }
+
+    /// `utf8` quoted and escaped at `out + at`: at most six bytes for each of its bytes, and two quotes.
+    private static func quoted(_ utf8: UnsafeBufferPointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, at: inout Int)
+    {
+        out.put(UInt8(ascii: "\""), at: &at)
         var runStart = 0
-        while let index = JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: runStart) {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
-            runStart = index + 1
-            escape(utf8[index])
+        func copyRun(to end: Int) {
+            (out + at).update(from: utf8.baseAddress! + runStart, count: end - runStart)
+            at += end - runStart
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
+        while let index = JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: runStart) {
+            copyRun(to: index)
+            runStart = index + 1
+            escape(utf8[index], into: out, at: &at)
+        }
+        if runStart < utf8.count { copyRun(to: utf8.count) }
+        out.put(UInt8(ascii: "\""), at: &at)
     }
 
-    private mutating func escape(_ byte: UInt8) {
-        bytes.append(UInt8(ascii: "\\"))
+    private static func escape(_ byte: UInt8, into out: UnsafeMutablePointer<UInt8>, at: inout Int) {
+        out.put(UInt8(ascii: "\\"), at: &at)
         switch byte {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"): bytes.append(byte)
-        case UInt8(ascii: "\n"): bytes.append(UInt8(ascii: "n"))
-        case UInt8(ascii: "\r"): bytes.append(UInt8(ascii: "r"))
-        case UInt8(ascii: "\t"): bytes.append(UInt8(ascii: "t"))
-        case 0x08: bytes.append(UInt8(ascii: "b"))
-        case 0x0C: bytes.append(UInt8(ascii: "f"))
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.put(byte, at: &at)
+        case UInt8(ascii: "\n"): out.put(UInt8(ascii: "n"), at: &at)
+        case UInt8(ascii: "\r"): out.put(UInt8(ascii: "r"), at: &at)
+        case UInt8(ascii: "\t"): out.put(UInt8(ascii: "t"), at: &at)
+        case 0x08: out.put(UInt8(ascii: "b"), at: &at)
+        case 0x0C: out.put(UInt8(ascii: "f"), at: &at)
         default:
-            bytes.append(contentsOf: Array("u00".utf8))
-            bytes.append(Self.hexDigit(byte >> 4))
-            bytes.append(Self.hexDigit(byte & 0xF))
+            for character in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigit(byte >> 4)] {
+                out.put(character, at: &at)
+            }
+            out.put(hexDigit(byte & 0xF), at: &at)
         }
+    }
+}
+
+extension UnsafeMutablePointer<UInt8> {
+    /// Writes `byte` at `self + at`, and moves `at` past it.
+    fileprivate func put(_ byte: UInt8, at: inout Int) {
+        self[at] = byte
+        at += 1
     }
 }
