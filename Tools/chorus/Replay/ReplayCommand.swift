@@ -84,15 +84,15 @@ struct ReplayCommand: AsyncParsableCommand {
                 try log.scan(from: next, through: last) { event in
                     batch.append(event)
                     if batch.count == EventPrinter.batchSize {
-                        printer.print(batch)
+                        try printer.print(batch)
                         batch.removeAll(keepingCapacity: true)
                     }
                 }
-                printer.print(batch)
+                try printer.print(batch)
                 batch.removeAll(keepingCapacity: true)
                 next = last.next
             }
-            printer.flush()
+            try printer.flush()
             if !follow || (to.map { next.rawValue > $0 } ?? false) { return }
             try await Task.sleep(for: .milliseconds(200))
         }
@@ -128,19 +128,18 @@ struct ReplayFilter {
 }
 
 /// Lines on standard output, written a block at a time. Events are decoded and formatted a batch at a time on every
-/// core, each core a slice of the batch, and written in log order: decoding opens the sealed personal fields, and
-/// with the formatting it is most of a replay's work. A batch is formatted while the caller reads the next one from
-/// the log.
+/// core, and written in log order: decoding opens the sealed personal fields, and with the formatting it is most of a
+/// replay's work. A batch is formatted while the caller reads the next one from the log.
 struct EventPrinter {
     static let batchSize = 8_192
 
     let json: Bool
     let filter: ReplayFilter
     let keys: any PersonalDataKeys
-    private let slices = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
+    private let threads = max(1, min(8, ProcessInfo.processInfo.activeProcessorCount))
     private var pending: [UInt8] = []
     /// The batch being formatted, if any: its lines are ready once its group is done.
-    private var formatting: (group: DispatchGroup, lines: FormattedSlices)?
+    private var formatting: (group: DispatchGroup, lines: FormattedChunks)?
 
     init(json: Bool, filter: ReplayFilter, keys: any PersonalDataKeys) {
         self.json = json
@@ -150,68 +149,98 @@ struct EventPrinter {
 
     /// Starts formatting the events of `batch` that the filter admits, after the batches before it; ``flush()``
     /// writes whatever is left.
-    mutating func print(_ batch: [RecordedEvent]) {
+    mutating func print(_ batch: [RecordedEvent]) throws {
         guard !batch.isEmpty else { return }
-        let slices = batch.count < 256 ? 1 : self.slices
-        let lines = FormattedSlices(count: slices)
+        let lines = FormattedChunks(events: batch.count)
         let group = DispatchGroup()
         let (json, filter, keys) = (self.json, self.filter, self.keys)
-        for slice in 0..<slices {
-            // A thread for each slice: Dispatch's global queue here grew from one thread to two only after the
-            // first second of a replay (its pool adds threads on a timer while the reading thread is busy).
+        for _ in 0..<min(threads, lines.count) {
+            // A thread of its own for each core: Dispatch's global queue here grew from one thread to two only after
+            // the first second of a replay (its pool adds threads on a timer while the reading thread is busy).
             group.enter()
             Thread {
                 defer { group.leave() }
-                let range = (batch.count * slice / slices)..<(batch.count * (slice + 1) / slices)
-                var bytes: [UInt8] = []
-                bytes.reserveCapacity(range.count * 512)
-                for event in batch[range] {
-                    let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
-                    guard filter.admits(replayed) else { continue }
-                    if json {
-                        replayed.appendJSON(to: &bytes)
-                    } else {
-                        bytes.append(contentsOf: replayed.text.utf8)
+                while let (chunk, range) = lines.next() {
+                    var bytes: [UInt8] = []
+                    bytes.reserveCapacity(range.count * 512)
+                    for event in batch[range] {
+                        let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
+                        guard filter.admits(replayed) else { continue }
+                        if json {
+                            replayed.appendJSON(to: &bytes)
+                        } else {
+                            bytes.append(contentsOf: replayed.text.utf8)
+                        }
+                        bytes.append(UInt8(ascii: "\n"))
                     }
-                    bytes.append(UInt8(ascii: "\n"))
+                    lines.set(chunk, bytes)
                 }
-                lines.set(slice, bytes)
             }.start()
         }
-        collectFormatted()
+        try collectFormatted()
         formatting = (group, lines)
     }
 
     /// Waits for the batch being formatted, and writes every line printed so far.
-    mutating func flush() {
-        collectFormatted()
-        write()
+    mutating func flush() throws {
+        try collectFormatted()
+        try write(&pending)
     }
 
-    /// Waits for the batch being formatted and takes its lines, in order after those before them.
-    private mutating func collectFormatted() {
+    /// Waits for the batch being formatted and takes its lines, in order after those before them: a whole chunk's
+    /// lines are written as they are, smaller blocks (the last lines, or a few new ones under `--follow`) gathered.
+    private mutating func collectFormatted() throws {
         guard let (group, lines) = formatting else { return }
         formatting = nil
         group.wait()
-        for slice in lines.all() { pending.append(contentsOf: slice) }
-        if pending.count >= 1 << 16 { write() }
+        for var chunk in lines.all() {
+            if chunk.count >= Self.writeSize {
+                try write(&pending)
+                try write(&chunk)
+            } else {
+                pending.append(contentsOf: chunk)
+            }
+        }
+        if pending.count >= Self.writeSize { try write(&pending) }
     }
 
-    private mutating func write() {
-        guard !pending.isEmpty else { return }
-        FileHandle.standardOutput.write(Data(pending))
-        pending.removeAll(keepingCapacity: true)
+    private static let writeSize = 1 << 16
+
+    /// Writes `bytes` to standard output, and empties them.
+    private func write(_ bytes: inout [UInt8]) throws {
+        guard !bytes.isEmpty else { return }
+        try FileHandle.standardOutput.write(contentsOf: bytes)
+        bytes.removeAll(keepingCapacity: true)
     }
 }
 
-/// The lines of one batch, a block for each slice, filled in by the slices' threads.
-private final class FormattedSlices: Sendable {
-    private let slices: Mutex<[[UInt8]]>
+/// The lines of one batch, formatted a chunk of events at a time, a block of lines for each chunk. Threads take the
+/// next chunk as they finish one: with a half of the batch each, one thread sat idle while the other finished its
+/// half (one half may hold more sealed events than the other); a replay kept 1.89 cores busy instead of 1.84.
+private final class FormattedChunks: Sendable {
+    static let chunkSize = 512
 
-    init(count: Int) { slices = Mutex(Array(repeating: [], count: count)) }
+    /// How many chunks the batch has.
+    let count: Int
+    private let events: Int
+    private let taken = Atomic<Int>(0)
+    private let blocks: Mutex<[[UInt8]]>
 
-    func set(_ slice: Int, _ bytes: [UInt8]) { slices.withLock { $0[slice] = bytes } }
+    init(events: Int) {
+        self.events = events
+        count = (events + Self.chunkSize - 1) / Self.chunkSize
+        blocks = Mutex(Array(repeating: [], count: count))
+    }
 
-    /// Every slice's block, in slice order.
-    func all() -> [[UInt8]] { slices.withLock { $0 } }
+    /// The next chunk no thread has taken, and the events it covers; nil once every one is taken.
+    func next() -> (chunk: Int, events: Range<Int>)? {
+        let chunk = taken.add(1, ordering: .relaxed).oldValue
+        guard chunk < count else { return nil }
+        return (chunk, chunk * Self.chunkSize..<min(events, (chunk + 1) * Self.chunkSize))
+    }
+
+    func set(_ chunk: Int, _ bytes: [UInt8]) { blocks.withLock { $0[chunk] = bytes } }
+
+    /// Every chunk's block, in chunk order.
+    func all() -> [[UInt8]] { blocks.withLock { $0 } }
 }
