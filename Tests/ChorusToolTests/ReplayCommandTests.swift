@@ -114,6 +114,13 @@ struct ReplayCommandTests {
                 Int($0.prefix { $0 != " " }) ?? 0
             }
             #expect(textPositions == positions)
+
+            // Standard output that cannot take the lines (a full disk): an error that says why, not a crash.
+            let full = try await ChildProcess.run(
+                "/bin/sh",
+                ["-c", #"exec "$0" replay --data "$1" --json > /dev/full"#, chorusExecutableURL().path, data])
+            #expect(full.status == 1)
+            #expect(full.errors.contains("No space left on device"), "\(full.errors)")
         }
     }
 
