@@ -20,14 +20,20 @@ struct JSONBytes {
         first = false
     }
 
+    /// A key, after a comma unless it is its object's first. Written as it is: every key here is a literal or a Swift
+    /// identifier (a field's name), which JSON never escapes (checked in debug builds), and keys are half the strings
+    /// of `chorus replay --json`.
     mutating func key(_ name: String) {
         let comma = !first
         first = false
         Self.withUTF8(of: name) { utf8 in
-            append(atMost: utf8.count * 6 + 4) { out in
+            assert(JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: 0) == nil, "\(name) needs escaping")
+            append(atMost: utf8.count + 4) { out in
                 var at = 0
                 if comma { out.put(UInt8(ascii: ","), at: &at) }
-                Self.quoted(utf8, into: out, at: &at)
+                out.put(UInt8(ascii: "\""), at: &at)
+                Self.copy(utf8[...], to: out, at: &at)
+                out.put(UInt8(ascii: "\""), at: &at)
                 out.put(UInt8(ascii: ":"), at: &at)
                 return at
             }
@@ -175,17 +181,47 @@ struct JSONBytes {
     {
         out.put(UInt8(ascii: "\""), at: &at)
         var runStart = 0
-        func copyRun(to end: Int) {
-            (out + at).update(from: utf8.baseAddress! + runStart, count: end - runStart)
-            at += end - runStart
-        }
         while let index = JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: runStart) {
-            copyRun(to: index)
+            copy(utf8[runStart..<index], to: out, at: &at)
             runStart = index + 1
             escape(utf8[index], into: out, at: &at)
         }
-        if runStart < utf8.count { copyRun(to: utf8.count) }
+        copy(utf8[runStart...], to: out, at: &at)
         out.put(UInt8(ascii: "\""), at: &at)
+    }
+
+    /// Copies `bytes` to `out + at`. Up to 32 bytes (keys, ids) as words, which may overlap, read and written within
+    /// the bytes: a call to `memmove` for each cost more than the copy.
+    private static func copy(
+        _ bytes: Slice<UnsafeBufferPointer<UInt8>>, to out: UnsafeMutablePointer<UInt8>, at: inout Int
+    ) {
+        let count = bytes.count
+        guard count > 0 else { return }
+        let from = UnsafeRawPointer(bytes.base.baseAddress! + bytes.startIndex)
+        let to = UnsafeMutableRawPointer(out + at)
+        /// The word of `Word`'s size at `offset`.
+        func word<Word: FixedWidthInteger>(_: Word.Type, at offset: Int) {
+            to.storeBytes(
+                of: from.loadUnaligned(fromByteOffset: offset, as: Word.self), toByteOffset: offset, as: Word.self)
+        }
+        switch count {
+        case 1...3:
+            for offset in 0..<count { word(UInt8.self, at: offset) }
+        case 4...7:
+            word(UInt32.self, at: 0)
+            word(UInt32.self, at: count - 4)
+        case 8...16:
+            word(UInt64.self, at: 0)
+            word(UInt64.self, at: count - 8)
+        case 17...32:
+            word(UInt64.self, at: 0)
+            word(UInt64.self, at: 8)
+            word(UInt64.self, at: count - 16)
+            word(UInt64.self, at: count - 8)
+        default:
+            to.copyMemory(from: from, byteCount: count)
+        }
+        at += count
     }
 
     private static func escape(_ byte: UInt8, into out: UnsafeMutablePointer<UInt8>, at: inout Int) {
