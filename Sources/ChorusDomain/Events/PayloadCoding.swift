@@ -99,14 +99,16 @@ public struct PayloadReader {
 
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    /// Reads one field through a ``PayloadCursor`` at the current offset.
+    /// Reads one field through a ``PayloadCursor`` at the current offset. The offset moves after the bytes are lent,
+    /// not inside: a change to `self` while they were lent had the bytes retained and released for every field.
     private mutating func read<T>(_ field: (inout PayloadCursor) throws -> T) throws -> T {
         let start = offset
-        return try bytes.withUnsafeBytes { bytes in
+        let (value, end) = try bytes.withUnsafeBytes { bytes in
             var cursor = PayloadCursor(bytes, offset: start)
-            defer { offset = cursor.offset }
-            return try field(&cursor)
+            return (try field(&cursor), cursor.offset)
         }
+        offset = end
+        return value
     }
 
     public mutating func readByte() throws -> UInt8 { try read { try $0.readByte() } }
