@@ -7,7 +7,7 @@ import Testing
 
 @Suite("chorus log verify")
 struct LogVerifyCommandTests {
-    @Test("a sound log passes; a flipped byte in a copy is found at its position; so is a decision state that lies")
+    @Test("a sound log passes; a flipped byte is found at its position, and a replay stops at it; so is a lying state")
     func verify() async throws {
         try await withTemporaryDirectory { root in
             let original = root + "/original"
@@ -45,6 +45,14 @@ struct LogVerifyCommandTests {
             let text = try await runChorus(["log", "verify", "--data", flipped])
             #expect(text.status == 1)
             #expect(text.standardOutput.contains("position 1200"), "\(text.standardOutput)")
+            // A replay prints every event before the damaged one, in order, and then fails saying why.
+            let replay = try await runChorus(["replay", "--data", flipped, "--json"])
+            #expect(replay.status == 1)
+            let printed = try replay.standardOutput.split(separator: "\n").map {
+                try lastJSONLine(String($0))["position"] as? Int ?? 0
+            }
+            #expect(printed == Array(1..<1_200))
+            #expect(replay.standardError.contains("1200"), "\(replay.standardError)")
 
             // A follow that no event made, written into the decision state of another copy.
             let lying = root + "/lying"

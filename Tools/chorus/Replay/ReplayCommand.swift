@@ -73,24 +73,15 @@ struct ReplayCommand: AsyncParsableCommand {
         // A replay of the whole log meets nearly every user: their keys are read at once rather than one by one.
         let keys = try directory.openKeys(preloaded: from == 1 && to == nil)
         defer { keys.close() }
-        var printer = EventPrinter(json: output.json, filter: filter, keys: keys)
+        var printer = EventPrinter(log: log, json: output.json, filter: filter, keys: keys)
         var next = LogPosition(from)
-        var batch: [RecordedEvent] = []
-        batch.reserveCapacity(EventPrinter.batchSize)
         while true {
             let head = log.head
             let last = min(to.map { LogPosition($0) } ?? head, head)
-            if last >= next {
-                try log.scan(from: next, through: last) { event in
-                    batch.append(event)
-                    if batch.count == EventPrinter.batchSize {
-                        try printer.print(batch)
-                        batch.removeAll(keepingCapacity: true)
-                    }
-                }
-                try printer.print(batch)
-                batch.removeAll(keepingCapacity: true)
-                next = last.next
+            while next <= last {
+                let end = LogPosition(min(last.rawValue, next.rawValue + UInt64(EventPrinter.batchSize) - 1))
+                try printer.print(next...end)
+                next = end.next
             }
             try printer.flush()
             if !follow || (to.map { next.rawValue > $0 } ?? false) { return }
@@ -127,12 +118,16 @@ struct ReplayFilter {
     }
 }
 
-/// Lines on standard output, written a block at a time. Events are decoded and formatted a batch at a time on every
-/// core, and written in log order: decoding opens the sealed personal fields, and with the formatting it is most of a
-/// replay's work. A batch is formatted while the caller reads the next one from the log.
+/// Lines on standard output, written a block at a time. The events are read from the log, decoded and formatted on
+/// every core, a chunk of positions at a time, and written in log order: decoding opens the sealed personal fields,
+/// and with the formatting it is most of a replay's work. Each thread reads its own chunks (LMDB's readers run side by
+/// side), so that events are made, used and freed on one thread: read on one thread and formatted on others, they
+/// were copied into a batch, and freed on another thread than the one that made them. A batch is formatted while
+/// the one before it is written.
 struct EventPrinter {
     static let batchSize = 8_192
 
+    let log: any EventLog
     let json: Bool
     let filter: ReplayFilter
     let keys: any PersonalDataKeys
@@ -141,19 +136,19 @@ struct EventPrinter {
     /// The batch being formatted, if any: its lines are ready once its group is done.
     private var formatting: (group: DispatchGroup, lines: FormattedChunks)?
 
-    init(json: Bool, filter: ReplayFilter, keys: any PersonalDataKeys) {
+    init(log: any EventLog, json: Bool, filter: ReplayFilter, keys: any PersonalDataKeys) {
+        self.log = log
         self.json = json
         self.filter = filter
         self.keys = keys
     }
 
-    /// Starts formatting the events of `batch` that the filter admits, after the batches before it; ``flush()``
-    /// writes whatever is left.
-    mutating func print(_ batch: [RecordedEvent]) throws {
-        guard !batch.isEmpty else { return }
-        let lines = FormattedChunks(events: batch.count)
+    /// Starts formatting the events at `positions` that the filter admits, after the batches before it; ``flush()``
+    /// writes whatever is left. A failure to read the log is thrown once the lines before it are written.
+    mutating func print(_ positions: ClosedRange<LogPosition>) throws {
+        let lines = FormattedChunks(positions: positions)
         let group = DispatchGroup()
-        let (json, filter, keys) = (self.json, self.filter, self.keys)
+        let (log, json, filter, keys) = (self.log, self.json, self.filter, self.keys)
         for _ in 0..<min(threads, lines.count) {
             // A thread of its own for each core: Dispatch's global queue here grew from one thread to two only after
             // the first second of a replay (its pool adds threads on a timer while the reading thread is busy).
@@ -162,18 +157,22 @@ struct EventPrinter {
                 defer { group.leave() }
                 while let (chunk, range) = lines.next() {
                     var bytes: [UInt8] = []
-                    bytes.reserveCapacity(range.count * 512)
-                    for event in batch[range] {
-                        let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
-                        guard filter.admits(replayed) else { continue }
-                        if json {
-                            replayed.appendJSON(to: &bytes)
-                        } else {
-                            bytes.append(contentsOf: replayed.text.utf8)
+                    bytes.reserveCapacity(Int(range.upperBound.rawValue - range.lowerBound.rawValue + 1) * 512)
+                    do {
+                        try log.scan(from: range.lowerBound, through: range.upperBound) { event in
+                            let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
+                            guard filter.admits(replayed) else { return }
+                            if json {
+                                replayed.appendJSON(to: &bytes)
+                            } else {
+                                bytes.append(contentsOf: replayed.text.utf8)
+                            }
+                            bytes.append(UInt8(ascii: "\n"))
                         }
-                        bytes.append(UInt8(ascii: "\n"))
+                        lines.set(chunk, bytes)
+                    } catch {
+                        lines.set(chunk, bytes, failure: error)
                     }
-                    lines.set(chunk, bytes)
                 }
             }.start()
         }
@@ -193,12 +192,16 @@ struct EventPrinter {
         guard let (group, lines) = formatting else { return }
         formatting = nil
         group.wait()
-        for var chunk in lines.all() {
+        for (var chunk, failure) in lines.all() {
             if chunk.count >= Self.writeSize {
                 try write(&pending)
                 try write(&chunk)
             } else {
                 pending.append(contentsOf: chunk)
+            }
+            if let failure {
+                try write(&pending)
+                throw failure
             }
         }
         if pending.count >= Self.writeSize { try write(&pending) }
@@ -214,33 +217,39 @@ struct EventPrinter {
     }
 }
 
-/// The lines of one batch, formatted a chunk of events at a time, a block of lines for each chunk. Threads take the
-/// next chunk as they finish one: with a half of the batch each, one thread sat idle while the other finished its
+/// The lines of one batch, formatted a chunk of positions at a time, a block of lines for each chunk. Threads take
+/// the next chunk as they finish one: with a half of the batch each, one thread sat idle while the other finished its
 /// half (one half may hold more sealed events than the other); a replay kept 1.89 cores busy instead of 1.84.
 private final class FormattedChunks: Sendable {
-    static let chunkSize = 512
+    static let chunkSize: UInt64 = 512
 
     /// How many chunks the batch has.
     let count: Int
-    private let events: Int
+    private let positions: ClosedRange<LogPosition>
     private let taken = Atomic<Int>(0)
-    private let blocks: Mutex<[[UInt8]]>
+    /// Each chunk's lines, and the failure that ended it early, if one did.
+    private let blocks: Mutex<[(lines: [UInt8], failure: (any Error)?)]>
 
-    init(events: Int) {
-        self.events = events
-        count = (events + Self.chunkSize - 1) / Self.chunkSize
-        blocks = Mutex(Array(repeating: [], count: count))
+    init(positions: ClosedRange<LogPosition>) {
+        self.positions = positions
+        let events = positions.upperBound.rawValue - positions.lowerBound.rawValue + 1
+        count = Int((events + Self.chunkSize - 1) / Self.chunkSize)
+        blocks = Mutex(Array(repeating: ([], nil), count: count))
     }
 
-    /// The next chunk no thread has taken, and the events it covers; nil once every one is taken.
-    func next() -> (chunk: Int, events: Range<Int>)? {
+    /// The next chunk no thread has taken, and the positions it covers; nil once every one is taken.
+    func next() -> (chunk: Int, positions: ClosedRange<LogPosition>)? {
         let chunk = taken.add(1, ordering: .relaxed).oldValue
         guard chunk < count else { return nil }
-        return (chunk, chunk * Self.chunkSize..<min(events, (chunk + 1) * Self.chunkSize))
+        let first = positions.lowerBound.rawValue + UInt64(chunk) * Self.chunkSize
+        let last = min(positions.upperBound.rawValue, first + Self.chunkSize - 1)
+        return (chunk, LogPosition(first)...LogPosition(last))
     }
 
-    func set(_ chunk: Int, _ bytes: [UInt8]) { blocks.withLock { $0[chunk] = bytes } }
+    func set(_ chunk: Int, _ lines: [UInt8], failure: (any Error)? = nil) {
+        blocks.withLock { $0[chunk] = (lines, failure) }
+    }
 
     /// Every chunk's block, in chunk order.
-    func all() -> [[UInt8]] { blocks.withLock { $0 } }
+    func all() -> [(lines: [UInt8], failure: (any Error)?)] { blocks.withLock { $0 } }
 }
