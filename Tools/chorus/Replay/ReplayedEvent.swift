@@ -208,9 +208,10 @@ struct ReplayedEvent {
         if let data {
             object.key("data")
             object.open()
-            for (name, value) in data {
-                object.key(name)
-                Self.append(value, to: &object)
+            // By index, each field read in place: a loop over the fields copied each one out (a retain and a release).
+            for index in data.indices {
+                object.key(data[index].name)
+                Self.append(data[index].value, to: &object)
             }
             object.close()
         }
