@@ -176,21 +176,31 @@ struct EventPrinter {
                 }
             }.start()
         }
-        try collectFormatted()
+        let previous = formatting
         formatting = (group, lines)
+        do {
+            try collect(previous)
+        } catch {
+            // The batch just started reads the log and the keys: it ends before the error leaves (and the caller
+            // closes them).
+            group.wait()
+            formatting = nil
+            throw error
+        }
     }
 
     /// Waits for the batch being formatted, and writes every line printed so far.
     mutating func flush() throws {
-        try collectFormatted()
+        let last = formatting
+        formatting = nil
+        try collect(last)
         try write(&pending)
     }
 
-    /// Waits for the batch being formatted and takes its lines, in order after those before them: a whole chunk's
+    /// Waits for a batch being formatted and takes its lines, in order after those before them: a whole chunk's
     /// lines are written as they are, smaller blocks (the last lines, or a few new ones under `--follow`) gathered.
-    private mutating func collectFormatted() throws {
-        guard let (group, lines) = formatting else { return }
-        formatting = nil
+    private mutating func collect(_ batch: (group: DispatchGroup, lines: FormattedChunks)?) throws {
+        guard let (group, lines) = batch else { return }
         group.wait()
         for (var chunk, failure) in lines.all() {
             if chunk.count >= Self.writeSize {
@@ -211,8 +221,14 @@ struct EventPrinter {
 
     /// Writes `bytes` to standard output, and empties them.
     private func write(_ bytes: inout [UInt8]) throws {
-        guard !bytes.isEmpty else { return }
-        try FileHandle.standardOutput.write(contentsOf: bytes)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
+            guard count >= 0 || errno == EINTR else {
+                throw OperatorError("cannot write the events to standard output: \(String(cString: strerror(errno)))")
+            }
+            written += max(count, 0)
+        }
         bytes.removeAll(keepingCapacity: true)
     }
 }
