@@ -120,7 +120,9 @@ struct ReplayCommandTests {
                 "/bin/sh",
                 ["-c", #"exec "$0" replay --data "$1" --json > /dev/full"#, chorusExecutableURL().path, data])
             #expect(full.status == 1)
-            #expect(full.errors.contains("No space left on device"), "\(full.errors)")
+            #expect(
+                full.errors.contains("cannot write the events to standard output: No space left on device"),
+                "\(full.errors)")
         }
     }
 
