@@ -157,8 +157,8 @@ struct JSONBytes {
         }
     }
 
-    /// Lends `body` the text's UTF-8 in place where the string's storage allows (a native string's does), saving a
-    /// copy's retain and release.
+    /// Lends `body` the text's UTF-8 in place, through its span, which takes no reference (the view of its storage read
+    /// before retained and released it); where the span is not available, through that view, or a copy.
     private static func withUTF8(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> Void) {
         if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
             text.utf8Span.span.withUnsafeBufferPointer { body($0) }
@@ -234,9 +234,10 @@ struct JSONBytes {
         case 0x08: out.put(UInt8(ascii: "b"), at: &at)
         case 0x0C: out.put(UInt8(ascii: "f"), at: &at)
         default:
-            for character in [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hexDigit(byte >> 4)] {
-                out.put(character, at: &at)
-            }
+            out.put(UInt8(ascii: "u"), at: &at)
+            out.put(UInt8(ascii: "0"), at: &at)
+            out.put(UInt8(ascii: "0"), at: &at)
+            out.put(hexDigit(byte >> 4), at: &at)
             out.put(hexDigit(byte & 0xF), at: &at)
         }
     }
