@@ -208,7 +208,7 @@ struct ReplayedEvent {
         if let data {
             object.key("data")
             object.open()
-            // By index, each field read in place: a loop over the fields copied each one out (a retain and a release).
+            // By index: a loop over the fields copied each name and value out first (a retain and a release each).
             for index in data.indices {
                 object.key(data[index].name)
                 Self.append(data[index].value, to: &object)
