@@ -46,7 +46,7 @@ struct LogExportCommand: AsyncParsableCommand {
         var written = 0
         try log.scan(from: LogPosition(from), through: last) { event in
             ExportedEvent.appendLine(event, to: &pending)
-            pending.raw([UInt8(ascii: "\n")], quoted: false)
+            pending.literal("\n")
             written += 1
             if pending.bytes.count >= 1 << 20 {
                 try destination.write(contentsOf: pending.bytes)

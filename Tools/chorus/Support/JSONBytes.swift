@@ -74,14 +74,7 @@ struct JSONBytes {
         }
     }
 
-    /// `text` as it is, in quotes if `quoted`: for values known to need no escaping.
-    mutating func raw(_ text: [UInt8], quoted: Bool) {
-        if quoted { bytes.append(UInt8(ascii: "\"")) }
-        bytes.append(contentsOf: text)
-        if quoted { bytes.append(UInt8(ascii: "\"")) }
-    }
-
-    /// `true`, `false` or `null`, and other text that is JSON as it is.
+    /// Text written as it is: `true`, `false`, `null`, the newline between lines.
     mutating func literal(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
