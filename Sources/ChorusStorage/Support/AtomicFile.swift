@@ -33,13 +33,14 @@ package enum AtomicFile {
         }
     }
 
-    package static func writeAll(_ bytes: [UInt8], to descriptor: Int32) throws {
+    /// Writes every byte to `descriptor`, through interruptions; a failure says what was `doing` and why.
+    package static func writeAll(_ bytes: [UInt8], to descriptor: Int32, doing: String = "write") throws {
         var offset = 0
         while offset < bytes.count {
             let written = bytes[offset...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
             if written < 0 {
                 if errno == EINTR { continue }
-                throw POSIXError.current("write")
+                throw POSIXError.current(doing)
             }
             offset += written
         }

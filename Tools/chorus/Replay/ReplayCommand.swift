@@ -3,6 +3,7 @@ import ChorusBackend
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
+import ChorusStorage
 import Foundation
 import Synchronization
 
@@ -221,13 +222,11 @@ struct EventPrinter {
 
     /// Writes `bytes` to standard output, and empties them.
     private func write(_ bytes: inout [UInt8]) throws {
-        var written = 0
-        while written < bytes.count {
-            let count = bytes[written...].withUnsafeBytes { Glibc.write(STDOUT_FILENO, $0.baseAddress, $0.count) }
-            guard count >= 0 || errno == EINTR else {
-                throw OperatorError("cannot write the events to standard output: \(String(cString: strerror(errno)))")
-            }
-            written += max(count, 0)
+        do {
+            try AtomicFile.writeAll(bytes, to: STDOUT_FILENO, doing: "cannot write the events to standard output")
+        } catch {
+            // Its reason as an operator reads it, not as an error domain and code.
+            throw OperatorError(error.localizedDescription)
         }
         bytes.removeAll(keepingCapacity: true)
     }
