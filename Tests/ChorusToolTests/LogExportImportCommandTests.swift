@@ -1,3 +1,4 @@
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import Testing
@@ -59,6 +60,63 @@ struct LogExportImportCommandTests {
             let tail = try await runChorus(["log", "export", "--data", root + "/a", "--from", "1001"])
             let tailLines: [String] = tail.standardOutput.split(separator: "\n").map(String.init)
             #expect(tailLines == lines.dropFirst(1000).map(String.init))
+        }
+    }
+
+    @Test("an export is written in place, as the shell's > would, into a pipe too")
+    func exportIntoAPipe() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            try #require(try await runChorus(["demo", "--data", data, "--events", "300", "--seed", "2"]).status == 0)
+            let whole = try await runChorus(["log", "export", "--data", data])
+            try #require(whole.status == 0, "\(whole.standardError)")
+            let pipe = root + "/pipe"
+            try #require(mkfifo(pipe, 0o644) == 0)
+            // A reader on the pipe; an export that replaced the pipe with a file would leave it waiting, until
+            // `timeout` ends it.
+            let run = try await ChildProcess.run(
+                "/bin/sh",
+                [
+                    "-c", #"timeout 60 cat "$2" > "$2.out" & "$0" log export --data "$1" -o "$2"; s=$?; wait; exit $s"#,
+                    chorusExecutableURL().path, data, pipe,
+                ])
+            #expect(run.status == 0, "\(run.errors)")
+            #expect(try String(contentsOfFile: pipe + ".out", encoding: .utf8) == whole.standardOutput)
+            var status = stat()
+            #expect(lstat(pipe, &status) == 0 && status.st_mode & S_IFMT == S_IFIFO, "the pipe is still a pipe")
+        }
+    }
+
+    @Test("an export that cannot be written says why, and leaves no partial file behind")
+    func unwritableExport() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            try #require(try await runChorus(["demo", "--data", data, "--events", "5000", "--seed", "2"]).status == 0)
+            let full = try await ChildProcess.run(
+                "/bin/sh", ["-c", #"exec "$0" log export --data "$1" > /dev/full"#, chorusExecutableURL().path, data])
+            #expect(full.status == 1)
+            #expect(
+                full.errors.contains("Error: cannot write the export to standard output: No space left on device\n"),
+                "\(full.errors)")
+
+            let nowhere = root + "/no/such/dir/x.jsonl"
+            let missing = try await runChorus(["log", "export", "--data", data, "-o", nowhere])
+            #expect(missing.status == 1)
+            #expect(
+                missing.standardError.contains("Error: cannot create \(nowhere): No such file or directory\n"),
+                "\(missing.standardError)")
+
+            guard SmallFilesystem.canMount else { return }
+            // A file on a disk too small for it (the export is about two megabytes).
+            let disk = try SmallFilesystem(at: root + "/small", megabytes: 1)
+            defer { disk.unmount() }
+            let target = disk.path + "/events.jsonl"
+            let small = try await runChorus(["log", "export", "--data", data, "-o", target])
+            #expect(small.status == 1)
+            #expect(
+                small.standardError.contains("Error: cannot write the export to \(target): No space left on device\n"),
+                "\(small.standardError)")
+            #expect(!FileManager.default.fileExists(atPath: target))
         }
     }
 

@@ -121,7 +121,7 @@ struct ReplayCommandTests {
                 ["-c", #"exec "$0" replay --data "$1" --json > /dev/full"#, chorusExecutableURL().path, data])
             #expect(full.status == 1)
             #expect(
-                full.errors.contains("cannot write the events to standard output: No space left on device"),
+                full.errors.contains("Error: cannot write the events to standard output: No space left on device\n"),
                 "\(full.errors)")
         }
     }

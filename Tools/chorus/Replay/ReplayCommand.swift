@@ -222,12 +222,7 @@ struct EventPrinter {
 
     /// Writes `bytes` to standard output, and empties them.
     private func write(_ bytes: inout [UInt8]) throws {
-        do {
-            try AtomicFile.writeAll(bytes, to: STDOUT_FILENO, doing: "cannot write the events to standard output")
-        } catch {
-            // Its reason as an operator reads it, not as an error domain and code.
-            throw OperatorError(error.localizedDescription)
-        }
+        try writeOut(bytes, to: STDOUT_FILENO, doing: "cannot write the events to standard output")
         bytes.removeAll(keepingCapacity: true)
     }
 }

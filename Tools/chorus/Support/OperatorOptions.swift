@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusStorage
 import Foundation
 
 /// `--data DIR`: the data directory an operator command works on; flag, then `CHORUS_DATA`, then `./chorus-data`.
@@ -98,4 +99,19 @@ enum JSONLine {
 struct OperatorError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+
+    /// What was being `done` and the system's reason for the failure in `errno`.
+    static func system(_ doing: String) -> OperatorError {
+        OperatorError("\(doing): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// Writes every byte of `bytes` to `descriptor` (standard output, or a file the command opened); a failure says what
+/// was being `done` and why, as an operator reads it, not as an error domain and code.
+func writeOut(_ bytes: [UInt8], to descriptor: Int32, doing: String) throws {
+    do {
+        try AtomicFile.writeAll(bytes, to: descriptor, doing: doing)
+    } catch {
+        throw OperatorError(error.localizedDescription)
+    }
 }
