@@ -9,35 +9,31 @@ extension EventTime {
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = Self.civilDate(daysSince1970: days)
+        let (hour, minute, second) = (secondOfDay / 3600, secondOfDay % 3600 / 60, secondOfDay % 60)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { characters in
-            var offset = 0
-            func put(_ character: UInt8) {
-                characters[offset] = character
-                offset += 1
+            // Two digits at a time, each at its fixed place: a loop over the digits was a twentieth of a replay.
+            func pair(_ value: Int64, at offset: Int) {
+                let tens = value / 10
+                characters[offset] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: tens)
+                characters[offset + 1] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: value &- tens &* 10)
             }
-            /// `value`'s last `count` digits, leading zeros included.
-            func digits(_ value: Int64, _ count: Int) {
-                var rest = value
-                for index in stride(from: offset + count - 1, through: offset, by: -1) {
-                    characters[index] = UInt8(ascii: "0") + UInt8(rest % 10)
-                    rest /= 10
-                }
-                offset += count
-            }
-            digits(year, 4)
-            put(UInt8(ascii: "-"))
-            digits(month, 2)
-            put(UInt8(ascii: "-"))
-            digits(day, 2)
-            put(UInt8(ascii: "T"))
-            digits(secondOfDay / 3600, 2)
-            put(UInt8(ascii: ":"))
-            digits(secondOfDay % 3600 / 60, 2)
-            put(UInt8(ascii: ":"))
-            digits(secondOfDay % 60, 2)
-            put(UInt8(ascii: "."))
-            digits(milliseconds - seconds * 1000, 3)
-            put(UInt8(ascii: "Z"))
+            pair(year / 100 % 100, at: 0)
+            pair(year % 100, at: 2)
+            characters[4] = UInt8(ascii: "-")
+            pair(month, at: 5)
+            characters[7] = UInt8(ascii: "-")
+            pair(day, at: 8)
+            characters[10] = UInt8(ascii: "T")
+            pair(hour, at: 11)
+            characters[13] = UInt8(ascii: ":")
+            pair(minute, at: 14)
+            characters[16] = UInt8(ascii: ":")
+            pair(second, at: 17)
+            characters[19] = UInt8(ascii: ".")
+            let fraction = milliseconds - seconds * 1000
+            characters[20] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: fraction / 100)
+            pair(fraction % 100, at: 21)
+            characters[23] = UInt8(ascii: "Z")
             text.append(contentsOf: characters)
         }
     }
