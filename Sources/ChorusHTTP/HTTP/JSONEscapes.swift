@@ -1,9 +1,8 @@
-/// Where text needs escaping in a JSON string: both JSON writers (the server's ``JSONWriter`` and the tool's, whose
-/// escapes match `JSONEncoder`'s) scan for it with this, and escape what it finds each in their own way.
-package enum JSONEscapes {
+/// Where text needs escaping in a JSON string (see `Array.appendJSONString(_:quoted:)`).
+@usableFromInline package enum JSONEscapes {
     /// Where the first byte at or after `start` that JSON escapes (below 0x20, `"` or `\`) is, if anywhere. Eight bytes
     /// at a time: almost no text needs escaping, and `chorus replay --json` writes little else.
-    package static func firstEscaped(in utf8: UnsafeRawBufferPointer, from start: Int) -> Int? {
+    @inlinable package static func firstEscaped(in utf8: UnsafeRawBufferPointer, from start: Int) -> Int? {
         var index = start
         while index + 8 <= utf8.count, !anyNeedsEscaping(utf8.loadUnaligned(fromByteOffset: index, as: UInt64.self)) {
             index += 8
@@ -18,7 +17,7 @@ package enum JSONEscapes {
 
     /// Whether any of the eight bytes is below 0x20, `"` or `\` (exact: a borrow only carries past a byte that
     /// matched). Each test leaves a byte's high bit set where the byte matched; bytes from 0x80 up never do.
-    private static func anyNeedsEscaping(_ word: UInt64) -> Bool {
+    @usableFromInline static func anyNeedsEscaping(_ word: UInt64) -> Bool {
         let ones: UInt64 = 0x0101_0101_0101_0101
         func matching(_ byte: UInt8) -> UInt64 {
             let difference = word ^ (ones &* UInt64(byte))

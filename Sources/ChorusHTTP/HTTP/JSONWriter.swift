@@ -87,57 +87,25 @@ struct JSONWriter {
         atFirst = false
     }
 
-    mutating func string(_ text: String) {
-        bytes.append(UInt8(ascii: "\""))
-        escaped(text)
-        bytes.append(UInt8(ascii: "\""))
-    }
+    mutating func string(_ text: String) { bytes.appendJSONString(text) }
 
     /// Text read in place.
     mutating func string(_ text: borrowing StoredText) {
-        bytes.append(UInt8(ascii: "\""))
-        text.withUTF8 { $0.withUnsafeBytes { escaped($0) } }
-        bytes.append(UInt8(ascii: "\""))
+        text.withUTF8 { $0.withUnsafeBytes { bytes.appendJSONString($0.assumingMemoryBound(to: UInt8.self)) } }
     }
 
     /// One string of `prefix`, `middle` and `text`, such as a URL made of a base, a path and an id read in place.
     mutating func string(_ prefix: String, _ middle: StaticString, _ text: borrowing StoredText) {
         bytes.append(UInt8(ascii: "\""))
-        escaped(prefix)
-        middle.withUTF8Buffer { escaped(UnsafeRawBufferPointer($0)) }
-        text.withUTF8 { $0.withUnsafeBytes { escaped($0) } }
+        bytes.appendJSONString(prefix, quoted: false)
+        middle.withUTF8Buffer { bytes.appendJSONString($0, quoted: false) }
+        text.withUTF8 {
+            $0.withUnsafeBytes { bytes.appendJSONString($0.assumingMemoryBound(to: UInt8.self), quoted: false) }
+        }
         bytes.append(UInt8(ascii: "\""))
     }
 
     mutating func null() { raw("null") }
-
-    /// Read in place where the string's storage allows (a native string's does), saving a retain and release.
-    private mutating func escaped(_ text: String) {
-        if text.utf8.withContiguousStorageIfAvailable({ escaped(UnsafeRawBufferPointer($0)) }) == nil {
-            Array(text.utf8).withUnsafeBytes { escaped($0) }
-        }
-    }
-
-    private mutating func escaped(_ utf8: UnsafeRawBufferPointer) {
-        // Most text needs no escaping: copy it whole.
-        guard JSONEscapes.firstEscaped(in: utf8, from: 0) != nil else {
-            bytes.append(contentsOf: utf8)
-            return
-        }
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-            default: bytes.append(byte)
-            }
-        }
-    }
 
     mutating func raw(_ text: String) { bytes.append(contentsOf: text.utf8) }
 
@@ -149,17 +117,7 @@ struct JSONWriter {
     }
 
     /// A whole number's digits, without making a string of them first (each post has two counts).
-    mutating func integer(_ value: UInt64) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in  // UInt64.max has 20
-            var (rest, start) = (value, digits.count)
-            repeat {
-                start -= 1
-                digits[start] = UInt8(ascii: "0") + UInt8(rest % 10)
-                rest /= 10
-            } while rest > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
-    }
+    mutating func integer(_ value: UInt64) { bytes.appendJSONDigits(value) }
 
     private mutating func separate() {
         if !atFirst { bytes.append(UInt8(ascii: ",")) }
