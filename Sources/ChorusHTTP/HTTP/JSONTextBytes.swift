@@ -23,6 +23,11 @@ extension [UInt8] {
         }
     }
 
+    /// Appends the UTF-8 bytes `utf8` as a JSON string (see `appendJSONString(_:quoted:)`): text read in place.
+    @inlinable package mutating func appendJSONString(_ utf8: UnsafeRawBufferPointer, quoted: Bool = true) {
+        utf8.withMemoryRebound(to: UInt8.self) { appendJSONString($0, quoted: quoted) }
+    }
+
     /// Appends `text` as a JSON string (see `appendJSONString(_:quoted:)`).
     @inlinable package mutating func appendJSONString(_ text: String, quoted: Bool = true) {
         JSONTextBytes.withUTF8(of: text) { appendJSONString($0, quoted: quoted) }

@@ -91,7 +91,7 @@ struct JSONWriter {
 
     /// Text read in place.
     mutating func string(_ text: borrowing StoredText) {
-        text.withUTF8 { $0.withUnsafeBytes { bytes.appendJSONString($0.assumingMemoryBound(to: UInt8.self)) } }
+        text.withUTF8 { $0.withUnsafeBytes { bytes.appendJSONString($0) } }
     }
 
     /// One string of `prefix`, `middle` and `text`, such as a URL made of a base, a path and an id read in place.
@@ -99,9 +99,7 @@ struct JSONWriter {
         bytes.append(UInt8(ascii: "\""))
         bytes.appendJSONString(prefix, quoted: false)
         middle.withUTF8Buffer { bytes.appendJSONString($0, quoted: false) }
-        text.withUTF8 {
-            $0.withUnsafeBytes { bytes.appendJSONString($0.assumingMemoryBound(to: UInt8.self), quoted: false) }
-        }
+        text.withUTF8 { $0.withUnsafeBytes { bytes.appendJSONString($0, quoted: false) } }
         bytes.append(UInt8(ascii: "\""))
     }
 
