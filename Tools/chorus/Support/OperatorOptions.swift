@@ -100,9 +100,10 @@ struct OperatorError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
 
-    /// What was being `done` and the system's reason for the failure in `errno`.
+    /// What was being `done` and the system's reason for the failure in `errno`, worded as `POSIXError.current` words
+    /// it for the errors it throws.
     static func system(_ doing: String) -> OperatorError {
-        OperatorError("\(doing): \(String(cString: strerror(errno)))")
+        OperatorError(POSIXError.current(doing).localizedDescription)
     }
 }
 
