@@ -60,7 +60,7 @@ extension DecisionState {
 
         /// Puts a string's UTF-8 bytes.
         mutating func put(_ table: StateTable, _ key: Key, text: String) {
-            put(table, key) { $0 += text.utf8 }
+            put(table, key) { $0.appendUTF8(of: text) }
         }
 
         /// Puts a position as an edge keeps it (``Edge``).
@@ -75,7 +75,7 @@ extension DecisionState {
         /// Removes every entry of `table` that holds `value`'s UTF-8 bytes.
         mutating func removeEntries(of table: StateTable, holding value: String) {
             let start = bytes.count
-            bytes += value.utf8
+            bytes.appendUTF8(of: value)
             entries.append(
                 Entry(
                     keyStart: start, keyCount: 0, valueCount: Int32(bytes.count - start), place: Self.place(of: table),
@@ -129,10 +129,10 @@ extension DecisionState {
             _ table: StateTable, _ key: Key, removed: Bool, value: (inout [UInt8]) -> Void
         ) {
             let start = bytes.count
-            bytes += key.first.utf8
+            bytes.appendUTF8(of: key.first)
             if let second = key.second {
                 bytes.append(0)
-                bytes += second.utf8
+                bytes.appendUTF8(of: second)
             }
             let keyEnd = bytes.count
             value(&bytes)

@@ -146,7 +146,7 @@ extension DecisionState {
 
     /// A session as stored: its user, NUL, and its expiry.
     private static func appendSessionValue(_ event: SessionStarted, to value: inout [UInt8]) {
-        value += event.user.rawValue.utf8
+        value.appendUTF8(of: event.user.rawValue)
         value.append(0)
         withUnsafeBytes(of: event.expiresAt.millisecondsSince1970.bigEndian) { value.append(contentsOf: $0) }
     }

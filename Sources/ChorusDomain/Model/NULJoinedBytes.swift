@@ -5,8 +5,8 @@ extension [UInt8] {
     package init(_ first: String, nulThen second: String) {
         self.init()
         reserveCapacity(first.utf8.count + 1 + second.utf8.count)
-        append(contentsOf: first.utf8)
+        appendUTF8(of: first)
         append(0)
-        append(contentsOf: second.utf8)
+        appendUTF8(of: second)
     }
 }

@@ -1,3 +1,5 @@
+import ChorusLog
+
 /// The pieces of JSON text both writers put into bytes, the server's answers (``JSONWriter``) and the operator tools'
 /// lines (`chorus replay --json`, `chorus log export`): strings, escaped as `JSONEncoder` escapes them, and whole
 /// numbers. Each value reserves the array's room once and is written through a pointer: appending a byte at a time
@@ -30,7 +32,7 @@ extension [UInt8] {
 
     /// Appends `text` as a JSON string (see `appendJSONString(_:quoted:)`).
     @inlinable package mutating func appendJSONString(_ text: String, quoted: Bool = true) {
-        JSONTextBytes.withUTF8(of: text) { appendJSONString($0, quoted: quoted) }
+        text.withBorrowedUTF8 { appendJSONString($0, quoted: quoted) }
     }
 
     /// Appends `value`'s decimal digits, with a minus sign when `negative`.
@@ -61,15 +63,6 @@ extension [UInt8] {
 /// What `Array.appendJSONString(_:quoted:)` is made of, for a writer that puts its own text beside a string's (the
 /// tools' keys).
 @usableFromInline package enum JSONTextBytes {
-    /// Lends `body` the text's UTF-8 in place, through its span, which takes no reference (a view of its storage
-    /// retained and released it); where the span is not available, through that view, or a copy.
-    @inlinable package static func withUTF8<R>(of text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-        if #available(macOS 26, iOS 26, tvOS 26, watchOS 26, visionOS 26, *) {
-            return text.utf8Span.span.withUnsafeBufferPointer { body($0) }
-        }
-        return text.utf8.withContiguousStorageIfAvailable { body($0) } ?? Array(text.utf8).withUnsafeBufferPointer(body)
-    }
-
     /// Copies `bytes` to `out + at`. Up to 32 bytes (keys, ids) as words, which may overlap, read and written within
     /// the bytes: a call to `memmove` for each cost more than the copy.
     @inlinable package static func copy(

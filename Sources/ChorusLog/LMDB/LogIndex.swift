@@ -86,7 +86,7 @@ struct LogIndex: Sendable {
             for (offset, stream) in sorted.streams.enumerated() {
                 Self.setPrefix(of: stream, in: sorted, to: &key)
                 let last = try Self.head(ofPrefix: &key, through: streamIndex.reading)
-                guard sorted.entries[stream.entries].first?.version == last + 1 else {
+                guard sorted.firstVersion(of: stream) == last + 1 else {
                     // The streams before it are written already: taken out again.
                     for earlier in sorted.streams[..<offset] {
                         try Self.forEachKey(of: earlier, in: sorted, key: &key) { key, _ in
@@ -95,7 +95,10 @@ struct LogIndex: Sendable {
                     }
                     return false
                 }
-                try Self.put(stream, of: sorted, through: streamIndex, key: &key)
+                // `key` holds the stream's prefix still: built once for the read and the puts.
+                try Self.forEachKey(of: stream, in: sorted, prefixedBy: &key) { key, entry in
+                    try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
+                }
             }
             return true
         }
@@ -120,13 +123,24 @@ struct LogIndex: Sendable {
         _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
     ) throws {
         setPrefix(of: stream, in: sorted, to: &key)
+        try forEachKey(of: stream, in: sorted, prefixedBy: &key, body)
+    }
+
+    /// Like ``forEachKey(of:in:key:_:)``, `key` holding the stream's prefix already.
+    private static func forEachKey(
+        of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, prefixedBy key: inout [UInt8],
+        _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
+    ) throws {
         let prefixLength = key.count
         key.append(contentsOf: repeatElement(0, count: 8))
-        for entry in sorted.entries[stream.entries] {
-            key.withUnsafeMutableBytes {
-                $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
+        // Through the entries' buffer: a slice of the array retained and released it for every stream.
+        try sorted.entries.withUnsafeBufferPointer { entries in
+            for entry in entries[stream.entries] {
+                key.withUnsafeMutableBytes {
+                    $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
+                }
+                try key.withUnsafeBytes { try body($0, entry) }
             }
-            try key.withUnsafeBytes { try body($0, entry) }
         }
     }
 

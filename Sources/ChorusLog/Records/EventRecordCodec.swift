@@ -45,16 +45,14 @@ enum EventRecordCodec {
         writer.write(fields.recordedAt.millisecondsSince1970)
         writer.write(uuid: fields.commandID.uuid)
         writer.write(uuid: fields.correlationID.uuid)
-        var stream = fields.stream.rawValue
-        var type = fields.event.type
-        var actor = fields.actor
-        writer.write(UInt16(stream.utf8.count))
-        writer.write(UInt16(type.utf8.count))
-        writer.write(UInt16(actor.utf8.count))
+        writer.write(UInt16(fields.stream.rawValue.utf8.count))
+        writer.write(UInt16(fields.event.type.utf8.count))
+        writer.write(UInt16(fields.actor.utf8.count))
         writer.write(UInt32(fields.event.payload.count))
-        stream.withUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
-        type.withUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
-        actor.withUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
+        // Read in place: `withUTF8` on copies of the strings retained and released each.
+        fields.stream.rawValue.withBorrowedUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
+        fields.event.type.withBorrowedUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
+        fields.actor.withBorrowedUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
         fields.event.payload.withUnsafeBytes { writer.write(bytes: $0) }
         precondition(writer.offset == buffer.count, "record size mismatch")
         let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...]))

@@ -26,7 +26,7 @@ struct ImportBatches {
         self.size = size
     }
 
-    mutating func add(_ event: RecordedEvent) async throws {
+    mutating func add(_ event: consuming RecordedEvent) async throws {
         pending.append(event)
         if pending.count >= size { try await flush(holdingLastCommand: true) }
     }

@@ -60,17 +60,12 @@ struct LogImportCommand: AsyncParsableCommand {
             lastTime: startHead == .start ? nil : try log.event(at: startHead)?.recordedAt)
         var skipped = 0
         var number = 0
-        /// Appends through `batches`, saying where the log ends now if an event is refused.
-        func importing(_ body: () async throws -> Void) async throws {
-            do {
-                try await body()
-            } catch {
-                let through = log.head
-                throw OperatorError(
-                    "\(error); the log now ends at position \(through) (\(through.rawValue - startHead.rawValue) events "
-                        + "imported); fix the export and run the import again to go on from there")
-            }
-            progress.update(reader.bytesRead)
+        /// What an append that failed stops the import with: where the log ends now, and how to go on.
+        func stopped(by error: any Error) -> OperatorError {
+            let through = log.head
+            return OperatorError(
+                "\(error); the log now ends at position \(through) (\(through.rawValue - startHead.rawValue) events "
+                    + "imported); fix the export and run the import again to go on from there")
         }
         try await log.withWriter {
             /// A line that cannot go in (unreadable, not an event, out of order): everything before it still does.
@@ -84,21 +79,25 @@ struct LogImportCommand: AsyncParsableCommand {
                         if !line.isEmpty { parsed = try ExportedEvent.parse(line, number: number) }
                     }
                     guard more else { break }
-                    guard let found = parsed else { continue }
+                    // Moved out, not copied: a copy retained the event's strings and payload, and released them.
+                    guard let found = parsed.take() else { continue }
                     if found.position <= startHead {
                         try check.matchesStored(found, in: log, line: number)
                         skipped += 1
                         continue
                     }
                     try check.admit(found, line: number)
-                    event = found
+                    event = consume found
                 } catch {
                     refusedLine = error
                     break
                 }
-                try await importing { try await batches.add(event) }
+                do { try await batches.add(consume event) } catch { throw stopped(by: error) }
+                // Now and then: the clock read for every line was 1.4 % of an import.
+                if number % 4_096 == 0 { progress.update(reader.bytesRead) }
             }
-            try await importing { try await batches.finish() }
+            do { try await batches.finish() } catch { throw stopped(by: error) }
+            progress.update(reader.bytesRead)
             if let refusedLine { throw refusedLine }
         }
         let imported = batches.appended

@@ -26,7 +26,7 @@ struct JSONBytes {
     mutating func key(_ name: String) {
         let comma = !first
         first = false
-        JSONTextBytes.withUTF8(of: name) { utf8 in
+        name.withBorrowedUTF8 { utf8 in
             assert(JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: 0) == nil, "\(name) needs escaping")
             bytes.appendJSONText(atMost: utf8.count + 4) { out in
                 var at = 0
