@@ -14,7 +14,10 @@ extension DomainEvent {
 
     private static func decode(_ event: RecordedEvent, keys: any PersonalDataKeys) throws -> DomainEvent {
         let version = event.schemaVersion
-        guard (1...Self.currentSchemaVersion(ofType: event.type)).contains(version) else {
+        guard let type = EventType(storedName: event.type) else {
+            throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
+        }
+        guard (1...type.currentSchemaVersion).contains(version) else {
             throw DomainEventDecodingError(event: event, reason: "unknown schema version \(version)")
         }
         var reader = PayloadReader(event.payload)
@@ -22,15 +25,15 @@ extension DomainEvent {
         func postAuthor() throws -> UserID? { version >= 2 ? try reader.readOptional(UserID.self) : nil }
         func position() throws -> LogPosition? { version >= 2 ? try reader.readOptionalPosition() : nil }
         /// Whether this type's version seals its personal fields.
-        let isSealed = version >= (event.type == "CommentAdded" ? 3 : 2)
+        let isSealed = version >= (type == .commentAdded ? 3 : 2)
         /// The reader of `owner`'s sealed fields; nil when the owner was erased.
         func opened(_ owner: UserID) throws -> PayloadReader? {
             try reader.withBytes { try SealedFields.open($0, owner: owner, type: event.type, keys: keys) }
         }
         let decoded: DomainEvent
         do {
-            switch event.type {
-            case "UserRegistered" where isSealed:
+            switch type {
+            case .userRegistered where isSealed:
                 let user = try reader.read(UserID.self)
                 let hash = try reader.readString()
                 var fields = try opened(user)
@@ -40,13 +43,13 @@ extension DomainEvent {
                         name: try fields?.readString() ?? "", major: try fields?.readString() ?? "",
                         bio: try fields?.readString() ?? ""))
                 try fields?.finish()
-            case "UserRegistered":
+            case .userRegistered:
                 decoded = .userRegistered(
                     UserRegistered(
                         user: try reader.read(UserID.self), email: try reader.readString(),
                         passwordHash: try reader.readString(), name: try reader.readString(),
                         major: try reader.readString(), bio: try reader.readString()))
-            case "ProfileEdited":
+            case .profileEdited:
                 let user = try reader.read(UserID.self)
                 let name: String?
                 let major: String?
@@ -73,7 +76,7 @@ extension DomainEvent {
                     }
                 decoded = .profileEdited(
                     ProfileEdited(user: user, name: name, major: major, bio: bio, profileImage: image))
-            case "PostCreated" where isSealed:
+            case .postCreated where isSealed:
                 let post = try reader.read(PostID.self)
                 let author = try reader.read(UserID.self)
                 let image = try reader.readOptional(MediaID.self)
@@ -84,13 +87,13 @@ extension DomainEvent {
                         post: post, author: author, caption: try fields?.readString() ?? "",
                         text: try fields?.readString() ?? "", image: image, repostOf: repostOf))
                 try fields?.finish()
-            case "PostCreated":
+            case .postCreated:
                 decoded = .postCreated(
                     PostCreated(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         caption: try reader.readString(), text: try reader.readString(),
                         image: try reader.readOptional(MediaID.self), repostOf: try reader.readOptional(PostID.self)))
-            case "PostEdited" where isSealed:
+            case .postEdited where isSealed:
                 let post = try reader.read(PostID.self)
                 let author = try reader.read(UserID.self)
                 var fields = try opened(author)
@@ -99,38 +102,38 @@ extension DomainEvent {
                         post: post, author: author, caption: try fields?.readOptionalString(),
                         text: try fields?.readOptionalString()))
                 try fields?.finish()
-            case "PostEdited":
+            case .postEdited:
                 decoded = .postEdited(
                     PostEdited(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         caption: try reader.readOptionalString(), text: try reader.readOptionalString()))
-            case "PostDeleted":
+            case .postDeleted:
                 decoded = .postDeleted(
                     PostDeleted(
                         post: try reader.read(PostID.self), author: try reader.read(UserID.self),
                         postedAt: LogPosition(try reader.readUInt64()), repostOf: try reader.readOptional(PostID.self)))
-            case "Liked":
+            case .liked:
                 decoded = .liked(
                     Liked(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try postAuthor()))
-            case "Unliked":
+            case .unliked:
                 decoded = .unliked(
                     Unliked(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try postAuthor(),
                         likedAt: try position()))
-            case "Reposted":
+            case .reposted:
                 decoded = .reposted(
                     Reposted(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try reader.read(UserID.self)))
-            case "Unreposted":
+            case .unreposted:
                 decoded = .unreposted(
                     Unreposted(
                         user: try reader.read(UserID.self), post: try reader.read(PostID.self),
                         postAuthor: try reader.read(UserID.self), repostedAt: LogPosition(try reader.readUInt64())))
-            case "CommentAdded" where isSealed:
+            case .commentAdded where isSealed:
                 let comment = try reader.read(CommentID.self)
                 let post = try reader.read(PostID.self)
                 let author = try reader.read(UserID.self)
@@ -141,27 +144,27 @@ extension DomainEvent {
                         comment: comment, post: post, author: author, text: try fields?.readString() ?? "",
                         postAuthor: postAuthor))
                 try fields?.finish()
-            case "CommentAdded":
+            case .commentAdded:
                 decoded = .commentAdded(
                     CommentAdded(
                         comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
                         author: try reader.read(UserID.self), text: try reader.readString(),
                         postAuthor: try postAuthor()))
-            case "CommentDeleted":
+            case .commentDeleted:
                 decoded = .commentDeleted(
                     CommentDeleted(
                         comment: try reader.read(CommentID.self), post: try reader.read(PostID.self),
                         author: try reader.read(UserID.self), postAuthor: try reader.read(UserID.self),
                         commentedAt: LogPosition(try reader.readUInt64())))
-            case "Followed":
+            case .followed:
                 decoded = .followed(
                     Followed(follower: try reader.read(UserID.self), followee: try reader.read(UserID.self)))
-            case "Unfollowed":
+            case .unfollowed:
                 decoded = .unfollowed(
                     Unfollowed(
                         follower: try reader.read(UserID.self), followee: try reader.read(UserID.self),
                         followedAt: try position()))
-            case "MessageSent" where isSealed:
+            case .messageSent where isSealed:
                 let message = try reader.read(MessageID.self)
                 let from = try reader.read(UserID.self)
                 let to = try reader.read(UserID.self)
@@ -169,25 +172,25 @@ extension DomainEvent {
                 decoded = .messageSent(
                     MessageSent(message: message, from: from, to: to, text: try fields?.readString() ?? ""))
                 try fields?.finish()
-            case "MessageSent":
+            case .messageSent:
                 decoded = .messageSent(
                     MessageSent(
                         message: try reader.read(MessageID.self), from: try reader.read(UserID.self),
                         to: try reader.read(UserID.self), text: try reader.readString()))
-            case "RoomCreated":
+            case .roomCreated:
                 decoded = .roomCreated(
                     RoomCreated(
                         room: try reader.read(RoomID.self), creator: try reader.read(UserID.self),
                         name: try reader.readString()))
-            case "RoomJoined":
+            case .roomJoined:
                 decoded = .roomJoined(
                     RoomJoined(room: try reader.read(RoomID.self), user: try reader.read(UserID.self)))
-            case "RoomLeft":
+            case .roomLeft:
                 decoded = .roomLeft(
                     RoomLeft(
                         room: try reader.read(RoomID.self), user: try reader.read(UserID.self),
                         joinedAt: LogPosition(try reader.readUInt64())))
-            case "RoomMessageSent":
+            case .roomMessageSent:
                 // Sealed from its first version.
                 let message = try reader.read(MessageID.self)
                 let room = try reader.read(RoomID.self)
@@ -196,21 +199,21 @@ extension DomainEvent {
                 decoded = .roomMessageSent(
                     RoomMessageSent(message: message, room: room, from: from, text: try fields?.readString() ?? ""))
                 try fields?.finish()
-            case "NotificationsRead":
+            case .notificationsRead:
                 decoded = .notificationsRead(
                     NotificationsRead(user: try reader.read(UserID.self), upTo: LogPosition(try reader.readUInt64())))
-            case "ConversationRead":
+            case .conversationRead:
                 decoded = .conversationRead(
                     ConversationRead(reader: try reader.read(UserID.self), partner: try reader.read(UserID.self)))
-            case "SessionStarted":
+            case .sessionStarted:
                 decoded = .sessionStarted(
                     SessionStarted(
                         session: try reader.read(SessionID.self), user: try reader.read(UserID.self),
                         expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
-            case "SessionEnded":
+            case .sessionEnded:
                 decoded = .sessionEnded(
                     SessionEnded(session: try reader.read(SessionID.self), user: try reader.read(UserID.self)))
-            case "PasswordChanged":
+            case .passwordChanged:
                 let user = try reader.read(UserID.self)
                 let hash = try reader.readString()
                 let count = try reader.readInt64()
@@ -218,27 +221,27 @@ extension DomainEvent {
                 guard count >= 0, count <= event.payload.count / 4 else { throw PayloadError.truncated }
                 let resets = try (0..<count).map { _ in try reader.read(ResetID.self) }
                 decoded = .passwordChanged(PasswordChanged(user: user, passwordHash: hash, revokedResets: resets))
-            case "PasswordResetRequested":
+            case .passwordResetRequested:
                 decoded = .passwordResetRequested(
                     PasswordResetRequested(
                         user: try reader.read(UserID.self), reset: try reader.read(ResetID.self),
                         expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
-            case "Blocked":
+            case .blocked:
                 decoded = .blocked(
                     Blocked(blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self)))
-            case "Unblocked":
+            case .unblocked:
                 decoded = .unblocked(
                     Unblocked(
                         blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self),
                         blockedAt: LogPosition(try reader.readUInt64())))
-            case "Muted":
+            case .muted:
                 decoded = .muted(Muted(muter: try reader.read(UserID.self), muted: try reader.read(UserID.self)))
-            case "Unmuted":
+            case .unmuted:
                 decoded = .unmuted(
                     Unmuted(
                         muter: try reader.read(UserID.self), muted: try reader.read(UserID.self),
                         mutedAt: LogPosition(try reader.readUInt64())))
-            case "ReportFiled":
+            case .reportFiled:
                 let report = try reader.read(ReportID.self)
                 let reporter = try reader.read(UserID.self)
                 let target = try reader.readReportTarget()
@@ -250,23 +253,21 @@ extension DomainEvent {
                     ReportFiled(
                         report: report, reporter: reporter, target: target, targetAuthor: author, reason: reason,
                         details: try reader.readString()))
-            case "ReportResolved":
+            case .reportResolved:
                 let report = try reader.read(ReportID.self)
                 guard let action = ReportAction(rawValue: try reader.readString()) else {
                     throw PayloadError.badFlag(0)
                 }
                 decoded = .reportResolved(
                     ReportResolved(report: report, action: action, filedAt: LogPosition(try reader.readUInt64())))
-            case "UserSuspended":
+            case .userSuspended:
                 decoded = .userSuspended(UserSuspended(user: try reader.read(UserID.self)))
-            case "UserUnsuspended":
+            case .userUnsuspended:
                 decoded = .userUnsuspended(UserUnsuspended(user: try reader.read(UserID.self)))
-            case "AccountDeleted":
+            case .accountDeleted:
                 decoded = .accountDeleted(AccountDeleted(user: try reader.read(UserID.self)))
-            case "ErasureCompleted":
+            case .erasureCompleted:
                 decoded = .erasureCompleted(ErasureCompleted(user: try reader.read(UserID.self)))
-            default:
-                throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
             }
             try reader.finish()
             return decoded

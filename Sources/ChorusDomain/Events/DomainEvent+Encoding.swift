@@ -15,54 +15,51 @@ import ChorusLog
 /// - every other type 1.
 extension DomainEvent {
     /// The log's type name of the event.
-    public var typeName: String {
+    public var typeName: String { eventType.rawValue }
+
+    /// The kind of event it is, as the log names it.
+    var eventType: EventType {
         switch self {
-        case .userRegistered: "UserRegistered"
-        case .profileEdited: "ProfileEdited"
-        case .postCreated: "PostCreated"
-        case .postEdited: "PostEdited"
-        case .postDeleted: "PostDeleted"
-        case .liked: "Liked"
-        case .unliked: "Unliked"
-        case .reposted: "Reposted"
-        case .unreposted: "Unreposted"
-        case .commentAdded: "CommentAdded"
-        case .commentDeleted: "CommentDeleted"
-        case .followed: "Followed"
-        case .unfollowed: "Unfollowed"
-        case .messageSent: "MessageSent"
-        case .roomCreated: "RoomCreated"
-        case .roomJoined: "RoomJoined"
-        case .roomLeft: "RoomLeft"
-        case .roomMessageSent: "RoomMessageSent"
-        case .notificationsRead: "NotificationsRead"
-        case .conversationRead: "ConversationRead"
-        case .sessionStarted: "SessionStarted"
-        case .sessionEnded: "SessionEnded"
-        case .passwordChanged: "PasswordChanged"
-        case .passwordResetRequested: "PasswordResetRequested"
-        case .blocked: "Blocked"
-        case .unblocked: "Unblocked"
-        case .muted: "Muted"
-        case .unmuted: "Unmuted"
-        case .reportFiled: "ReportFiled"
-        case .reportResolved: "ReportResolved"
-        case .userSuspended: "UserSuspended"
-        case .userUnsuspended: "UserUnsuspended"
-        case .accountDeleted: "AccountDeleted"
-        case .erasureCompleted: "ErasureCompleted"
+        case .userRegistered: .userRegistered
+        case .profileEdited: .profileEdited
+        case .postCreated: .postCreated
+        case .postEdited: .postEdited
+        case .postDeleted: .postDeleted
+        case .liked: .liked
+        case .unliked: .unliked
+        case .reposted: .reposted
+        case .unreposted: .unreposted
+        case .commentAdded: .commentAdded
+        case .commentDeleted: .commentDeleted
+        case .followed: .followed
+        case .unfollowed: .unfollowed
+        case .messageSent: .messageSent
+        case .roomCreated: .roomCreated
+        case .roomJoined: .roomJoined
+        case .roomLeft: .roomLeft
+        case .roomMessageSent: .roomMessageSent
+        case .notificationsRead: .notificationsRead
+        case .conversationRead: .conversationRead
+        case .sessionStarted: .sessionStarted
+        case .sessionEnded: .sessionEnded
+        case .passwordChanged: .passwordChanged
+        case .passwordResetRequested: .passwordResetRequested
+        case .blocked: .blocked
+        case .unblocked: .unblocked
+        case .muted: .muted
+        case .unmuted: .unmuted
+        case .reportFiled: .reportFiled
+        case .reportResolved: .reportResolved
+        case .userSuspended: .userSuspended
+        case .userUnsuspended: .userUnsuspended
+        case .accountDeleted: .accountDeleted
+        case .erasureCompleted: .erasureCompleted
         }
     }
 
-    /// The schema version each type is written with now.
+    /// The schema version each type is written with now; 1 for a name no Chorus wrote.
     public static func currentSchemaVersion(ofType type: String) -> UInt16 {
-        switch type {
-        case "CommentAdded": 3
-        case "Liked", "Unliked", "Unfollowed", "UserRegistered", "ProfileEdited", "PostCreated", "PostEdited",
-            "MessageSent":
-            2
-        default: 1
-        }
+        EventType(storedName: type)?.currentSchemaVersion ?? 1
     }
 
     /// The event as the log stores it, its personal fields sealed under their owner's key in `keys`.
