@@ -229,8 +229,7 @@ extension DomainEvent {
         case .erasureCompleted(let event):
             writer.write(event.user)
         }
-        return NewEvent(
-            type: typeName, schemaVersion: Self.currentSchemaVersion(ofType: typeName), payload: writer.bytes)
+        return NewEvent(type: typeName, schemaVersion: eventType.currentSchemaVersion, payload: writer.bytes)
     }
 }
 
