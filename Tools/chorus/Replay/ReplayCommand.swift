@@ -108,14 +108,19 @@ struct ReplayFilter {
 
     var isEmpty: Bool { types.isEmpty && streams.isEmpty && user == nil && since == nil && until == nil }
 
-    func admits(_ replayed: ReplayedEvent) -> Bool {
-        let event = replayed.event
+    /// Whether `event` may be printed, as far as its envelope tells: checked before it is decoded.
+    func admitsEnvelope(of event: RecordedEvent) -> Bool {
         if !types.isEmpty, !types.contains(event.type) { return false }
         if !streams.isEmpty, !streams.contains(event.stream.rawValue) { return false }
         if let since, event.recordedAt < since { return false }
         if let until, event.recordedAt >= until { return false }
-        if let user, event.actor != user, !replayed.users.contains(user) { return false }
         return true
+    }
+
+    /// Whether `event`, whose envelope is admitted, is printed, decoded as `replayed`.
+    func admits(_ event: RecordedEvent, _ replayed: ReplayedEvent) -> Bool {
+        guard let user else { return true }
+        return event.actor == user || replayed.users.contains(user)
     }
 }
 
@@ -161,12 +166,13 @@ struct EventPrinter {
                     bytes.reserveCapacity(Int(range.upperBound.rawValue - range.lowerBound.rawValue + 1) * 512)
                     do {
                         try log.scan(from: range.lowerBound, through: range.upperBound) { event in
-                            let replayed = ReplayedEvent(event, keys: keys, namingUsers: filter.user != nil)
-                            guard filter.admits(replayed) else { return }
+                            guard filter.admitsEnvelope(of: event) else { return }
+                            let replayed = ReplayedEvent(decoding: event, keys: keys, namingUsers: filter.user != nil)
+                            guard filter.admits(event, replayed) else { return }
                             if json {
-                                replayed.appendJSON(to: &bytes)
+                                replayed.appendJSON(of: event, to: &bytes)
                             } else {
-                                bytes.append(contentsOf: replayed.text.utf8)
+                                bytes.append(contentsOf: replayed.text(of: event).utf8)
                             }
                             bytes.append(UInt8(ascii: "\n"))
                         }

@@ -3,176 +3,213 @@ import ChorusLog
 import Foundation
 
 /// A recorded event for people and for tools such as `jq`: its envelope and its decoded fields, read off the event's
-/// own types, so that a new event type shows without code here. Password hashes are left out.
+/// own types, so that a new event type shows without code here. Password hashes are left out. Holds what decoding
+/// made; the recorded event itself is lent to each method rather than kept (a copy of it retained its strings and
+/// payload, and released them).
 struct ReplayedEvent {
-    let event: RecordedEvent
-    /// The decoded fields, sorted by name; nil when the event does not decode (`problem` says why).
-    let data: [(name: String, value: FieldValue)]?
-    let problem: String?
+    /// The event decoded, or why it does not.
+    private let decoding: Decoding
     /// Every user the event names, for `--user` (empty unless asked for).
     let users: Set<String>
+
+    /// A field's name: a literal for the events most logs hold, a label read by reflection for the rest.
+    enum FieldName: ExpressibleByStringLiteral {
+        case literal(StaticString)
+        case label(String)
+
+        init(stringLiteral name: StaticString) { self = .literal(name) }
+
+        var text: String {
+            switch self {
+            case .literal(let name): "\(name)"
+            case .label(let name): name
+            }
+        }
+    }
 
     /// A field's value as JSON shows it. Only `labelled` is boxed: an indirect enum allocates for every value.
     enum FieldValue {
         case text(String)
+        /// A user's id: text, and a user the event names (`--user`).
+        case user(String)
         case integer(Int64)
         case flag(Bool)
         case null
         /// A case with a value, such as `profileImage: {set: …}`.
         indirect case labelled(String, FieldValue)
+
+        /// Adds the users this value names to `users`.
+        func collectUsers(into users: inout Set<String>) {
+            switch self {
+            case .user(let user): users.insert(user)
+            case .labelled(_, let inner): inner.collectUsers(into: &users)
+            case .text, .integer, .flag, .null: break
+            }
+        }
+    }
+
+    private enum Decoding {
+        case decoded(DomainEvent)
+        case undecodable(problem: String)
     }
 
     private static let redacted: Set<String> = ["passwordHash"]
 
     /// `namingUsers`: whether to collect ``users``.
-    init(_ event: consuming RecordedEvent, keys: borrowing any PersonalDataKeys, namingUsers: Bool = true) {
-        self.event = event
+    init(decoding event: RecordedEvent, keys: borrowing any PersonalDataKeys, namingUsers: Bool = true) {
+        var users: Set<String> = []
         do {
-            // Decoded from the stored copy, so that `event` is moved into it rather than copied once more.
-            let decoded = try DomainEvent(decoding: self.event, keys: keys)
-            var users: Set<String> = []
-            if let fields = Self.commonFields(of: decoded, users: &users, naming: namingUsers) {
-                data = fields
-            } else {
-                // A DomainEvent is a case whose one value is the event's struct.
-                let payload = Mirror(reflecting: decoded).children.first?.value ?? decoded
-                var fields: [(name: String, value: FieldValue)] = []
-                for child in Mirror(reflecting: payload).children {
-                    guard let label = child.label else { continue }
-                    let value =
-                        Self.redacted.contains(label) ? .text("(not shown)") : Self.value(child.value, users: &users)
-                    fields.append((label, value))
-                }
-                data = fields.sorted { $0.name < $1.name }
-            }
-            problem = nil
-            self.users = users
+            let decoded = try DomainEvent(decoding: event, keys: keys)
+            if namingUsers { Self.forEachField(of: decoded) { _, value in value.collectUsers(into: &users) } }
+            decoding = .decoded(decoded)
         } catch {
-            data = nil
-            problem = "\(error)"
-            users = []
+            decoding = .undecodable(problem: "\(error)")
         }
+        self.users = users
     }
 
-    /// The fields of the events a log holds most of, sorted by name, as the reflection below would give them but
-    /// several times faster (reflection was half of `chorus replay --json`); nil for every other type, which the
-    /// reflection reads.
-    private static func commonFields(of event: DomainEvent, users: inout Set<String>, naming: Bool)
-        -> [(name: String, value: FieldValue)]?
-    {
-        func user(_ id: UserID) -> FieldValue {
-            if naming { users.insert(id.rawValue) }
-            return .text(id.rawValue)
+    /// Calls `body` with each field of `decoded`, sorted by name. Written straight from the event rather than gathered
+    /// into an array first: the array, made and destroyed for every event, was a tenth of `chorus replay --json`.
+    private static func forEachField(of decoded: DomainEvent, _ body: (FieldName, FieldValue) -> Void) {
+        guard !forEachCommonField(of: decoded, body) else { return }
+        // A DomainEvent is a case whose one value is the event's struct.
+        let payload = Mirror(reflecting: decoded).children.first?.value ?? decoded
+        var fields: [(name: String, value: FieldValue)] = []
+        for child in Mirror(reflecting: payload).children {
+            guard let label = child.label else { continue }
+            fields.append((label, redacted.contains(label) ? .text("(not shown)") : value(child.value)))
         }
-        func user(_ id: UserID?) -> FieldValue { id.map { user($0) } ?? .null }
+        for field in fields.sorted(by: { $0.name < $1.name }) { body(.label(field.name), field.value) }
+    }
+
+    /// The fields of the events a log holds most of, sorted by name, as the reflection above would give them but
+    /// several times faster (reflection was half of `chorus replay --json`); false for every other type, which the
+    /// reflection reads.
+    private static func forEachCommonField(of event: DomainEvent, _ body: (FieldName, FieldValue) -> Void) -> Bool {
+        func user(_ id: UserID) -> FieldValue { .user(id.rawValue) }
+        func user(_ id: UserID?) -> FieldValue { id.map { .user($0.rawValue) } ?? .null }
         func id(_ id: (some ChorusIdentifier)?) -> FieldValue { id.map { .text($0.rawValue) } ?? .null }
         func text(_ text: String?) -> FieldValue { text.map { .text($0) } ?? .null }
         func position(_ position: LogPosition?) -> FieldValue { position.map { .integer(Int64($0.rawValue)) } ?? .null }
         switch event {
         case .userRegistered(let event):
-            return [
-                ("bio", .text(event.bio)), ("email", .text(event.email)), ("major", .text(event.major)),
-                ("name", .text(event.name)), ("passwordHash", .text("(not shown)")), ("user", user(event.user)),
-            ]
+            body("bio", .text(event.bio))
+            body("email", .text(event.email))
+            body("major", .text(event.major))
+            body("name", .text(event.name))
+            body("passwordHash", .text("(not shown)"))
+            body("user", user(event.user))
         case .profileEdited(let event):
+            body("bio", text(event.bio))
+            body("major", text(event.major))
+            body("name", text(event.name))
             // As the reflection writes a case: with its value under its name, or as its name alone.
-            let image: FieldValue =
-                switch event.profileImage {
-                case nil: .null
-                case .remove: .text("remove")
-                case .set(let media): .labelled("set", .text(media.rawValue))
-                }
-            return [
-                ("bio", text(event.bio)), ("major", text(event.major)), ("name", text(event.name)),
-                ("profileImage", image), ("user", user(event.user)),
-            ]
+            switch event.profileImage {
+            case nil: body("profileImage", .null)
+            case .remove: body("profileImage", .text("remove"))
+            case .set(let media): body("profileImage", .labelled("set", .text(media.rawValue)))
+            }
+            body("user", user(event.user))
         case .postCreated(let event):
-            return [
-                ("author", user(event.author)), ("caption", .text(event.caption)), ("image", id(event.image)),
-                ("post", id(event.post)), ("repostOf", id(event.repostOf)), ("text", .text(event.text)),
-            ]
+            body("author", user(event.author))
+            body("caption", .text(event.caption))
+            body("image", id(event.image))
+            body("post", id(event.post))
+            body("repostOf", id(event.repostOf))
+            body("text", .text(event.text))
         case .postEdited(let event):
-            return [
-                ("author", user(event.author)), ("caption", text(event.caption)), ("post", id(event.post)),
-                ("text", text(event.text)),
-            ]
+            body("author", user(event.author))
+            body("caption", text(event.caption))
+            body("post", id(event.post))
+            body("text", text(event.text))
         case .postDeleted(let event):
-            return [
-                ("author", user(event.author)), ("post", id(event.post)), ("postedAt", position(event.postedAt)),
-                ("repostOf", id(event.repostOf)),
-            ]
+            body("author", user(event.author))
+            body("post", id(event.post))
+            body("postedAt", position(event.postedAt))
+            body("repostOf", id(event.repostOf))
         case .liked(let event):
-            return [("post", id(event.post)), ("postAuthor", user(event.postAuthor)), ("user", user(event.user))]
+            body("post", id(event.post))
+            body("postAuthor", user(event.postAuthor))
+            body("user", user(event.user))
         case .unliked(let event):
-            return [
-                ("likedAt", position(event.likedAt)), ("post", id(event.post)), ("postAuthor", user(event.postAuthor)),
-                ("user", user(event.user)),
-            ]
+            body("likedAt", position(event.likedAt))
+            body("post", id(event.post))
+            body("postAuthor", user(event.postAuthor))
+            body("user", user(event.user))
         case .reposted(let event):
-            return [("post", id(event.post)), ("postAuthor", user(event.postAuthor)), ("user", user(event.user))]
+            body("post", id(event.post))
+            body("postAuthor", user(event.postAuthor))
+            body("user", user(event.user))
         case .unreposted(let event):
-            return [
-                ("post", id(event.post)), ("postAuthor", user(event.postAuthor)),
-                ("repostedAt", position(event.repostedAt)), ("user", user(event.user)),
-            ]
+            body("post", id(event.post))
+            body("postAuthor", user(event.postAuthor))
+            body("repostedAt", position(event.repostedAt))
+            body("user", user(event.user))
         case .commentAdded(let event):
-            return [
-                ("author", user(event.author)), ("comment", id(event.comment)), ("post", id(event.post)),
-                ("postAuthor", user(event.postAuthor)), ("text", .text(event.text)),
-            ]
+            body("author", user(event.author))
+            body("comment", id(event.comment))
+            body("post", id(event.post))
+            body("postAuthor", user(event.postAuthor))
+            body("text", .text(event.text))
         case .commentDeleted(let event):
-            return [
-                ("author", user(event.author)), ("comment", id(event.comment)),
-                ("commentedAt", position(event.commentedAt)), ("post", id(event.post)),
-                ("postAuthor", user(event.postAuthor)),
-            ]
+            body("author", user(event.author))
+            body("comment", id(event.comment))
+            body("commentedAt", position(event.commentedAt))
+            body("post", id(event.post))
+            body("postAuthor", user(event.postAuthor))
         case .followed(let event):
-            return [("followee", user(event.followee)), ("follower", user(event.follower))]
+            body("followee", user(event.followee))
+            body("follower", user(event.follower))
         case .unfollowed(let event):
-            return [
-                ("followedAt", position(event.followedAt)), ("followee", user(event.followee)),
-                ("follower", user(event.follower)),
-            ]
+            body("followedAt", position(event.followedAt))
+            body("followee", user(event.followee))
+            body("follower", user(event.follower))
         case .messageSent(let event):
-            return [
-                ("from", user(event.from)), ("message", id(event.message)), ("text", .text(event.text)),
-                ("to", user(event.to)),
-            ]
+            body("from", user(event.from))
+            body("message", id(event.message))
+            body("text", .text(event.text))
+            body("to", user(event.to))
         case .roomJoined(let event):
-            return [("room", id(event.room)), ("user", user(event.user))]
+            body("room", id(event.room))
+            body("user", user(event.user))
         case .roomLeft(let event):
-            return [("joinedAt", position(event.joinedAt)), ("room", id(event.room)), ("user", user(event.user))]
+            body("joinedAt", position(event.joinedAt))
+            body("room", id(event.room))
+            body("user", user(event.user))
         case .roomMessageSent(let event):
-            return [
-                ("from", user(event.from)), ("message", id(event.message)), ("room", id(event.room)),
-                ("text", .text(event.text)),
-            ]
+            body("from", user(event.from))
+            body("message", id(event.message))
+            body("room", id(event.room))
+            body("text", .text(event.text))
         case .notificationsRead(let event):
-            return [("upTo", position(event.upTo)), ("user", user(event.user))]
+            body("upTo", position(event.upTo))
+            body("user", user(event.user))
         case .conversationRead(let event):
-            return [("partner", user(event.partner)), ("reader", user(event.reader))]
+            body("partner", user(event.partner))
+            body("reader", user(event.reader))
         case .sessionStarted(let event):
-            return [
-                ("expiresAt", .text(event.expiresAt.rfc3339)), ("session", id(event.session)),
-                ("user", user(event.user)),
-            ]
+            body("expiresAt", .text(event.expiresAt.rfc3339))
+            body("session", id(event.session))
+            body("user", user(event.user))
         case .sessionEnded(let event):
-            return [("session", id(event.session)), ("user", user(event.user))]
+            body("session", id(event.session))
+            body("user", user(event.user))
         case .blocked(let event):
-            return [("blocked", user(event.blocked)), ("blocker", user(event.blocker))]
+            body("blocked", user(event.blocked))
+            body("blocker", user(event.blocker))
         case .muted(let event):
-            return [("muted", user(event.muted)), ("muter", user(event.muter))]
+            body("muted", user(event.muted))
+            body("muter", user(event.muter))
         default:
-            return nil
+            return false
         }
+        return true
     }
 
     /// Ids and times as their text, optionals as null, cases as their name or `{name: value}`.
-    private static func value(_ value: Any, users: inout Set<String>) -> FieldValue {
+    private static func value(_ value: Any) -> FieldValue {
         switch value {
-        case let user as UserID:
-            users.insert(user.rawValue)
-            return .text(user.rawValue)
+        case let user as UserID: return .user(user.rawValue)
         case let text as String: return .text(text)
         case let flag as Bool: return .flag(flag)
         case let number as any BinaryInteger: return .integer(Int64(number))
@@ -185,17 +222,17 @@ struct ReplayedEvent {
         switch mirror.displayStyle {
         case .optional:
             guard let wrapped = mirror.children.first?.value else { return .null }
-            return Self.value(wrapped, users: &users)
+            return Self.value(wrapped)
         case .enum:
             guard let associated = mirror.children.first, let label = associated.label else { return .text("\(value)") }
-            return .labelled(label, Self.value(associated.value, users: &users))
+            return .labelled(label, Self.value(associated.value))
         default:
             return .text("\(value)")
         }
     }
 
-    /// The event as one JSON object, keys sorted, appended to `bytes` (without a newline).
-    func appendJSON(to bytes: inout [UInt8]) {
+    /// `event`, the one decoded, as one JSON object, keys sorted, appended to `bytes` (without a newline).
+    func appendJSON(of event: RecordedEvent, to bytes: inout [UInt8]) {
         var object = JSONBytes(bytes: bytes)
         bytes = []
         object.open()
@@ -205,19 +242,22 @@ struct ReplayedEvent {
         object.uuid(event.commandID.uuid.uuid)
         object.key("correlationId")
         object.uuid(event.correlationID.uuid.uuid)
-        if let data {
+        // Matched in place: a copy of the decoded event retained every string in it, and released them.
+        if case .decoded(let decoded) = decoding {
             object.key("data")
             object.open()
-            // By index: a loop over the fields copied each name and value out first (a retain and a release each).
-            for index in data.indices {
-                object.key(data[index].name)
-                Self.append(data[index].value, to: &object)
+            Self.forEachField(of: decoded) { name, value in
+                switch name {
+                case .literal(let name): object.key(name)
+                case .label(let name): object.key(named: name)
+                }
+                Self.append(value, to: &object)
             }
             object.close()
         }
         object.key("position")
         object.integer(Int64(event.position.rawValue))
-        if let problem {
+        if case .undecodable(let problem) = decoding {
             object.key("problem")
             object.string(problem)
         }
@@ -237,31 +277,37 @@ struct ReplayedEvent {
 
     private static func append(_ value: FieldValue, to object: inout JSONBytes) {
         switch value {
-        case .text(let text): object.string(text)
+        case .text(let text), .user(let text): object.string(text)
         case .integer(let number): object.integer(number)
         case .flag(let flag): object.literal(flag ? "true" : "false")
         case .null: object.literal("null")
         case .labelled(let label, let inner):
             object.open()
-            object.key(label)
+            object.key(named: label)
             append(inner, to: &object)
             object.close()
         }
     }
 
-    /// One line: position, time, type, stream and version, actor, then the fields.
-    var text: String {
-        let fields =
-            data.map { data in data.map { "\($0.name)=\(Self.plain($0.value))" }.joined(separator: " ") }
-            ?? "(does not decode: \(problem ?? "?"))"
+    /// `event`, the one decoded, as one line: position, time, type, stream and version, actor, then the fields.
+    func text(of event: RecordedEvent) -> String {
+        let shown: String
+        switch decoding {
+        case .decoded(let decoded):
+            var fields: [String] = []
+            Self.forEachField(of: decoded) { name, value in fields.append("\(name.text)=\(Self.plain(value))") }
+            shown = fields.joined(separator: " ")
+        case .undecodable(let problem):
+            shown = "(does not decode: \(problem))"
+        }
         return "\(event.position)  \(event.recordedAt.rfc3339)  \(event.type)  "
-            + "\(event.stream)#\(event.streamVersion)  by \(event.actor.isEmpty ? "-" : event.actor)  \(fields)"
+            + "\(event.stream)#\(event.streamVersion)  by \(event.actor.isEmpty ? "-" : event.actor)  \(shown)"
     }
 
     private static func plain(_ value: FieldValue) -> String {
         switch value {
         case .null: "null"
-        case .text(let text): text.contains(" ") || text.isEmpty ? "\"\(text)\"" : text
+        case .text(let text), .user(let text): text.contains(" ") || text.isEmpty ? "\"\(text)\"" : text
         case .integer(let number): "\(number)"
         case .flag(let flag): "\(flag)"
         case .labelled(let label, let inner): "\(label):\(plain(inner))"

@@ -22,21 +22,26 @@ struct JSONBytes {
 
     /// A key, after a comma unless it is its object's first. Written as it is: every key here is a literal or a Swift
     /// identifier (a field's name), which JSON never escapes (checked in debug builds), and keys are half the strings
-    /// of `chorus replay --json`.
-    mutating func key(_ name: String) {
+    /// of `chorus replay --json`. A literal's bytes are read straight from the binary.
+    mutating func key(_ name: StaticString) {
+        appendKey(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+    }
+
+    /// A key that is not a literal: a field's name read by reflection.
+    mutating func key(named name: String) { name.withBorrowedUTF8 { appendKey($0) } }
+
+    private mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) {
+        assert(JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: 0) == nil, "a key that needs escaping")
         let comma = !first
         first = false
-        name.withBorrowedUTF8 { utf8 in
-            assert(JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: 0) == nil, "\(name) needs escaping")
-            bytes.appendJSONText(atMost: utf8.count + 4) { out in
-                var at = 0
-                if comma { out.put(UInt8(ascii: ","), at: &at) }
-                out.put(UInt8(ascii: "\""), at: &at)
-                JSONTextBytes.copy(utf8[...], to: out, at: &at)
-                out.put(UInt8(ascii: "\""), at: &at)
-                out.put(UInt8(ascii: ":"), at: &at)
-                return at
-            }
+        bytes.appendJSONText(atMost: utf8.count + 4) { out in
+            var at = 0
+            if comma { out.put(UInt8(ascii: ","), at: &at) }
+            out.put(UInt8(ascii: "\""), at: &at)
+            JSONTextBytes.copy(utf8[...], to: out, at: &at)
+            out.put(UInt8(ascii: "\""), at: &at)
+            out.put(UInt8(ascii: ":"), at: &at)
+            return at
         }
     }
 
