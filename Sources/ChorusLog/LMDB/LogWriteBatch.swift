@@ -87,7 +87,7 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
                     "position \(event.position): stream \(event.stream) is at version \(version - 1), not \(event.streamVersion - 1)"
                 )
             }
-            try NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload).validate()
+            try NewEvent.validate(type: event.type, payloadSize: event.payload.count)
         }
         guard first.actor.utf8.count <= AppendRequest.maximumActorLength else {
             throw EventLogError.invalidAppend(
@@ -104,11 +104,10 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
             commandStart = original.firstPosition
         }
         for event in events {
-            let fields = EventRecordCodec.Fields(event)
             try LogSchema.withPositionKey(event.position) { positionKey in
                 try transaction.reserve(
-                    EventRecordCodec.encodedSize(fields), for: positionKey, in: schema.events, append: true
-                ) { EventRecordCodec.encode(fields, into: $0) }
+                    EventRecordCodec.encodedSize(event), for: positionKey, in: schema.events, append: true
+                ) { EventRecordCodec.encode(event, into: $0) }
             }
             tail.record(event, commandStartsAt: commandStart)
             head = event.position

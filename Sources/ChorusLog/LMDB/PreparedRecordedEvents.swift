@@ -19,9 +19,11 @@ public struct PreparedRecordedEvents: Sendable {
 
     /// Prepares `events`, which come in position order, each command's together; nil when they do not run on as one
     /// log's would, or one would be refused: appended one command at a time instead, the first refused says why.
-    public init?(_ events: some Collection<RecordedEvent>) {
+    /// Each event is read in place, by index, and encoded straight from its fields into one buffer sized for every
+    /// record: iterated, each was copied (its strings and payload retained and released), and the buffer grew record
+    /// by record, zeroed before each was written.
+    public init?(_ events: [RecordedEvent]) {
         guard let first = events.first else { return nil }
-        var records: [UInt8] = []
         var recordEnds: [Int] = []
         recordEnds.reserveCapacity(events.count)
         // Most streams of a batch have a single event.
@@ -31,37 +33,46 @@ public struct PreparedRecordedEvents: Sendable {
         // are sorted (``SortedIndexEntries/runsOn``), without a table of them here.
         var commands: [(id: CommandID, outcome: AppendOutcome)] = []
         var expected = first.position
-        for event in events {
-            guard event.position == expected else { return nil }
-            let group = grouping.add(event.stream, version: event.streamVersion, position: event.position)
-            defer { lastGroup = group }
-            if let command = commands.last, command.id == event.commandID {
-                guard group == lastGroup else { return nil }
-                commands[commands.count - 1].outcome = AppendOutcome(
-                    firstPosition: command.outcome.firstPosition, lastPosition: event.position,
-                    streamVersion: event.streamVersion, isReplay: true)
-            } else {
-                guard event.actor.utf8.count <= AppendRequest.maximumActorLength else { return nil }
-                commands.append(
-                    (
-                        event.commandID,
-                        AppendOutcome(
-                            firstPosition: event.position, lastPosition: event.position,
-                            streamVersion: event.streamVersion, isReplay: true)
-                    ))
+        var size = 0
+        // Through the array's buffer, whose elements are lent where they lie: the array's own subscript copied each
+        // event for the calls that borrow it.
+        let prepared: [UInt8]? = events.withUnsafeBufferPointer { events in
+            for offset in events.indices {
+                guard events[offset].position == expected else { return nil }
+                let group = grouping.add(
+                    events[offset].stream, version: events[offset].streamVersion, position: events[offset].position)
+                defer { lastGroup = group }
+                let outcome = AppendOutcome(
+                    firstPosition: expected, lastPosition: expected, streamVersion: events[offset].streamVersion,
+                    isReplay: true)
+                if let command = commands.last, command.id == events[offset].commandID {
+                    guard group == lastGroup else { return nil }
+                    commands[commands.count - 1].outcome = AppendOutcome(
+                        firstPosition: command.outcome.firstPosition, lastPosition: expected,
+                        streamVersion: outcome.streamVersion, isReplay: true)
+                } else {
+                    guard events[offset].actor.utf8.count <= AppendRequest.maximumActorLength else { return nil }
+                    commands.append((events[offset].commandID, outcome))
+                }
+                do {
+                    try NewEvent.validate(type: events[offset].type, payloadSize: events[offset].payload.count)
+                } catch { return nil }
+                size += EventRecordCodec.encodedSize(events[offset])
+                recordEnds.append(size)
+                expected = expected.next
             }
-            let fields = EventRecordCodec.Fields(event)
-            do { try fields.event.validate() } catch { return nil }
-            let start = records.count
-            let size = EventRecordCodec.encodedSize(fields)
-            records.append(contentsOf: repeatElement(0, count: size))
-            records.withUnsafeMutableBytes { buffer in
-                EventRecordCodec.encode(
-                    fields, into: UnsafeMutableRawBufferPointer(rebasing: buffer[start..<start + size]))
+            return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                let bytes = UnsafeMutableRawBufferPointer(buffer)
+                var start = 0
+                for (offset, end) in recordEnds.enumerated() {
+                    EventRecordCodec.encode(
+                        events[offset], into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<end]))
+                    start = end
+                }
+                initialized = size
             }
-            recordEnds.append(records.count)
-            expected = expected.next
         }
+        guard let records = prepared else { return nil }
         let index = grouping.sorted(commands: commands)
         guard index.runsOn else { return nil }
         (firstPosition, lastPosition) = (first.position, LogPosition(expected.rawValue - 1))

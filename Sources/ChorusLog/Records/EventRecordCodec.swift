@@ -18,8 +18,8 @@ enum EventRecordCodec {
     static let recordFormat: UInt8 = 1
     static let headerSize = 73
 
-    /// The fields of one record to encode; strings as their UTF-8 bytes.
-    struct Fields {
+    /// The fields of a new event's record: the event and the envelope its append gives it.
+    struct Fields: EventRecordContents {
         var position: LogPosition
         var streamVersion: UInt64
         var recordedAt: EventTime
@@ -28,32 +28,38 @@ enum EventRecordCodec {
         var stream: StreamID
         var actor: String
         var event: NewEvent
+
+        var type: String { event.type }
+        var schemaVersion: UInt16 { event.schemaVersion }
+        var payload: [UInt8] { event.payload }
     }
 
-    static func encodedSize(_ fields: Fields) -> Int {
-        headerSize + fields.stream.rawValue.utf8.count + fields.event.type.utf8.count + fields.actor.utf8.count
-            + fields.event.payload.count
+    static func encodedSize(_ fields: borrowing some EventRecordContents) -> Int {
+        headerSize + fields.stream.rawValue.utf8.count + fields.type.utf8.count + fields.actor.utf8.count
+            + fields.payload.count
     }
 
-    /// Writes the record into `buffer`, which is exactly ``encodedSize(_:)`` bytes.
-    static func encode(_ fields: Fields, into buffer: UnsafeMutableRawBufferPointer) {
+    /// Writes the record into `buffer`, which is exactly ``encodedSize(_:)`` bytes. Always inlined: called, it was
+    /// handed a copy of an element of the caller's array (its strings and payload retained and released).
+    @inline(__always)
+    static func encode(_ fields: borrowing some EventRecordContents, into buffer: UnsafeMutableRawBufferPointer) {
         var writer = ByteWriter(buffer: buffer, offset: 4)
         writer.write(recordFormat)
-        writer.write(fields.event.schemaVersion)
+        writer.write(fields.schemaVersion)
         writer.write(fields.position.rawValue)
         writer.write(fields.streamVersion)
         writer.write(fields.recordedAt.millisecondsSince1970)
         writer.write(uuid: fields.commandID.uuid)
         writer.write(uuid: fields.correlationID.uuid)
         writer.write(UInt16(fields.stream.rawValue.utf8.count))
-        writer.write(UInt16(fields.event.type.utf8.count))
+        writer.write(UInt16(fields.type.utf8.count))
         writer.write(UInt16(fields.actor.utf8.count))
-        writer.write(UInt32(fields.event.payload.count))
+        writer.write(UInt32(fields.payload.count))
         // Read in place: `withUTF8` on copies of the strings retained and released each.
         fields.stream.rawValue.withBorrowedUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
-        fields.event.type.withBorrowedUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
+        fields.type.withBorrowedUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
         fields.actor.withBorrowedUTF8 { writer.write(bytes: UnsafeRawBufferPointer($0)) }
-        fields.event.payload.withUnsafeBytes { writer.write(bytes: $0) }
+        fields.payload.withUnsafeBytes { writer.write(bytes: $0) }
         precondition(writer.offset == buffer.count, "record size mismatch")
         let checksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: buffer[4...]))
         buffer.storeBytes(of: checksum.littleEndian, toByteOffset: 0, as: UInt32.self)
@@ -162,4 +168,20 @@ private struct ByteReader {
         defer { offset += length }
         return [UInt8](UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + length]))
     }
+}
+
+/// What a record holds, read in place by ``EventRecordCodec/encode(_:into:)``: a recorded event is encoded as it is
+/// (an import's), a new one through ``EventRecordCodec/Fields``. Copied into `Fields` first, an imported event's
+/// strings and payload were retained and released once more each.
+protocol EventRecordContents {
+    var position: LogPosition { get }
+    var streamVersion: UInt64 { get }
+    var recordedAt: EventTime { get }
+    var commandID: CommandID { get }
+    var correlationID: CorrelationID { get }
+    var stream: StreamID { get }
+    var actor: String { get }
+    var type: String { get }
+    var schemaVersion: UInt16 { get }
+    var payload: [UInt8] { get }
 }

@@ -3,11 +3,10 @@
 extension RecordedEvent {
     /// The record the log stores for this event.
     public var record: [UInt8] {
-        let fields = EventRecordCodec.Fields(self)
-        let size = EventRecordCodec.encodedSize(fields)
+        let size = EventRecordCodec.encodedSize(self)
         return [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             EventRecordCodec.encode(
-                fields, into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<size])))
+                self, into: UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: buffer[..<size])))
             count = size
         }
     }
@@ -19,12 +18,4 @@ extension RecordedEvent {
     }
 }
 
-extension EventRecordCodec.Fields {
-    /// What the record of `event` holds: its envelope as recorded, and its type, schema version and payload.
-    init(_ event: RecordedEvent) {
-        self.init(
-            position: event.position, streamVersion: event.streamVersion, recordedAt: event.recordedAt,
-            commandID: event.commandID, correlationID: event.correlationID, stream: event.stream, actor: event.actor,
-            event: NewEvent(type: event.type, schemaVersion: event.schemaVersion, payload: event.payload))
-    }
-}
+extension RecordedEvent: EventRecordContents {}

@@ -15,14 +15,16 @@ public struct NewEvent: Sendable, Hashable {
         self.payload = payload
     }
 
-    func validate() throws(EventLogError) {
+    func validate() throws(EventLogError) { try Self.validate(type: type, payloadSize: payload.count) }
+
+    /// Throws unless an event of `type` with a payload of `payloadSize` bytes may be stored.
+    static func validate(type: String, payloadSize: Int) throws(EventLogError) {
         let typeLength = type.utf8.count
-        guard typeLength > 0, typeLength <= Self.maximumTypeLength else {
-            throw .invalidAppend("an event type must be 1 to \(Self.maximumTypeLength) UTF-8 bytes, not \(typeLength)")
+        guard typeLength > 0, typeLength <= maximumTypeLength else {
+            throw .invalidAppend("an event type must be 1 to \(maximumTypeLength) UTF-8 bytes, not \(typeLength)")
         }
-        guard payload.count <= Self.maximumPayloadSize else {
-            throw .invalidAppend(
-                "an event payload must be at most \(Self.maximumPayloadSize) bytes, not \(payload.count)")
+        guard payloadSize <= maximumPayloadSize else {
+            throw .invalidAppend("an event payload must be at most \(maximumPayloadSize) bytes, not \(payloadSize)")
         }
     }
 }

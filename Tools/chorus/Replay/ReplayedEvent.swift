@@ -56,7 +56,7 @@ struct ReplayedEvent {
     private static let redacted: Set<String> = ["passwordHash"]
 
     /// `namingUsers`: whether to collect ``users``.
-    init(decoding event: RecordedEvent, keys: borrowing any PersonalDataKeys, namingUsers: Bool = true) {
+    init(decoding event: borrowing RecordedEvent, keys: borrowing any PersonalDataKeys, namingUsers: Bool = true) {
         var users: Set<String> = []
         do {
             let decoded = try DomainEvent(decoding: event, keys: keys)
