@@ -95,6 +95,39 @@ struct ReplayCommandTests {
         }
     }
 
+    @Test("an event read by reflection shows its fields; one that does not decode says why, as JSON and as text")
+    func reflectedAndUndecodable() async throws {
+        try await withTemporaryDirectory { root in
+            let server = try await ServerProcess(data: root)
+            let (ana, token) = try await server.register(email: "ana@example.com", name: "Ana")
+            let created = try await server.call("POST", "/v1/rooms", token: token, json: ["name": "Lobby"])
+            #expect(created.status == 201)
+            let room = try #require(created.json["id"] as? String)
+            #expect(await server.stop() == 0)
+
+            // A room's creation is not among the types written without reflection: its fields, sorted, and its
+            // creator a user the event names.
+            let json = try await runChorus(["replay", "--data", root, "--json", "--type", "RoomCreated"])
+            #expect(json.status == 0, "\(json.standardError)")
+            #expect(json.standardOutput.contains(#""data":{"creator":"\#(ana)","name":"Lobby","room":"\#(room)"}"#))
+            let text = try await runChorus(["replay", "--data", root, "--type", "RoomCreated"]).standardOutput
+            #expect(text.hasSuffix("creator=\(ana) name=Lobby room=\(room)\n"), "\(text)")
+            let named = try await runChorus(["replay", "--data", root, "--user", ana, "--type", "RoomCreated"])
+            #expect(named.standardOutput.split(separator: "\n").count == 1)
+
+            // Without the data keys the sign-up's sealed fields cannot be opened: the event is printed with why.
+            try FileManager.default.moveItem(atPath: root + "/keys", toPath: root + "/keys-elsewhere")
+            let undecoded = try await runChorus(["replay", "--data", root, "--json", "--type", "UserRegistered"])
+            #expect(undecoded.status == 0, "\(undecoded.standardError)")
+            let line = try lastJSONLine(undecoded.standardOutput)
+            #expect(line["data"] == nil)
+            #expect((line["problem"] as? String)?.contains("there is no data key for user \(ana)") == true, "\(line)")
+            let plain = try await runChorus(["replay", "--data", root, "--type", "UserRegistered"]).standardOutput
+            #expect(plain.contains("(does not decode: "), "\(plain)")
+            #expect(plain.contains("there is no data key for user \(ana)"))
+        }
+    }
+
     @Test("a replay of many batches prints every event once, in log order, as JSON and as text")
     func manyBatchesInOrder() async throws {
         try await withTemporaryDirectory { root in
