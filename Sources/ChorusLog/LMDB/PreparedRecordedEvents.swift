@@ -34,8 +34,8 @@ public struct PreparedRecordedEvents: Sendable {
         var commands: [(id: CommandID, outcome: AppendOutcome)] = []
         var expected = first.position
         var size = 0
-        // Through the array's buffer, whose elements are lent where they lie: the array's own subscript copied each
-        // event for the calls that borrow it.
+        // Through the array's buffer, the encoder inlined (``EventRecordCodec/encode(_:into:)``): a call handed an
+        // element was handed a copy of it.
         let prepared: [UInt8]? = events.withUnsafeBufferPointer { events in
             for offset in events.indices {
                 guard events[offset].position == expected else { return nil }
