@@ -61,7 +61,10 @@ struct LogIndex: Sendable {
     func write(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
             var key: [UInt8] = []
-            for stream in sorted.streams { try Self.put(stream, of: sorted, through: streamIndex, key: &key) }
+            for stream in sorted.streams {
+                Self.setPrefix(of: stream, in: sorted, to: &key)
+                try Self.put(stream, of: sorted, through: streamIndex, prefixedBy: &key)
+            }
         }
         try writeCommands(sorted, through: head, in: transaction)
     }
@@ -96,9 +99,7 @@ struct LogIndex: Sendable {
                     return false
                 }
                 // `key` holds the stream's prefix still: built once for the read and the puts.
-                try Self.forEachKey(of: stream, in: sorted, prefixedBy: &key) { key, entry in
-                    try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
-                }
+                try Self.put(stream, of: sorted, through: streamIndex, prefixedBy: &key)
             }
             return true
         }
@@ -107,12 +108,12 @@ struct LogIndex: Sendable {
         return true
     }
 
-    /// Puts the stream-index entries of `stream`, building each key in `key`.
+    /// Puts the stream-index entries of `stream`, building each key in `key`, which holds the stream's prefix.
     private static func put(
         _ stream: SortedIndexEntries.Stream, of sorted: SortedIndexEntries, through streamIndex: LMDBWriteCursor,
-        key: inout [UInt8]
+        prefixedBy key: inout [UInt8]
     ) throws {
-        try forEachKey(of: stream, in: sorted, key: &key) { key, entry in
+        try forEachKey(of: stream, in: sorted, prefixedBy: &key) { key, entry in
             try LogSchema.withIndexValue(entry.position) { try streamIndex.put($0, for: key) }
         }
     }
