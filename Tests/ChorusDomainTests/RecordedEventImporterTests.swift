@@ -50,4 +50,97 @@ struct RecordedEventImporterTests {
             }
         }
     }
+
+    /// A small social log recorded elsewhere: registrations, posts, likes, follows and unfollows, messages, a profile
+    /// edited, spread over many commands.
+    private static func recordedElsewhere() async throws -> [RecordedEvent] {
+        try await withExecutor { chorus, _ in
+            var users: [UserID] = []
+            for index in 0..<12 { users.append(try await chorus.register("User\(index)")) }
+            for (index, user) in users.enumerated() {
+                let post = PostID(
+                    try await chorus.execute(.createPost(author: user, text: "post \(index)")).createdID!)!
+                for other in users where other != user {
+                    _ = try await chorus.execute(.follow(follower: other, followee: user))
+                    if (index + other.rawValue.count) % 3 == 0 {
+                        _ = try await chorus.execute(.like(user: other, post: post))
+                    }
+                }
+                _ = try await chorus.execute(.unfollow(follower: users[(index + 1) % users.count], followee: user))
+                _ = try await chorus.execute(.sendMessage(from: user, to: users[(index + 5) % users.count], text: "hi"))
+            }
+            _ = try await chorus.execute(.editProfile(user: users[0], name: "Renamed"))
+            return try chorus.log.read(from: 1, limit: 100_000)
+        }
+    }
+
+    /// `events` in batches of about `size`, each command whole.
+    private static func batches(of events: [RecordedEvent], size: Int) -> [[RecordedEvent]] {
+        var batches: [[RecordedEvent]] = [[]]
+        for event in events {
+            if batches[batches.count - 1].count >= size, batches[batches.count - 1].last?.commandID != event.commandID {
+                batches.append([])
+            }
+            batches[batches.count - 1].append(event)
+        }
+        return batches
+    }
+
+    /// The state matches what the log folds to, and the log is sound, each stream at its last version.
+    private static func expectComplete(_ log: LMDBEventLog, as recorded: [RecordedEvent]) throws {
+        var audit = DecisionStateAudit(log: log, keys: TestDataKeys.shared)
+        let report = try audit.run()
+        #expect(report.mismatch == nil, "\(String(describing: report.mismatch))")
+        #expect(report.entries > 100)
+        #expect(try log.verifyIntegrity().isSound)
+        for stream in Set(recorded.map(\.stream)) {
+            #expect(try log.streamVersion(of: stream) == recorded.last { $0.stream == stream }?.streamVersion)
+            #expect(try log.read(stream: stream, limit: 10_000) == recorded.filter { $0.stream == stream })
+        }
+    }
+
+    @Test("an import into an empty log holds its batches' index and changes, and writes them when it finishes")
+    func heldUntilFinished() async throws {
+        let recorded = try await Self.recordedElsewhere()
+        try await withDecisionLog { log in
+            let importer = RecordedEventImporter(log: log, keys: TestDataKeys.shared)
+            for batch in Self.batches(of: recorded, size: 40) { try await importer.append(importer.decode(batch)) }
+            #expect(log.head == recorded.last?.position)
+            // Nothing written yet: the state has no format until the import finishes.
+            #expect(try DecisionStateUpgrade(log: log, keys: TestDataKeys.shared).storedFormat() == 1)
+            try await importer.finish()
+            #expect(
+                try DecisionStateUpgrade(log: log, keys: TestDataKeys.shared).storedFormat()
+                    == DecisionStateUpgrade.currentFormat)
+            try Self.expectComplete(log, as: recorded)
+            // Decisions go on from the imported state: an e-mail imported is taken, a user imported can post.
+            let chorus = CommandExecutor(
+                log: log, keys: TestDataKeys.shared, media: TestMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+            await #expect(throws: DomainError.self) { _ = try await chorus.register("User3") }
+            let author = try #require(recorded.first { $0.type == "PostCreated" }.flatMap { UserID($0.actor) })
+            _ = try await chorus.execute(.createPost(author: author, text: "after the import"))
+            try Self.expectComplete(log, as: try log.read(from: 1, limit: 100_000))
+        }
+    }
+
+    @Test(
+        "an import stopped before it wrote what it held: the log reads its events back, and the state is folded again")
+    func heldAndStopped() async throws {
+        let recorded = try await Self.recordedElsewhere()
+        try await withTemporaryDirectory { directory in
+            var configuration = LMDBEventLog.Configuration()
+            configuration.stateTables = DecisionState.tableNames
+            try await withLog(directory, configuration: configuration) { log in
+                let importer = RecordedEventImporter(log: log, keys: TestDataKeys.shared)
+                for batch in Self.batches(of: recorded, size: 40) { try await importer.append(importer.decode(batch)) }
+                // Closed without `finish()`, as a killed import leaves it.
+            }
+            try await withLog(directory, configuration: configuration) { log in
+                #expect(log.head == recorded.last?.position)
+                #expect(try log.read(from: 1, limit: 100_000) == recorded)
+                #expect(try await DecisionStateUpgrade(log: log, keys: TestDataKeys.shared).run())
+                try Self.expectComplete(log, as: recorded)
+            }
+        }
+    }
 }

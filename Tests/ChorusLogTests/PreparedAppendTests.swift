@@ -37,6 +37,19 @@ struct PreparedAppendTests {
         }
     }
 
+    /// `log` holds `source`, read whole and stream by stream, each stream at its last version, and a command retried
+    /// answers what it appended.
+    private static func expectIndexed(_ log: LMDBEventLog, as source: [RecordedEvent]) async throws {
+        #expect(try log.read(from: 1, limit: 1_000) == source)
+        for stream in 0..<4 {
+            let name = try StreamID("s\(stream)")
+            #expect(try log.read(stream: name, limit: 100) == source.filter { $0.stream == name })
+            #expect(try log.streamVersion(of: name) == source.last { $0.stream == name }?.streamVersion)
+        }
+        let retried = try await log.append(tick("s1", "again", command: source[20].commandID))
+        #expect(retried.isReplay && retried.firstPosition == source[20].position)
+    }
+
     @Test("batches appended prepared read, index and decide as the log they came from")
     func preparedBatchesMatchTheSource() async throws {
         try await withTemporaryDirectory { directory in
@@ -50,19 +63,58 @@ struct PreparedAppendTests {
                     // Indexed in the same write: nothing is left for the writer to index later.
                     #expect(log.statistics.indexedThrough == LogPosition(UInt64(end)))
                 }
-                #expect(try log.read(from: 1, limit: 1_000) == source)
-                for stream in 0..<4 {
-                    let name = try StreamID("s\(stream)")
-                    #expect(try log.read(stream: name, limit: 100) == source.filter { $0.stream == name })
-                    #expect(try log.streamVersion(of: name) == source.last { $0.stream == name }?.streamVersion)
-                }
-                // A command retried answers what it appended; expected versions go on from the imported ones.
-                let retried = try await log.append(tick("s1", "again", command: source[20].commandID))
-                #expect(retried.isReplay && retried.firstPosition == source[20].position)
+                try await Self.expectIndexed(log, as: source)
+                // Expected versions go on from the imported ones.
                 let s1 = try #require(source.last { $0.stream == "s1" }?.streamVersion)
                 let next = try await log.append(tick("s1", "new", expected: .exact(s1)))
                 #expect(next.streamVersion == s1 + 1 && next.firstPosition == 49)
                 #expect(try log.verifyIntegrity().isSound)
+            }
+        }
+    }
+
+    /// Appends `events` prepared, their index entries held in `held`; whether the log took them.
+    private static func appendHolding(
+        _ events: [RecordedEvent], in held: HeldImportIndex, to log: LMDBEventLog
+    ) async throws -> Bool {
+        let prepared = try #require(PreparedRecordedEvents(events))
+        let taken = try await log.append(.nonDurableBulkImport, eventCount: prepared.eventCount) { batch in
+            try batch.appendPrepared(prepared, holdingIndexIn: held)
+        }
+        if taken { held.add(prepared) }
+        return taken
+    }
+
+    @Test("an empty log's batches with their index held: checked against those before, indexed at the end")
+    func heldIndex() async throws {
+        try await withTemporaryDirectory { directory in
+            let source = try await Self.recordedElsewhere(in: directory)
+            try await withLog(directory + "/copy") { log in
+                let held = HeldImportIndex()
+                #expect(try await Self.appendHolding(Array(source[0..<12]), in: held, to: log))
+                // A command held before (its id below the highest held), or a stream's version skipped: not taken.
+                var again = Array(source[12..<30])
+                let single = try #require(
+                    again.indices.last { index in again.filter { $0.commandID == again[index].commandID }.count == 1 })
+                again[single] = Self.event(again[single], command: source[3].commandID)
+                #expect(!(try await Self.appendHolding(again, in: held, to: log)))
+                let skipped = source[12..<30].map {
+                    $0.stream == "s2" ? Self.event($0, streamVersion: $0.streamVersion + 1) : $0
+                }
+                #expect(!(try await Self.appendHolding(skipped, in: held, to: log)))
+                #expect(log.head == 12 && held.eventCount == 12)
+                #expect(try await Self.appendHolding(Array(source[12..<30]), in: held, to: log))
+                #expect(try await Self.appendHolding(Array(source[30..<48]), in: held, to: log))
+                // Read before the index is written: from the events after the checkpoint, as after a stop.
+                #expect(try log.read(stream: "s1", limit: 100) == source.filter { $0.stream == "s1" })
+                try await log.append(.nonDurableBulkImport, eventCount: 0) { batch in
+                    try batch.writeIndex(heldIn: held)
+                }
+                held.removeAll()
+                try await Self.expectIndexed(log, as: source)
+                #expect(try log.verifyIntegrity().isSound)
+                // Nothing is held over a log that has events of its own.
+                #expect(!(try await Self.appendHolding(Array(source[0..<12]), in: HeldImportIndex(), to: log)))
             }
         }
     }

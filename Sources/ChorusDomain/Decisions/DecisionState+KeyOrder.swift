@@ -90,3 +90,100 @@ extension DecisionState {
         }
     }
 }
+
+extension DecisionState {
+    /// Batches' ``SortedChanges`` held to be written at once into tables that hold nothing yet: an import into an
+    /// empty log (``RecordedEventImporter``).
+    struct HeldChanges: Sendable {
+        fileprivate private(set) var batches: [SortedChanges] = []
+        fileprivate private(set) var byteCount = 0
+        fileprivate private(set) var entryCount = 0
+
+        /// Whether `sorted` can be held: the places of keys are kept below 2 GiB once the batches' bytes are joined.
+        func canAdd(_ sorted: SortedChanges) -> Bool { byteCount + sorted.bytes.count <= Int(Int32.max) }
+
+        mutating func add(_ sorted: SortedChanges) {
+            precondition(canAdd(sorted), "more than 2 GiB of decision-state changes held")
+            batches.append(sorted)
+            byteCount += sorted.bytes.count
+            entryCount += sorted.entries.count
+        }
+    }
+
+    /// ``HeldChanges`` made ready to write: the batches' bytes joined in one buffer, the places of their keys moved
+    /// past the bytes before them, so that every key is read from the one buffer; and their entries in one array,
+    /// table by table, each table's sorted by key. Made once, each its full size: grown batch by batch, they were
+    /// copied again and again.
+    struct SortedHeldChanges: Sendable {
+        let entries: [SortedChanges.Entry]
+        let bytes: [UInt8]
+        /// Where each table's entries end, by the tables' places.
+        let tableEnds: [Int]
+
+        init(_ held: HeldChanges) {
+            var tableEnds = [Int](repeating: 0, count: DecisionState.tableNames.count)
+            for batch in held.batches { for entry in batch.entries { tableEnds[Int(entry.place)] += 1 } }
+            var next = [Int](repeating: 0, count: tableEnds.count)
+            for place in tableEnds.indices.dropFirst() {
+                next[place] = tableEnds[place - 1]
+                tableEnds[place] += tableEnds[place - 1]
+            }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(held.byteCount)
+            // Each table's in the order the batches came.
+            var entries = [SortedChanges.Entry](unsafeUninitializedCapacity: held.entryCount) { entries, initialized in
+                for batch in held.batches {
+                    let shift = Int32(bytes.count)
+                    for entry in batch.entries {
+                        (entries.baseAddress! + next[Int(entry.place)]).initialize(
+                            to: SortedChanges.Entry(
+                                prefix: entry.prefix, keyStart: entry.keyStart + shift, keyCount: entry.keyCount,
+                                valueCount: entry.valueCount, place: entry.place))
+                        next[Int(entry.place)] += 1
+                    }
+                    bytes += batch.bytes
+                }
+                initialized = held.entryCount
+            }
+            bytes.withUnsafeBytes { bytes in
+                func key(_ entry: SortedChanges.Entry) -> UnsafeRawBufferPointer { entry.change(in: bytes).key }
+                entries.withUnsafeMutableBufferPointer { entries in
+                    var start = 0
+                    for end in tableEnds {
+                        // A stable sort, which keeps each key's changes in the order they came, and finds the
+                        // batches' runs already sorted and merges them.
+                        var table = UnsafeMutableBufferPointer(rebasing: entries[start..<end])
+                        table.sort { a, b in KeyOrder.precedes(a.prefix, b.prefix) { (key(a), key(b)) } }
+                        start = end
+                    }
+                }
+            }
+            (self.entries, self.bytes, self.tableEnds) = (entries, bytes, tableEnds)
+        }
+    }
+
+    /// Records `sorted` into tables that hold nothing yet: table by table in key order, each key's last change
+    /// appended (``StateWriter/appendInKeyOrder(in:_:)``); a key whose last change removes it is not written at all.
+    func append(_ sorted: SortedHeldChanges, to state: some StateWriter) throws {
+        try sorted.bytes.withUnsafeBytes { bytes in
+            try sorted.entries.withUnsafeBufferPointer { entries in
+                var start = 0
+                for (place, end) in sorted.tableEnds.enumerated() where start < end {
+                    try state.appendInKeyOrder(in: ChangeList.table(at: UInt8(place))) { append in
+                        for offset in start..<end {
+                            // Only a key's last change counts.
+                            let (key, value) = entries[offset].change(in: bytes)
+                            if offset + 1 < end, entries[offset + 1].prefix == entries[offset].prefix,
+                                KeyOrder.compare(key, entries[offset + 1].change(in: bytes).key) == 0
+                            {
+                                continue
+                            }
+                            if let value { try append(key, value) }
+                        }
+                    }
+                    start = end
+                }
+            }
+        }
+    }
+}

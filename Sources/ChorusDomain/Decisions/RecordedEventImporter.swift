@@ -1,22 +1,37 @@
 import ChorusLog
+import Synchronization
 
 /// Appends events another log recorded (an export) to a log, exactly as recorded, and records in the decision state
-/// what each decides, as the command path would have: `chorus log import` and `chorus replay --into`.
+/// what each decides, as the command path would have: `chorus log import`.
 ///
 /// Every event is decoded before anything is appended. Commands go in whole and in order; the first that is refused
 /// stops the import there, with everything before it appended, so an interrupted or refused import can be run again
-/// from where the log now ends.
+/// from where the log now ends. Call ``finish()`` once the last batch is appended, or once the import stops.
+///
+/// Into an empty log, the batches' index entries (``HeldImportIndex``) and decision-state changes are held in memory
+/// and written once, at the end, appended in key order to the empty tables: batch by batch, they were searches and
+/// page copies all over trees that grow to a million entries, most of the log writer's work. Until then the state's
+/// format is not stamped, so a log whose import stopped without writing them has its state folded again from the log
+/// before its first decision (``DecisionStateUpgrade``), and its index rebuilt from its events at its next opening.
 public struct RecordedEventImporter: Sendable {
+    /// At most this many events' index entries and changes are held (about 300 bytes each: 300 MB for the 1M-event
+    /// demo log), in at most ``maximumHeldBatches`` batches: an import's later events go in with their index entries
+    /// and changes, after what was held is written.
+    public static let maximumHeldEvents = 1 << 20
+    public static let maximumHeldBatches = 4_096
+
     private let log: any EventLog
     private let state = DecisionState()
     private let keys: any PersonalDataKeys
     private let upgrade: StateUpgradeOnce
+    private let held: Held
 
     /// `keys` must hold the data keys of the users whose events come in.
     public init(log: any EventLog, keys: any PersonalDataKeys) {
         self.log = log
         self.keys = keys
         upgrade = StateUpgradeOnce(log: log, keys: keys)
+        held = Held()
     }
 
     /// Events decoded (by ``decode(_:)``) for appending, in commands, with what each command changes in the decision
@@ -90,12 +105,22 @@ public struct RecordedEventImporter: Sendable {
     }
 
     /// Appends what ``decode(_:)`` made of a batch, then throws its decoding error, if it met one. Not durable until
-    /// ``EventLog/syncToDisk()``.
+    /// ``EventLog/syncToDisk()``. Batches are appended one at a time, in order.
     public func append(_ decoded: Decoded) async throws {
         let handed = HandedBatch(decoded)
-        let state = self.state
         // What it records must be in this Chorus's format, and so must what is there.
         try await upgrade.run()
+        if try await appendHolding(handed) {
+            handed.decoded = nil
+            if let undecodable = decoded.undecodable {
+                try await finish()
+                throw undecodable
+            }
+            return
+        }
+        // What is held goes in first: the appends below are checked against the indexes, and change the state.
+        try await finish()
+        let state = self.state
         let refusal: EventLogError? = try await log.append(.nonDurableBulkImport, eventCount: decoded.events.count) {
             batch in
             if batch.head == .start { try DecisionStateUpgrade.stamp(in: batch.state, state: state) }
@@ -125,6 +150,82 @@ public struct RecordedEventImporter: Sendable {
         handed.decoded = nil
         if let refusal { throw refusal }
         if let undecodable = decoded.undecodable { throw undecodable }
+    }
+
+    /// Writes what is held, if anything, and holds nothing from then on: call it once the last batch is appended, or
+    /// once the import stops; the log is not complete until it returns.
+    public func finish() async throws {
+        let index = held.index
+        guard let changes = held.stopHolding(), index.eventCount > 0 else { return }
+        let state = self.state
+        // The changes sorted on another core while the index is written. Two writes: a log that has its index but
+        // not its state's stamp has the state folded again, as after a stop before either.
+        let sorting = Task { DecisionState.SortedHeldChanges(changes) }
+        try await log.append(.nonDurableBulkImport, eventCount: 0) { batch in try batch.writeIndex(heldIn: index) }
+        index.removeAll()
+        let sorted = await sorting.value
+        try await log.append(.nonDurableBulkImport, eventCount: 0) { batch in
+            try state.append(sorted, to: batch.state)
+            try DecisionStateUpgrade.stamp(in: batch.state, state: state)
+        }
+    }
+
+    /// Appends a batch's records, its index entries and changes held, when the import holds them (it began with an
+    /// empty log) and the batch goes in whole and in key order; false, having appended nothing, otherwise.
+    private func appendHolding(_ handed: HandedBatch) async throws -> Bool {
+        guard let decoded = handed.decoded, let prepared = decoded.prepared, let sorted = decoded.sortedChanges,
+            held.mayHold(prepared, sorted, startingAt: log.head)
+        else { return false }
+        let index = held.index
+        let appended = try await log.append(.nonDurableBulkImport, eventCount: prepared.eventCount) { batch in
+            guard let prepared = handed.decoded?.prepared else { return false }
+            return try batch.appendPrepared(prepared, holdingIndexIn: index)
+        }
+        guard appended else { return false }
+        index.add(prepared)
+        held.add(sorted)
+        return true
+    }
+}
+
+extension RecordedEventImporter {
+    /// What an import holds to write at its end: whether it holds (decided with its first batch: only into an empty
+    /// log), and the decision-state changes held; the index entries are held by the log's ``HeldImportIndex``.
+    private final class Held: Sendable {
+        let index = HeldImportIndex()
+        private let state = Mutex(HeldState())
+
+        private struct HeldState {
+            /// Nil until the first batch; false once the import stopped holding, for good.
+            var holds: Bool?
+            var changes = DecisionState.HeldChanges()
+        }
+
+        /// Whether a batch may be held, the log's head being `head`: not past ``maximumHeldEvents`` or
+        /// ``maximumHeldBatches``, nor past what ``DecisionState/HeldChanges`` can take. The first batch decides
+        /// whether the import holds at all.
+        func mayHold(
+            _ prepared: PreparedRecordedEvents, _ sorted: DecisionState.SortedChanges, startingAt head: LogPosition
+        ) -> Bool {
+            state.withLock { state in
+                if state.holds == nil { state.holds = head == .start }
+                return state.holds == true
+                    && index.eventCount + prepared.eventCount <= RecordedEventImporter.maximumHeldEvents
+                    && index.batchCount < RecordedEventImporter.maximumHeldBatches && state.changes.canAdd(sorted)
+            }
+        }
+
+        func add(_ sorted: DecisionState.SortedChanges) {
+            state.withLock { state in state.changes.add(sorted) }
+        }
+
+        /// Stops holding; returns the changes held, if it held.
+        func stopHolding() -> DecisionState.HeldChanges? {
+            state.withLock { state in
+                defer { (state.holds, state.changes) = (false, DecisionState.HeldChanges()) }
+                return state.holds == true ? state.changes : nil
+            }
+        }
     }
 }
 

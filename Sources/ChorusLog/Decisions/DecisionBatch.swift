@@ -23,9 +23,30 @@ public protocol DecisionBatch: AnyObject {
     /// written nothing, when one of them would be refused or this log cannot take them in one go. Then
     /// ``appendRecorded(_:)``, a command at a time, appends those before the refused one and says why.
     func appendPrepared(_ events: PreparedRecordedEvents) throws -> Bool
+
+    /// Appends the events ``PreparedRecordedEvents`` made ready like ``appendPrepared(_:)``, but holds their index
+    /// entries in `held` instead of writing them, checked against those it holds: an import into an empty log, which
+    /// writes them all at its end (``writeIndex(heldIn:)``), before anything else is appended. False, having written
+    /// nothing, when one would be refused, when the log is neither empty nor ends with the events held, or when this
+    /// log cannot hold its index.
+    func appendPrepared(_ events: PreparedRecordedEvents, holdingIndexIn held: HeldImportIndex) throws -> Bool
+
+    /// Writes the index entries `held` holds, which the log's last events have, and moves the indexes' checkpoint to
+    /// the head. The caller then lets go of them (``HeldImportIndex/removeAll()``) once the write commits.
+    func writeIndex(heldIn held: HeldImportIndex) throws
 }
 
 extension DecisionBatch {
     /// Takes none: the events go in a command at a time.
     public func appendPrepared(_ events: PreparedRecordedEvents) throws -> Bool { false }
+
+    /// Holds none: the events go in with their index entries.
+    public func appendPrepared(_ events: PreparedRecordedEvents, holdingIndexIn held: HeldImportIndex) throws -> Bool {
+        false
+    }
+
+    /// Nothing to write: no index entries were held.
+    public func writeIndex(heldIn held: HeldImportIndex) throws {
+        precondition(held.eventCount == 0, "this log holds no index entries")
+    }
 }

@@ -30,6 +30,9 @@ public protocol StateReader {
 /// bytes are the caller's, lent for the call.
 public typealias StateKeyWrite = (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer?) throws -> Void
 
+/// Stores `value` under `key`, which sorts after every key of the table (``StateWriter/appendInKeyOrder(in:_:)``).
+public typealias StateKeyAppend = (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void
+
 /// The decision state inside a write of the log: what changes here commits with that write's events.
 public protocol StateWriter: StateReader {
     /// Stores `value` under `key`.
@@ -45,6 +48,12 @@ public protocol StateWriter: StateReader {
     func writeInKeyOrder(
         in table: StateTable, _ body: (_ write: StateKeyWrite) throws -> Void
     ) throws
+
+    /// Calls `body` with the function that stores a value under a key in `table`, for keys each after every key the
+    /// table holds (an empty table filled in key order): a store may then add each at the end without a search.
+    func appendInKeyOrder(
+        in table: StateTable, _ body: (_ append: StateKeyAppend) throws -> Void
+    ) throws
 }
 
 extension StateWriter {
@@ -59,6 +68,13 @@ extension StateWriter {
                 try delete(Array(key), in: table)
             }
         }
+    }
+
+    /// Each through ``put(_:for:in:)``.
+    public func appendInKeyOrder(
+        in table: StateTable, _ body: (_ append: StateKeyAppend) throws -> Void
+    ) throws {
+        try body { key, value in try put(Array(value), for: Array(key), in: table) }
     }
 }
 

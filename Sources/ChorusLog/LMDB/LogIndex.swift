@@ -132,16 +132,25 @@ struct LogIndex: Sendable {
         of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, prefixedBy key: inout [UInt8],
         _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
     ) throws {
-        let prefixLength = key.count
-        key.append(contentsOf: repeatElement(0, count: 8))
         // Through the entries' buffer: a slice of the array retained and released it for every stream.
         try sorted.entries.withUnsafeBufferPointer { entries in
-            for entry in entries[stream.entries] {
-                key.withUnsafeMutableBytes {
-                    $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
-                }
-                try key.withUnsafeBytes { try body($0, entry) }
+            try forEachKey(of: entries[stream.entries], prefixedBy: &key, body)
+        }
+    }
+
+    /// Calls `body` with each of `entries`, a stream's, and its stream-index key, built in `key`, which holds the
+    /// stream's prefix.
+    private static func forEachKey(
+        of entries: Slice<UnsafeBufferPointer<SortedIndexEntries.Entry>>, prefixedBy key: inout [UInt8],
+        _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
+    ) throws {
+        let prefixLength = key.count
+        key.append(contentsOf: repeatElement(0, count: 8))
+        for entry in entries {
+            key.withUnsafeMutableBytes {
+                $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
             }
+            try key.withUnsafeBytes { try body($0, entry) }
         }
     }
 
@@ -159,13 +168,68 @@ struct LogIndex: Sendable {
     ) throws {
         try transaction.withWriteCursor(on: schema.commands) { cursor in
             for command in sorted.commands {
-                let value = (
-                    command.outcome.firstPosition.rawValue.littleEndian,
-                    command.outcome.lastPosition.rawValue.littleEndian, command.outcome.streamVersion.littleEndian
-                )
-                try command.withKey { key in try withUnsafeBytes(of: value) { try cursor.put($0, for: key) } }
+                try command.withKey { key in try Self.withValue(of: command) { try cursor.put($0, for: key) } }
             }
         }
+        try moveCheckpoint(to: head, in: transaction)
+    }
+
+    /// Appends the entries of `runs`, which together index every event through `head`, to the index tables, which
+    /// must be empty, each key after the last (`MDB_APPEND`): the streams in the order `ordered` gives (a run and a
+    /// stream of it each: every stream of every run, in key order), the commands merged. How an import into an empty
+    /// log writes the index it held (``HeldImportIndex``).
+    func append(
+        _ runs: [SortedIndexEntries], in ordered: [(run: Int32, stream: Int32)], through head: LogPosition,
+        in transaction: LMDBWriteTransaction
+    ) throws {
+        try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
+            var key: [UInt8] = []
+            // Through the runs' buffer: a run passed on was copied, its arrays retained and released.
+            try runs.withUnsafeBufferPointer { runs in
+                for (run, stream) in ordered {
+                    let sorted = runs.baseAddress! + Int(run)
+                    let stream = sorted.pointee.streams[Int(stream)]
+                    key.removeAll(keepingCapacity: true)
+                    sorted.pointee.withName(of: stream) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
+                    try sorted.pointee.entries.withUnsafeBufferPointer { entries in
+                        try Self.forEachKey(of: entries[stream.entries], prefixedBy: &key) { key, entry in
+                            try LogSchema.withIndexValue(entry.position) { try streamIndex.append($0, for: key) }
+                        }
+                    }
+                }
+            }
+        }
+        // Ids (UUIDv7) nearly always come in increasing order, the runs too: then in turn, without a sort.
+        let inTurn = zip(runs, runs.dropFirst()).allSatisfy { earlier, later in
+            guard let last = earlier.commands.last, let first = later.commands.first else { return true }
+            return (last.high, last.low) < (first.high, first.low)
+        }
+        let commands = inTurn ? [] : runs.flatMap(\.commands).sorted { ($0.high, $0.low) < ($1.high, $1.low) }
+        try transaction.withWriteCursor(on: schema.commands) { cursor in
+            func append(_ command: SortedIndexEntries.Command) throws {
+                try command.withKey { key in try Self.withValue(of: command) { try cursor.append($0, for: key) } }
+            }
+            if inTurn {
+                for run in runs { for command in run.commands { try append(command) } }
+            } else {
+                for command in commands { try append(command) }
+            }
+        }
+        try moveCheckpoint(to: head, in: transaction)
+    }
+
+    /// Lends `body` the commands-table value of `command`: its outcome.
+    private static func withValue<R>(
+        of command: SortedIndexEntries.Command, _ body: (UnsafeRawBufferPointer) throws -> R
+    ) rethrows -> R {
+        let value = (
+            command.outcome.firstPosition.rawValue.littleEndian, command.outcome.lastPosition.rawValue.littleEndian,
+            command.outcome.streamVersion.littleEndian
+        )
+        return try withUnsafeBytes(of: value, body)
+    }
+
+    private func moveCheckpoint(to head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         try LogSchema.indexedThroughKey.withUnsafeBytes { key in
             try withUnsafeBytes(of: head.rawValue.littleEndian) { value in
                 try transaction.put(value, for: key, in: schema.meta)

@@ -7,6 +7,7 @@ import ChorusStorage
 /// versions and command ids are decided against the writer's unindexed tail, which holds this batch's own appends too,
 /// then the indexes on disk: together, everything before each append.
 final class LogWriteBatch: DecisionBatch, StateWriter {
+    private let environment: LMDBEnvironment
     let transaction: LMDBWriteTransaction
     let schema: LogSchema
     let recordedAt: EventTime
@@ -20,9 +21,10 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     private let index: LogIndex
 
     init(
-        transaction: LMDBWriteTransaction, schema: LogSchema, head: LogPosition, tail: UnindexedTail,
-        recordedAt: EventTime
+        environment: LMDBEnvironment, transaction: LMDBWriteTransaction, schema: LogSchema, head: LogPosition,
+        tail: UnindexedTail, recordedAt: EventTime
     ) {
+        self.environment = environment
         self.transaction = transaction
         self.schema = schema
         self.head = head
@@ -119,13 +121,37 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
         guard prepared.firstPosition == head.next, tail.isEmpty,
             try index.writeIfAdmitted(prepared.index, through: prepared.lastPosition, in: transaction)
         else { return false }
+        try appendRecords(of: prepared)
+        return true
+    }
+
+    func appendPrepared(_ prepared: PreparedRecordedEvents, holdingIndexIn held: HeldImportIndex) throws -> Bool {
+        // From an empty log, or straight after the events held: the index reaches the last position before them.
+        guard prepared.firstPosition == head.next, tail.isEmpty, held.lastPosition == head,
+            try held.eventCount > 0 || index.indexedThrough(in: transaction) == head, held.admits(prepared.index)
+        else { return false }
+        try appendRecords(of: prepared)
+        return true
+    }
+
+    func writeIndex(heldIn held: HeldImportIndex) throws {
+        guard held.eventCount > 0 else { return }
+        precondition(held.lastPosition == head && tail.isEmpty, "events were appended after those held")
+        // The empty tables fill pages past the file's last, which another thread faults in meanwhile (``MapPrefault``;
+        // a third of this write's time was the kernel zeroing them on this thread): room for the index, and for the
+        // decision state an import writes next, about 250 bytes an event in all.
+        try environment.whilePrefaulting(bytes: held.eventCount * 256) {
+            try held.write(with: index, in: transaction)
+        }
+    }
+
+    private func appendRecords(of prepared: PreparedRecordedEvents) throws {
         try prepared.forEachRecord { position, record in
             try LogSchema.withPositionKey(position) { key in
                 try transaction.put(record, for: key, in: schema.events, append: true)
             }
         }
         head = prepared.lastPosition
-        return true
     }
 
     /// The stream's last version, including appends earlier in the batch.
@@ -158,6 +184,14 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     func put(_ value: [UInt8], for key: [UInt8], in table: StateTable) throws {
         try key.withUnsafeBytes { key in
             try value.withUnsafeBytes { value in try transaction.put(value, for: key, in: schema.database(table)) }
+        }
+    }
+
+    func appendInKeyOrder(
+        in table: StateTable, _ body: (_ append: StateKeyAppend) throws -> Void
+    ) throws {
+        try transaction.withWriteCursor(on: schema.database(table)) { cursor in
+            try body { key, value in try cursor.append(value, for: key) }
         }
     }
 

@@ -375,7 +375,8 @@ final class LogWriter: @unchecked Sendable {
             try environment.write(durable: durable) { transaction in
                 tail.rollBack(to: mark)
                 let batch = LogWriteBatch(
-                    transaction: transaction, schema: schema, head: startHead, tail: tail.take(),
+                    environment: environment, transaction: transaction, schema: schema, head: startHead,
+                    tail: tail.take(),
                     recordedAt: recordedAt)
                 defer { tail = batch.takeTail() }
                 try body(batch)

@@ -47,23 +47,17 @@ struct SortedIndexEntries: Sendable {
     /// order): one hash of each entry's stream. ``sorted(commands:)`` then sorts only the streams, and places each
     /// entry after its stream's entries before it; what it makes holds the streams' names as bytes, no stream itself.
     struct Grouping {
-        /// The groups by their names' hashes, open addressing: a slot holds its group + 1, or 0 when empty. Names are
-        /// hashed and compared as the bytes in `names`: a dictionary keyed by the streams retained each new one, and
-        /// hashed and compared it as a String (3.7 % of an import's samples).
-        private var slots: [Int]
+        /// The groups' names: a group is its name's place.
+        private var table: StreamNameTable
         private var counts: [Int] = []
-        /// Where each group's name ends in `names`: the streams' names back to back.
-        private var nameEnds: [Int] = []
-        private var names: [UInt8] = []
         /// Each entry's group, and the entry, in the order they came.
         private var groupOfEntry: [Int] = []
         private var added: [Entry] = []
 
         /// `entries` is how many will be added, or a guess at it; `streams` at most how many streams they have.
         init(entries: Int, streams: Int) {
-            slots = Self.emptySlots(for: streams)
+            table = StreamNameTable(capacity: streams)
             counts.reserveCapacity(streams)
-            nameEnds.reserveCapacity(streams)
             groupOfEntry.reserveCapacity(entries)
             added.reserveCapacity(entries)
         }
@@ -72,49 +66,12 @@ struct SortedIndexEntries: Sendable {
         /// for every entry of one stream.
         @discardableResult
         mutating func add(_ stream: StreamID, version: UInt64, position: LogPosition) -> Int {
-            let group = stream.rawValue.withBorrowedUTF8 { self.group(named: $0) }
+            let (group, added) = stream.rawValue.withBorrowedUTF8 { table.place(of: $0) }
+            if added { counts.append(0) }
             counts[group] += 1
             groupOfEntry.append(group)
-            added.append(Entry(version: version, position: position))
+            self.added.append(Entry(version: version, position: position))
             return group
-        }
-
-        /// The group of the stream named `name`; a stream met first takes the next group, in the same probe that
-        /// misses it.
-        private mutating func group(named name: UnsafeBufferPointer<UInt8>) -> Int {
-            let mask = slots.count - 1
-            var slot = Self.hash(name) & mask
-            while slots[slot] != 0 {
-                let group = slots[slot] - 1
-                if self.name(of: group, equals: name) { return group }
-                slot = (slot + 1) & mask
-            }
-            let group = counts.count
-            slots[slot] = group + 1
-            counts.append(0)
-            names.append(contentsOf: name)
-            nameEnds.append(names.count)
-            // At most half full, so that a probe meets an empty slot soon.
-            precondition(counts.count * 2 <= slots.count, "more streams than the grouping was made for")
-            return group
-        }
-
-        private func name(of group: Int, equals name: UnsafeBufferPointer<UInt8>) -> Bool {
-            let start = group == 0 ? 0 : nameEnds[group - 1]
-            guard nameEnds[group] - start == name.count else { return false }
-            return names.withUnsafeBufferPointer { memcmp($0.baseAddress! + start, name.baseAddress!, name.count) == 0 }
-        }
-
-        /// A power of two, at least twice `groups`.
-        private static func emptySlots(for groups: Int) -> [Int] {
-            [Int](repeating: 0, count: max(16, 1 << (Int.bitWidth - max(1, groups * 2 - 1).leadingZeroBitCount)))
-        }
-
-        /// Seeded per process, like a dictionary's: an export's names cannot be chosen to collide.
-        private static func hash(_ name: UnsafeBufferPointer<UInt8>) -> Int {
-            var hasher = Hasher()
-            hasher.combine(bytes: UnsafeRawBufferPointer(name))
-            return hasher.finalize()
         }
 
         /// The entries in key order, and `commands`, which come in the order they came, sorted by id.
@@ -122,10 +79,10 @@ struct SortedIndexEntries: Sendable {
             // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
             // `lexicographicallyPrecedes` half of what was left of the sort. The groups are sorted by their names'
             // first bytes, held beside them, which tell nearly every two apart; then by the names, back to back.
-            let nameEnds = self.nameEnds
-            func name(_ group: Int) -> Range<Int> { (group == 0 ? 0 : nameEnds[group - 1])..<nameEnds[group] }
+            let table = self.table
+            func name(_ group: Int) -> Range<Int> { table.range(of: group) }
             var order: [(prefix: KeyOrder.Prefix, group: Int)] = []
-            names.withUnsafeBytes { bytes in
+            table.names.withUnsafeBytes { bytes in
                 order = counts.indices.map { (KeyOrder.Prefix(UnsafeRawBufferPointer(rebasing: bytes[name($0)])), $0) }
                 order.sort { a, b in
                     KeyOrder.precedes(a.prefix, b.prefix) {
@@ -150,7 +107,7 @@ struct SortedIndexEntries: Sendable {
                 placed[nextSlot[group]] = entry
                 nextSlot[group] += 1
             }
-            return SortedIndexEntries(streams: streams, entries: placed, names: names, commands: commands)
+            return SortedIndexEntries(streams: streams, entries: placed, names: table.names, commands: commands)
         }
     }
 

@@ -172,6 +172,16 @@ package struct LMDBWriteCursor {
             mdb_cursor_put(pointer, &keyValue, &dataValue, 0), "mdb_cursor_put(\(database.name))")
     }
 
+    /// Stores `value` under `key`, which must sort after every key in the database (`MDB_APPEND`: no search, and
+    /// full pages where a put in the middle of one would leave two half full). Fails with `MDB_KEYEXIST` otherwise.
+    package func append(_ value: UnsafeRawBufferPointer, for key: UnsafeRawBufferPointer) throws(LMDBError) {
+        var keyValue = MDB_val(key)
+        var dataValue = MDB_val(value)
+        try LMDBError.check(
+            mdb_cursor_put(pointer, &keyValue, &dataValue, UInt32(MDB_APPEND)),
+            "mdb_cursor_put(\(database.name), append)")
+    }
+
     /// Removes `key`; returns whether it was there.
     package func delete(_ key: UnsafeRawBufferPointer) throws(LMDBError) -> Bool {
         var keyValue = MDB_val(key)

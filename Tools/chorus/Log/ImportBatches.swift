@@ -31,10 +31,11 @@ struct ImportBatches {
         if pending.count >= size { try await flush(holdingLastCommand: true) }
     }
 
-    /// Appends what is pending, and waits until every batch is appended.
+    /// Appends what is pending, waits until every batch is appended, and has the importer write what it held.
     mutating func finish() async throws {
         try await flush(holdingLastCommand: false)
         try await settle()
+        try await importer.finish()
     }
 
     private mutating func flush(holdingLastCommand: Bool) async throws {

@@ -1,0 +1,139 @@
+import ChorusStorage
+import Synchronization
+
+/// The index entries of an import into an empty log, held in memory batch by batch instead of written with each
+/// batch's records, and written once, at the end, appended in key order to the empty tables
+/// (``DecisionBatch/writeIndex(heldIn:)``). Batch by batch, nearly every entry was a search and a page copied somewhere
+/// in a tree that grows to a million entries, and the log's writer, an import's bottleneck, spent about a quarter of
+/// its time there. Until they are written the log's checkpoint stays where it was, so a log whose import stopped
+/// without writing them reads its events after the checkpoint back at its next opening, as after any crash.
+///
+/// The checks the index made are made against what is held: each stream goes on from its last version, and no
+/// command comes twice.
+public final class HeldImportIndex: Sendable {
+    private struct Held {
+        var runs: [SortedIndexEntries] = []
+        /// The place in `streams` of each run's streams, in the run's order.
+        var runPlaces: [[Int32]] = []
+        /// Every stream held, by name, and the last version held of each.
+        var streams = StreamNameTable(capacity: 1 << 16)
+        var lastVersions: [UInt64] = []
+        /// The places in `streams` of the streams of the batch ``admits(_:)`` admitted last, for ``add(_:)``.
+        var admittedPlaces: [Int] = []
+        /// The highest command id held. Commands' ids (UUIDv7) nearly always come in increasing order, and one above
+        /// it is new without a look at the others.
+        var highestCommand: CommandKey?
+        /// Every command id held, made the first time one comes below ``highestCommand``.
+        var commands: Set<CommandKey>?
+        var lastPosition = LogPosition.start
+        var eventCount = 0
+    }
+
+    /// A command id as the commands table orders it.
+    private struct CommandKey: Hashable, Comparable {
+        let high: UInt64
+        let low: UInt64
+
+        init(_ command: SortedIndexEntries.Command) { (high, low) = (command.high, command.low) }
+
+        static func < (left: Self, right: Self) -> Bool { (left.high, left.low) < (right.high, right.low) }
+    }
+
+    /// One append at a time reads and adds, but on whichever thread the log's writer runs it.
+    private let held = Mutex(Held())
+
+    public init() {}
+
+    /// The events whose entries are held.
+    public var eventCount: Int { held.withLock { $0.eventCount } }
+
+    /// The batches whose entries are held.
+    public var batchCount: Int { held.withLock { $0.runs.count } }
+
+    /// The last position whose entries are held; ``LogPosition/start`` when none are.
+    public var lastPosition: LogPosition { held.withLock { $0.lastPosition } }
+
+    /// Whether `index`, a batch's entries, may follow those held: each of its streams goes on from the last version
+    /// held (a stream held for the first time begins at 1), and none of its commands is held. Within the batch,
+    /// ``SortedIndexEntries/runsOn`` checked the rest.
+    func admits(_ index: SortedIndexEntries) -> Bool {
+        held.withLock { held in
+            held.admittedPlaces.removeAll(keepingCapacity: true)
+            for stream in index.streams {
+                let (place, added) = index.withName(of: stream) { name in
+                    held.streams.place(of: name.assumingMemoryBound(to: UInt8.self))
+                }
+                if added { held.lastVersions.append(0) }
+                guard index.firstVersion(of: stream) == held.lastVersions[place] + 1 else { return false }
+                held.admittedPlaces.append(place)
+            }
+            guard let first = index.commands.first, let highest = held.highestCommand, CommandKey(first) <= highest
+            else { return true }
+            if held.commands == nil { held.commands = Set(held.runs.lazy.flatMap(\.commands).map(CommandKey.init)) }
+            return index.commands.allSatisfy { !held.commands!.contains(CommandKey($0)) }
+        }
+    }
+
+    /// Holds the entries of `prepared`, whose records were appended: the batch ``admits(_:)`` admitted last.
+    public func add(_ prepared: PreparedRecordedEvents) {
+        let index = prepared.index
+        held.withLock { held in
+            precondition(held.admittedPlaces.count == index.streams.count, "a batch held without being admitted")
+            for (stream, place) in zip(index.streams, held.admittedPlaces) {
+                held.lastVersions[place] = index.entries[stream.entries.upperBound - 1].version
+            }
+            held.runPlaces.append(held.admittedPlaces.map(Int32.init))
+            held.admittedPlaces.removeAll(keepingCapacity: true)
+            if let last = index.commands.last {
+                held.highestCommand = max(held.highestCommand ?? CommandKey(last), CommandKey(last))
+                held.commands?.formUnion(index.commands.lazy.map(CommandKey.init))
+            }
+            held.runs.append(index)
+            held.lastPosition = prepared.lastPosition
+            held.eventCount += prepared.eventCount
+        }
+    }
+
+    /// Lets go of everything held: written, or not to be.
+    public func removeAll() { held.withLock { $0 = Held() } }
+
+    /// Appends what is held to the empty index tables and moves the checkpoint to the last position held.
+    func write(with index: LogIndex, in transaction: LMDBWriteTransaction) throws {
+        try held.withLock { held in
+            try index.append(held.runs, in: Self.keyOrder(of: held), through: held.lastPosition, in: transaction)
+        }
+    }
+
+    /// Every run's streams in key order: by name, a stream's runs in order. The distinct names are sorted, not the
+    /// runs' streams (a user's stream is in most runs, and equal names compare to their last byte); each run's streams
+    /// are then placed after those of the names before theirs, run after run.
+    private static func keyOrder(of held: Held) -> [(run: Int32, stream: Int32)] {
+        let names = held.streams
+        // How many runs each stream is in.
+        var counts = [Int](repeating: 0, count: names.count)
+        for places in held.runPlaces { for place in places { counts[Int(place)] += 1 } }
+        var sortedPlaces = [Int](0..<names.count)
+        names.names.withUnsafeBytes { bytes in
+            func name(_ place: Int) -> UnsafeRawBufferPointer {
+                UnsafeRawBufferPointer(rebasing: bytes[names.range(of: place)])
+            }
+            let prefixes = sortedPlaces.map { KeyOrder.Prefix(name($0)) }
+            sortedPlaces.sort { a, b in KeyOrder.precedes(prefixes[a], prefixes[b]) { (name(a), name(b)) } }
+        }
+        // Where each place's streams go: after those of the places before it in name order.
+        var next = [Int](repeating: 0, count: names.count)
+        var start = 0
+        for place in sortedPlaces {
+            next[place] = start
+            start += counts[place]
+        }
+        var ordered = [(run: Int32, stream: Int32)](repeating: (0, 0), count: start)
+        for (run, places) in held.runPlaces.enumerated() {
+            for (stream, place) in places.enumerated() {
+                ordered[next[Int(place)]] = (Int32(run), Int32(stream))
+                next[Int(place)] += 1
+            }
+        }
+        return ordered
+    }
+}
