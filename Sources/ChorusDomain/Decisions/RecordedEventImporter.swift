@@ -2,7 +2,7 @@ import ChorusLog
 import Synchronization
 
 /// Appends events another log recorded (an export) to a log, exactly as recorded, and records in the decision state
-/// what each decides, as the command path would have: `chorus log import`.
+/// what each decides, as the command path would have: `chorus log import` and `chorus replay --into`.
 ///
 /// Every event is decoded before anything is appended. Commands go in whole and in order; the first that is refused
 /// stops the import there, with everything before it appended, so an interrupted or refused import can be run again
