@@ -176,8 +176,8 @@ struct LogIndex: Sendable {
 
     /// Appends the entries of `runs`, which together index every event through `head`, to the index tables, which
     /// must be empty, each key after the last (`MDB_APPEND`): the streams in the order `ordered` gives (a run and a
-    /// stream of it each: every stream of every run, in key order), the commands merged. How an import into an empty
-    /// log writes the index it held (``HeldImportIndex``).
+    /// stream of it each: every stream of every run, in key order), the commands in the order of their ids. How an
+    /// import into an empty log writes the index it held (``HeldImportIndex``).
     func append(
         _ runs: [SortedIndexEntries], in ordered: [(run: Int32, stream: Int32)], through head: LogPosition,
         in transaction: LMDBWriteTransaction

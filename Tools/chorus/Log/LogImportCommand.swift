@@ -14,8 +14,8 @@ struct LogImportCommand: AsyncParsableCommand {
             back. Appends in bulk and syncs at the end; into an empty data directory, the index and the decision \
             state of up to 1,048,576 events are held in memory and written once, at the end. Resumable: events the \
             log already holds (the same ones, at the same positions) are skipped, so after an interruption the same \
-            command finishes the import without duplicates. The server must be stopped. Read models are built by the next `chorus serve`, or by \
-            `chorus projections rebuild`.
+            command finishes the import without duplicates. The server must be stopped. Read models are built by \
+            the next `chorus serve`, or by `chorus projections rebuild`.
             """
     )
 
