@@ -32,6 +32,7 @@ struct RecordedEventImporterTests {
                 let first = recorded.filter { $0.position <= beforeDeletion }
                 try await importer.append(importer.decode(first))
                 try await importer.append(importer.decode(recorded.filter { $0.position > beforeDeletion }))
+                try await importer.finish()
                 #expect(log.head == chorus.log.head)
 
                 var audit = DecisionStateAudit(log: log, keys: TestDataKeys.shared)
@@ -69,7 +70,14 @@ struct RecordedEventImporterTests {
                 _ = try await chorus.execute(.unfollow(follower: users[(index + 1) % users.count], followee: user))
                 _ = try await chorus.execute(.sendMessage(from: user, to: users[(index + 5) % users.count], text: "hi"))
             }
+            // An account deleted, its e-mail taken again, and more after it: a deletion removes the e-mail entry
+            // holding its user, which an import holding its changes finds among them.
+            _ = try await chorus.execute(.deleteAccount(user: users[11], password: "secret-password"))
+            let again = try await chorus.register("User11")
+            _ = try await chorus.execute(.follow(follower: again, followee: users[0]))
+            _ = try await chorus.execute(.deleteAccount(user: users[10], password: "secret-password"))
             _ = try await chorus.execute(.editProfile(user: users[0], name: "Renamed"))
+            for user in users[..<10] { _ = try await chorus.execute(.createPost(author: user, text: "later")) }
             return try chorus.log.read(from: 1, limit: 100_000)
         }
     }
@@ -106,7 +114,7 @@ struct RecordedEventImporterTests {
             let importer = RecordedEventImporter(log: log, keys: TestDataKeys.shared)
             for batch in Self.batches(of: recorded, size: 40) { try await importer.append(importer.decode(batch)) }
             #expect(log.head == recorded.last?.position)
-            // Nothing written yet: the state has no format until the import finishes.
+            // Nothing written yet, the deletions' batches held too: the state has no format until the import finishes.
             #expect(try DecisionStateUpgrade(log: log, keys: TestDataKeys.shared).storedFormat() == 1)
             try await importer.finish()
             #expect(
@@ -117,6 +125,8 @@ struct RecordedEventImporterTests {
             let chorus = CommandExecutor(
                 log: log, keys: TestDataKeys.shared, media: TestMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
             await #expect(throws: DomainError.self) { _ = try await chorus.register("User3") }
+            await #expect(throws: DomainError.self) { _ = try await chorus.register("User11") }
+            _ = try await chorus.register("User10")
             let author = try #require(recorded.first { $0.type == "PostCreated" }.flatMap { UserID($0.actor) })
             _ = try await chorus.execute(.createPost(author: author, text: "after the import"))
             try Self.expectComplete(log, as: try log.read(from: 1, limit: 100_000))

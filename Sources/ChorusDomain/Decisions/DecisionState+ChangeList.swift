@@ -82,6 +82,14 @@ extension DecisionState {
                     removesEntriesHolding: true))
         }
 
+        /// Appends a change of `key` in the table at `place` (in ``DecisionState/tableNames``): `value` put under it,
+        /// or the key removed when nil; the bytes as they are.
+        mutating func append(place: UInt8, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+            append(Self.table(at: place), key: key, removed: value == nil) { bytes in
+                if let value { bytes.append(contentsOf: value) }
+            }
+        }
+
         /// Drops every change, keeping the memory for the next ones.
         mutating func removeAll() { keepFirst(0) }
 
@@ -128,12 +136,27 @@ extension DecisionState {
         private mutating func append(
             _ table: StateTable, _ key: Key, removed: Bool, value: (inout [UInt8]) -> Void
         ) {
-            let start = bytes.count
-            bytes.appendUTF8(of: key.first)
-            if let second = key.second {
-                bytes.append(0)
-                bytes.appendUTF8(of: second)
+            append(table, removed: removed, value: value) { bytes in
+                bytes.appendUTF8(of: key.first)
+                if let second = key.second {
+                    bytes.append(0)
+                    bytes.appendUTF8(of: second)
+                }
             }
+        }
+
+        private mutating func append(
+            _ table: StateTable, key: UnsafeRawBufferPointer, removed: Bool, value: (inout [UInt8]) -> Void
+        ) {
+            append(table, removed: removed, value: value) { $0.append(contentsOf: key) }
+        }
+
+        /// Appends a change whose key `key` appends: what `value` appends is put under it, or the key is removed.
+        private mutating func append(
+            _ table: StateTable, removed: Bool, value: (inout [UInt8]) -> Void, key: (inout [UInt8]) -> Void
+        ) {
+            let start = bytes.count
+            key(&bytes)
             let keyEnd = bytes.count
             value(&bytes)
             precondition(bytes.count - start <= Int32.max, "a decision-state change over 2 GiB")

@@ -108,6 +108,70 @@ extension DecisionState {
             byteCount += sorted.bytes.count
             entryCount += sorted.entries.count
         }
+
+        /// `changes`, a batch's to hold after these, with each removal of the entries holding a value (an account's
+        /// deletion removes its e-mail so) made the removals of the keys holding it then: those whose last change,
+        /// held or earlier in the batch, put that value. Held, the table is not there to look in.
+        func resolvingRemovalsByValue(in changes: ChangeList) -> ChangeList {
+            var resolved = ChangeList()
+            resolved.reserveCapacity(changes.count, bytesEach: 64)
+            changes.forEachChange { change, key, value in
+                guard change.removesEntriesHolding, let value else {
+                    resolved.append(place: change.place, key: key, value: value)
+                    return
+                }
+                for key in keys(holding: value, in: change.place, then: resolved) {
+                    key.withUnsafeBytes { resolved.append(place: change.place, key: $0, value: nil) }
+                }
+            }
+            return resolved
+        }
+
+        /// The keys of the table at `place` whose last change, in the batches held and then in `batch`, put `value`.
+        private func keys(holding value: UnsafeRawBufferPointer, in place: UInt8, then batch: ChangeList) -> [[UInt8]] {
+            // Every change to the table, in the order they came (each held batch's in key order, which keeps each
+            // key's in the order they came).
+            func forEachChange(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer?) -> Void) {
+                for held in batches {
+                    held.bytes.withUnsafeBytes { bytes in
+                        for entry in held.entries[Self.range(of: place, in: held.entries)] {
+                            let (key, value) = entry.change(in: bytes)
+                            body(key, value)
+                        }
+                    }
+                }
+                batch.forEachChange { change, key, value in
+                    if change.place == place, !change.removesEntriesHolding { body(key, value) }
+                }
+            }
+            var candidates: [[UInt8]] = []
+            forEachChange { key, put in
+                if put?.elementsEqual(value) == true, !candidates.contains(where: { $0.elementsEqual(key) }) {
+                    candidates.append(Array(key))
+                }
+            }
+            return candidates.filter { candidate in
+                var holds = false
+                forEachChange { key, put in
+                    if key.elementsEqual(candidate) { holds = put?.elementsEqual(value) == true }
+                }
+                return holds
+            }
+        }
+
+        /// Where the entries of the table at `place` are in `entries`, which come table by table.
+        private static func range(of place: UInt8, in entries: [SortedChanges.Entry]) -> Range<Int> {
+            /// The first entry of the table at `place` or after it.
+            func start(of place: Int) -> Int {
+                var (low, high) = (0, entries.count)
+                while low < high {
+                    let middle = (low + high) / 2
+                    if Int(entries[middle].place) < place { low = middle + 1 } else { high = middle }
+                }
+                return low
+            }
+            return start(of: Int(place))..<start(of: Int(place) + 1)
+        }
     }
 
     /// ``HeldChanges`` made ready to write: the batches' bytes joined in one buffer, the places of their keys moved

@@ -171,9 +171,12 @@ public struct RecordedEventImporter: Sendable {
     }
 
     /// Appends a batch's records, its index entries and changes held, when the import holds them (it began with an
-    /// empty log) and the batch goes in whole and in key order; false, having appended nothing, otherwise.
+    /// empty log) and the batch goes in whole and in key order; false, having appended nothing, otherwise. An
+    /// account's deletion, whose changes remove the e-mail entries holding its id, has them resolved against the
+    /// changes held first.
     private func appendHolding(_ handed: HandedBatch) async throws -> Bool {
-        guard let decoded = handed.decoded, let prepared = decoded.prepared, let sorted = decoded.sortedChanges,
+        guard let decoded = handed.decoded, let prepared = decoded.prepared,
+            let sorted = decoded.sortedChanges ?? held.sortedResolvingRemovalsByValue(in: decoded.changes),
             held.mayHold(prepared, sorted, startingAt: log.head)
         else { return false }
         let index = held.index
@@ -212,6 +215,16 @@ extension RecordedEventImporter {
                 return state.holds == true
                     && index.eventCount + prepared.eventCount <= RecordedEventImporter.maximumHeldEvents
                     && index.batchCount < RecordedEventImporter.maximumHeldBatches && state.changes.canAdd(sorted)
+            }
+        }
+
+        /// `changes` sorted, their removals of the entries holding a value (an account's deletion) resolved against
+        /// the changes held (``DecisionState/HeldChanges/resolvingRemovalsByValue(in:)``); nil once the import no
+        /// longer holds.
+        func sortedResolvingRemovalsByValue(in changes: DecisionState.ChangeList) -> DecisionState.SortedChanges? {
+            state.withLock { state in
+                state.holds == false
+                    ? nil : DecisionState.SortedChanges(state.changes.resolvingRemovalsByValue(in: changes))
             }
         }
 
