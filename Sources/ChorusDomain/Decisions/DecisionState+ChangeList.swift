@@ -85,9 +85,9 @@ extension DecisionState {
         /// Appends a change of `key` in the table at `place` (in ``DecisionState/tableNames``): `value` put under it,
         /// or the key removed when nil; the bytes as they are.
         mutating func append(place: UInt8, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
-            append(Self.table(at: place), key: key, removed: value == nil) { bytes in
-                if let value { bytes.append(contentsOf: value) }
-            }
+            append(
+                place: place, removed: value == nil, value: { if let value { $0.append(contentsOf: value) } },
+                key: { $0.append(contentsOf: key) })
         }
 
         /// Drops every change, keeping the memory for the next ones.
@@ -136,7 +136,7 @@ extension DecisionState {
         private mutating func append(
             _ table: StateTable, _ key: Key, removed: Bool, value: (inout [UInt8]) -> Void
         ) {
-            append(table, removed: removed, value: value) { bytes in
+            append(place: Self.place(of: table), removed: removed, value: value) { bytes in
                 bytes.appendUTF8(of: key.first)
                 if let second = key.second {
                     bytes.append(0)
@@ -145,15 +145,10 @@ extension DecisionState {
             }
         }
 
+        /// Appends a change, in the table at `place`, of the key `key` appends: what `value` appends is put under it,
+        /// or the key is removed.
         private mutating func append(
-            _ table: StateTable, key: UnsafeRawBufferPointer, removed: Bool, value: (inout [UInt8]) -> Void
-        ) {
-            append(table, removed: removed, value: value) { $0.append(contentsOf: key) }
-        }
-
-        /// Appends a change whose key `key` appends: what `value` appends is put under it, or the key is removed.
-        private mutating func append(
-            _ table: StateTable, removed: Bool, value: (inout [UInt8]) -> Void, key: (inout [UInt8]) -> Void
+            place: UInt8, removed: Bool, value: (inout [UInt8]) -> Void, key: (inout [UInt8]) -> Void
         ) {
             let start = bytes.count
             key(&bytes)
@@ -163,8 +158,8 @@ extension DecisionState {
             entries.append(
                 Entry(
                     keyStart: start, keyCount: Int32(keyEnd - start),
-                    valueCount: removed ? -1 : Int32(bytes.count - keyEnd),
-                    place: Self.place(of: table), removesEntriesHolding: false))
+                    valueCount: removed ? -1 : Int32(bytes.count - keyEnd), place: place,
+                    removesEntriesHolding: false))
         }
 
         /// The tables by their place in ``DecisionState/tableNames``: the order sorted changes come in.

@@ -132,25 +132,16 @@ struct LogIndex: Sendable {
         of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, prefixedBy key: inout [UInt8],
         _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
     ) throws {
-        // Through the entries' buffer: a slice of the array retained and released it for every stream.
-        try sorted.entries.withUnsafeBufferPointer { entries in
-            try forEachKey(of: entries[stream.entries], prefixedBy: &key, body)
-        }
-    }
-
-    /// Calls `body` with each of `entries`, a stream's, and its stream-index key, built in `key`, which holds the
-    /// stream's prefix.
-    private static func forEachKey(
-        of entries: Slice<UnsafeBufferPointer<SortedIndexEntries.Entry>>, prefixedBy key: inout [UInt8],
-        _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
-    ) throws {
         let prefixLength = key.count
         key.append(contentsOf: repeatElement(0, count: 8))
-        for entry in entries {
-            key.withUnsafeMutableBytes {
-                $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
+        // Through the entries' buffer: a slice of the array retained and released it for every stream.
+        try sorted.entries.withUnsafeBufferPointer { entries in
+            for entry in entries[stream.entries] {
+                key.withUnsafeMutableBytes {
+                    $0.storeBytes(of: entry.version.bigEndian, toByteOffset: prefixLength, as: UInt64.self)
+                }
+                try key.withUnsafeBytes { try body($0, entry) }
             }
-            try key.withUnsafeBytes { try body($0, entry) }
         }
     }
 
@@ -188,13 +179,9 @@ struct LogIndex: Sendable {
             try runs.withUnsafeBufferPointer { runs in
                 for (run, stream) in ordered {
                     let sorted = runs.baseAddress! + Int(run)
-                    let stream = sorted.pointee.streams[Int(stream)]
-                    key.removeAll(keepingCapacity: true)
-                    sorted.pointee.withName(of: stream) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
-                    try sorted.pointee.entries.withUnsafeBufferPointer { entries in
-                        try Self.forEachKey(of: entries[stream.entries], prefixedBy: &key) { key, entry in
-                            try LogSchema.withIndexValue(entry.position) { try streamIndex.append($0, for: key) }
-                        }
+                    try Self.forEachKey(of: sorted.pointee.streams[Int(stream)], in: sorted.pointee, key: &key) {
+                        key, entry in
+                        try LogSchema.withIndexValue(entry.position) { try streamIndex.append($0, for: key) }
                     }
                 }
             }
