@@ -1,5 +1,6 @@
 import ChorusLog
 import ChorusTestSupport
+import Foundation
 import Testing
 
 /// An import's batches come prepared (``PreparedRecordedEvents``: records encoded, index entries sorted) and go in
@@ -7,8 +8,11 @@ import Testing
 /// a batch it would refuse a part of.
 @Suite("Prepared appends")
 struct PreparedAppendTests {
-    /// 40 commands on four streams, every fifth with two events, as another log recorded them.
-    private static func recordedElsewhere(in directory: String) async throws -> [RecordedEvent] {
+    /// 40 commands on four streams, every fifth with two events, as another log recorded them; `commandID` makes each
+    /// command's id.
+    private static func recordedElsewhere(
+        in directory: String, commandID: () -> CommandID = { CommandID() }
+    ) async throws -> [RecordedEvent] {
         try await withLog(directory + "/source") { log in
             for index in 0..<40 {
                 let events = (0..<(index % 5 == 0 ? 2 : 1)).map { part in
@@ -17,7 +21,7 @@ struct PreparedAppendTests {
                 _ = try await log.append(
                     AppendRequest(
                         stream: try StreamID("s\(index % 4)"), expectedVersion: .any, events: events,
-                        commandID: CommandID(), actor: "tester"))
+                        commandID: commandID(), actor: "tester"))
             }
             return try log.read(from: 1, limit: 1_000)
         }
@@ -115,6 +119,29 @@ struct PreparedAppendTests {
                 #expect(try log.verifyIntegrity().isSound)
                 // Nothing is held over a log that has events of its own.
                 #expect(!(try await Self.appendHolding(Array(source[0..<12]), in: HeldImportIndex(), to: log)))
+            }
+        }
+    }
+
+    /// The commands table takes its keys in id order only: ids that do not increase from batch to batch (another
+    /// log's, made by a client) are sorted before they are written.
+    @Test("batches held whose command ids come in no order are indexed as the log they came from")
+    func heldIndexOfUnorderedCommands() async throws {
+        try await withTemporaryDirectory { directory in
+            let source = try await Self.recordedElsewhere(in: directory) { CommandID(UUID()) }
+            let commands = source.map(\.commandID.uuid.uuidString)
+            #expect(commands != commands.sorted())
+            try await withLog(directory + "/copy") { log in
+                let held = HeldImportIndex()
+                for (start, end) in [(0, 12), (12, 30), (30, 48)] {
+                    #expect(try await Self.appendHolding(Array(source[start..<end]), in: held, to: log))
+                }
+                try await log.append(.nonDurableBulkImport, eventCount: 0) { batch in
+                    try batch.writeIndex(heldIn: held)
+                }
+                held.removeAll()
+                try await Self.expectIndexed(log, as: source)
+                #expect(try log.verifyIntegrity().isSound)
             }
         }
     }

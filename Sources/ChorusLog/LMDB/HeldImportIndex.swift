@@ -99,19 +99,21 @@ public final class HeldImportIndex: Sendable {
 
     /// Appends what is held to the empty index tables and moves the checkpoint to the last position held.
     func write(with index: LogIndex, in transaction: LMDBWriteTransaction) throws {
-        try held.withLock { held in
-            try index.append(held.runs, in: Self.keyOrder(of: held), through: held.lastPosition, in: transaction)
-        }
+        try held.withLock { held in try index.append(Self.merged(held), through: held.lastPosition, in: transaction) }
     }
 
-    /// Every run's streams in key order: by name, a stream's runs in order. The distinct names are sorted, not the
-    /// runs' streams (a user's stream is in most runs, and equal names compare to their last byte); each run's streams
-    /// are then placed after those of the names before theirs, run after run.
-    private static func keyOrder(of held: Held) -> [(run: Int32, stream: Int32)] {
+    /// The runs' entries as one run's, in key order: each stream once, by name, its entries from every run in turn
+    /// (in version order); the commands by id. The distinct names are sorted, not the runs' streams (a user's stream
+    /// is in most runs, and equal names compare to their last byte). Written from the runs themselves, stream by
+    /// stream, each run handed on was copied, its four arrays retained and released: 1.2 % of an import's samples, on
+    /// the one core its end runs on.
+    private static func merged(_ held: Held) -> SortedIndexEntries {
         let names = held.streams
-        // How many runs each stream is in.
+        // How many entries each stream has, in all the runs.
         var counts = [Int](repeating: 0, count: names.count)
-        for places in held.runPlaces { for place in places { counts[Int(place)] += 1 } }
+        for (run, places) in zip(held.runs, held.runPlaces) {
+            for (stream, place) in zip(run.streams, places) { counts[Int(place)] += stream.entries.count }
+        }
         var sortedPlaces = [Int](0..<names.count)
         names.names.withUnsafeBytes { bytes in
             func name(_ place: Int) -> UnsafeRawBufferPointer {
@@ -120,20 +122,34 @@ public final class HeldImportIndex: Sendable {
             let prefixes = sortedPlaces.map { KeyOrder.Prefix(name($0)) }
             sortedPlaces.sort { a, b in KeyOrder.precedes(prefixes[a], prefixes[b]) { (name(a), name(b)) } }
         }
-        // Where each place's streams go: after those of the places before it in name order.
+        // Where each stream's entries go: after those of the names before it.
         var next = [Int](repeating: 0, count: names.count)
+        var streams: [SortedIndexEntries.Stream] = []
+        streams.reserveCapacity(names.count)
         var start = 0
         for place in sortedPlaces {
             next[place] = start
+            streams.append(
+                SortedIndexEntries.Stream(name: names.range(of: place), entries: start..<start + counts[place]))
             start += counts[place]
         }
-        var ordered = [(run: Int32, stream: Int32)](repeating: (0, 0), count: start)
-        for (run, places) in held.runPlaces.enumerated() {
-            for (stream, place) in places.enumerated() {
-                ordered[next[Int(place)]] = (Int32(run), Int32(stream))
-                next[Int(place)] += 1
+        let entries = [SortedIndexEntries.Entry](unsafeUninitializedCapacity: start) { entries, initialized in
+            for (run, places) in zip(held.runs, held.runPlaces) {
+                run.entries.withUnsafeBufferPointer { runEntries in
+                    for (stream, place) in zip(run.streams, places) {
+                        (entries.baseAddress! + next[Int(place)]).initialize(
+                            from: runEntries.baseAddress! + stream.entries.lowerBound, count: stream.entries.count)
+                        next[Int(place)] += stream.entries.count
+                    }
+                }
             }
+            initialized = start
         }
-        return ordered
+        // Ids (UUIDv7) nearly always come in increasing order, the runs too: then in turn, without a sort.
+        var commands = held.runs.flatMap(\.commands)
+        if !zip(commands, commands.dropFirst()).allSatisfy({ ($0.high, $0.low) < ($1.high, $1.low) }) {
+            commands.sort { ($0.high, $0.low) < ($1.high, $1.low) }
+        }
+        return SortedIndexEntries(streams: streams, entries: entries, names: names.names, commands: commands)
     }
 }

@@ -165,41 +165,21 @@ struct LogIndex: Sendable {
         try moveCheckpoint(to: head, in: transaction)
     }
 
-    /// Appends the entries of `runs`, which together index every event through `head`, to the index tables, which
-    /// must be empty, each key after the last (`MDB_APPEND`): the streams in the order `ordered` gives (a run and a
-    /// stream of it each: every stream of every run, in key order), the commands in the order of their ids. How an
-    /// import into an empty log writes the index it held (``HeldImportIndex``).
-    func append(
-        _ runs: [SortedIndexEntries], in ordered: [(run: Int32, stream: Int32)], through head: LogPosition,
-        in transaction: LMDBWriteTransaction
-    ) throws {
+    /// Appends `sorted`, which indexes every event through `head`, to the index tables, which must be empty, each key
+    /// after the last (`MDB_APPEND`), and moves the checkpoint to `head`: how an import into an empty log writes the
+    /// index it held (``HeldImportIndex``).
+    func append(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
             var key: [UInt8] = []
-            // Through the runs' buffer: a run passed on was copied, its arrays retained and released.
-            try runs.withUnsafeBufferPointer { runs in
-                for (run, stream) in ordered {
-                    let sorted = runs.baseAddress! + Int(run)
-                    try Self.forEachKey(of: sorted.pointee.streams[Int(stream)], in: sorted.pointee, key: &key) {
-                        key, entry in
-                        try LogSchema.withIndexValue(entry.position) { try streamIndex.append($0, for: key) }
-                    }
+            for stream in sorted.streams {
+                try Self.forEachKey(of: stream, in: sorted, key: &key) { key, entry in
+                    try LogSchema.withIndexValue(entry.position) { try streamIndex.append($0, for: key) }
                 }
             }
         }
-        // Ids (UUIDv7) nearly always come in increasing order, the runs too: then in turn, without a sort.
-        let inTurn = zip(runs, runs.dropFirst()).allSatisfy { earlier, later in
-            guard let last = earlier.commands.last, let first = later.commands.first else { return true }
-            return (last.high, last.low) < (first.high, first.low)
-        }
-        let commands = inTurn ? [] : runs.flatMap(\.commands).sorted { ($0.high, $0.low) < ($1.high, $1.low) }
         try transaction.withWriteCursor(on: schema.commands) { cursor in
-            func append(_ command: SortedIndexEntries.Command) throws {
+            for command in sorted.commands {
                 try command.withKey { key in try Self.withValue(of: command) { try cursor.append($0, for: key) } }
-            }
-            if inTurn {
-                for run in runs { for command in run.commands { try append(command) } }
-            } else {
-                for command in commands { try append(command) }
             }
         }
         try moveCheckpoint(to: head, in: transaction)

@@ -107,23 +107,22 @@ struct SortedIndexEntries: Sendable {
                 placed[nextSlot[group]] = entry
                 nextSlot[group] += 1
             }
+            // UUIDv7 ids come nearly sorted (the tail keeps commands in the order they came): the sort finds the runs.
+            let commands = commands.map { command in
+                withUnsafeBytes(of: command.id.uuid.uuid) { bytes in
+                    Command(
+                        id: command.id, high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
+                        low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
+                        outcome: command.outcome)
+                }
+            }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
             return SortedIndexEntries(streams: streams, entries: placed, names: table.names, commands: commands)
         }
     }
 
-    private init(
-        streams: [Stream], entries: [Entry], names: [UInt8], commands: [(id: CommandID, outcome: AppendOutcome)]
-    ) {
-        (self.streams, self.entries, self.names) = (streams, entries, names)
-        // UUIDv7 ids come nearly sorted (the tail keeps commands in the order they came), and the sort finds the runs.
-        self.commands = commands.map { command in
-            withUnsafeBytes(of: command.id.uuid.uuid) { bytes in
-                Command(
-                    id: command.id, high: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)),
-                    low: UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)),
-                    outcome: command.outcome)
-            }
-        }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
+    /// Entries already in key order: `streams` by name, each with its entries in version order, and `commands` by id.
+    init(streams: [Stream], entries: [Entry], names: [UInt8], commands: [Command]) {
+        (self.streams, self.entries, self.names, self.commands) = (streams, entries, names, commands)
     }
 
     /// Whether each stream's versions run on without a gap, and no command comes twice.
