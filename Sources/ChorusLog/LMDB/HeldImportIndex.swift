@@ -5,8 +5,9 @@ import Synchronization
 /// batch's records, and written once, at the end, appended in key order to the empty tables
 /// (``DecisionBatch/writeIndex(heldIn:)``). Batch by batch, nearly every entry was a search and a page copied somewhere
 /// in a tree that grows to a million entries: with the decision state's changes, written likewise, 30 % of an import's
-/// samples, on the log's writer, which they made its bottleneck. Until they are written the log's checkpoint stays where it was, so a log whose import stopped
-/// without writing them reads its events after the checkpoint back at its next opening, as after any crash.
+/// samples, on the log's writer, which they made its bottleneck. Until they are written the log's checkpoint stays
+/// where it was, so a log whose import stopped without writing them reads its events after the checkpoint back at its
+/// next opening, as after any crash.
 ///
 /// The checks the index made are made against what is held: each stream goes on from its last version, and no
 /// command comes twice.
@@ -24,7 +25,12 @@ public final class HeldImportIndex: Sendable {
         /// it is new without a look at the others.
         var highestCommand: CommandKey?
         /// Every command id held, made the first time one comes below ``highestCommand``.
-        var commands: Set<CommandKey>?
+        var commandIDs: Set<CommandKey>?
+        /// Every command held, in the order held (each run's sorted), gathered as they come: gathered at the end,
+        /// their copy's fresh pages were faulted in on the one core the end runs on.
+        var commands: [SortedIndexEntries.Command] = []
+        /// Whether ``commands`` are in id order.
+        var commandsIncrease = true
         var lastPosition = LogPosition.start
         var eventCount = 0
     }
@@ -69,8 +75,8 @@ public final class HeldImportIndex: Sendable {
             }
             guard let first = index.commands.first, let highest = held.highestCommand, CommandKey(first) <= highest
             else { return true }
-            if held.commands == nil { held.commands = Set(held.runs.lazy.flatMap(\.commands).map(CommandKey.init)) }
-            return index.commands.allSatisfy { !held.commands!.contains(CommandKey($0)) }
+            if held.commandIDs == nil { held.commandIDs = Set(held.commands.lazy.map(CommandKey.init)) }
+            return index.commands.allSatisfy { !held.commandIDs!.contains(CommandKey($0)) }
         }
     }
 
@@ -86,8 +92,12 @@ public final class HeldImportIndex: Sendable {
             held.admittedPlaces.removeAll(keepingCapacity: true)
             if let last = index.commands.last {
                 held.highestCommand = max(held.highestCommand ?? CommandKey(last), CommandKey(last))
-                held.commands?.formUnion(index.commands.lazy.map(CommandKey.init))
+                held.commandIDs?.formUnion(index.commands.lazy.map(CommandKey.init))
             }
+            if let first = index.commands.first, let last = held.commands.last, CommandKey(first) <= CommandKey(last) {
+                held.commandsIncrease = false
+            }
+            held.commands += index.commands
             held.runs.append(index)
             held.lastPosition = prepared.lastPosition
             held.eventCount += prepared.eventCount
@@ -145,11 +155,9 @@ public final class HeldImportIndex: Sendable {
             }
             initialized = start
         }
-        // Ids (UUIDv7) nearly always come in increasing order, the runs too: then in turn, without a sort.
-        var commands = held.runs.flatMap(\.commands)
-        if !zip(commands, commands.dropFirst()).allSatisfy({ ($0.high, $0.low) < ($1.high, $1.low) }) {
-            commands.sort { ($0.high, $0.low) < ($1.high, $1.low) }
-        }
+        // Ids (UUIDv7) nearly always come in increasing order, the runs too: then as held, without a sort.
+        var commands = held.commands
+        if !held.commandsIncrease { commands.sort { ($0.high, $0.low) < ($1.high, $1.low) } }
         return SortedIndexEntries(streams: streams, entries: entries, names: names.names, commands: commands)
     }
 }
