@@ -97,7 +97,7 @@ public struct RecordedEventImporter: Sendable {
         }
         let decoded = commandEnds.last ?? 0
         let kept = decoded == events.count ? events : Array(events.prefix(decoded))
-        let prepared = PreparedRecordedEvents(kept)
+        let prepared = PreparedRecordedEvents(kept, indexInKeyOrder: !held.mayStillHold)
         return Decoded(
             events: kept, commandEnds: commandEnds, changes: changes, changeEnds: changeEnds,
             sortedChanges: prepared == nil ? nil : DecisionState.SortedChanges(changes), prepared: prepared,
@@ -203,6 +203,10 @@ extension RecordedEventImporter {
             var holds: Bool?
             var changes = DecisionState.HeldChanges()
         }
+
+        /// Whether the import holds, or has not decided yet (before its first batch): its batches' index entries are
+        /// prepared for holding then.
+        var mayStillHold: Bool { state.withLock { $0.holds != false } }
 
         /// Whether a batch may be held, the log's head being `head`: not past ``maximumHeldEvents`` or
         /// ``maximumHeldBatches``, nor past what ``DecisionState/HeldChanges`` can take. The first batch decides

@@ -59,6 +59,7 @@ struct LogIndex: Sendable {
     /// Writes `sorted`, the entries of every event after the checkpoint, into the indexes, and moves the checkpoint to
     /// `head`.
     func write(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
+        precondition(sorted.streamsInKeyOrder, "index entries written out of key order")
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
             var key: [UInt8] = []
             for stream in sorted.streams {
@@ -76,6 +77,7 @@ struct LogIndex: Sendable {
     func writeIfAdmitted(
         _ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction
     ) throws -> Bool {
+        precondition(sorted.streamsInKeyOrder, "index entries written out of key order")
         let commandsAreNew = try transaction.withCursor(on: schema.commands) { cursor in
             for command in sorted.commands {
                 let known = try command.withKey { key in try cursor.seek(atLeast: key)?.key.elementsEqual(key) }

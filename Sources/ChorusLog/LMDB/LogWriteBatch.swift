@@ -119,7 +119,7 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     func appendPrepared(_ prepared: PreparedRecordedEvents) throws -> Bool {
         // Only where the indexes reach the head, so that the batch's entries go on from them.
         guard prepared.firstPosition == head.next, tail.isEmpty,
-            try index.writeIfAdmitted(prepared.index, through: prepared.lastPosition, in: transaction)
+            try index.writeIfAdmitted(prepared.index.inKeyOrder(), through: prepared.lastPosition, in: transaction)
         else { return false }
         try appendRecords(of: prepared)
         return true

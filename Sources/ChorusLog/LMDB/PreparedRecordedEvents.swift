@@ -12,7 +12,8 @@ public struct PreparedRecordedEvents: Sendable {
     /// Each event's record, back to back; the record of the event at offset i ends at `recordEnds[i]`.
     let records: [UInt8]
     let recordEnds: [Int]
-    /// The events' index entries, sorted: the writer writes them in the same transaction as the records.
+    /// The events' index entries, grouped by stream and, unless held, sorted: the writer writes them in the same
+    /// transaction as the records.
     let index: SortedIndexEntries
 
     public var eventCount: Int { recordEnds.count }
@@ -21,8 +22,11 @@ public struct PreparedRecordedEvents: Sendable {
     /// log's would, or one would be refused: appended one command at a time instead, the first refused says why.
     /// Each event is read in place, by index, and encoded straight from its fields into one buffer sized for every
     /// record: iterated, each was copied (its strings and payload retained and released), and the buffer grew record
-    /// by record, zeroed before each was written.
-    public init?(_ events: [RecordedEvent]) {
+    /// by record, zeroed before each was written. `indexInKeyOrder` false leaves the index entries' streams in the
+    /// order they came, for a batch whose entries are held (``HeldImportIndex``), which orders the names of them all
+    /// once, at its end: sorted here, each batch's were 3 % of an import's samples. Appended otherwise, they are
+    /// sorted then.
+    public init?(_ events: [RecordedEvent], indexInKeyOrder: Bool = true) {
         guard let first = events.first else { return nil }
         var recordEnds: [Int] = []
         recordEnds.reserveCapacity(events.count)
@@ -73,7 +77,7 @@ public struct PreparedRecordedEvents: Sendable {
             }
         }
         guard let records = prepared else { return nil }
-        let index = grouping.sorted(commands: commands)
+        let index = indexInKeyOrder ? grouping.sorted(commands: commands) : grouping.grouped(commands: commands)
         guard index.runsOn else { return nil }
         (firstPosition, lastPosition) = (first.position, LogPosition(expected.rawValue - 1))
         (self.records, self.recordEnds, self.index) = (records, recordEnds, index)

@@ -4,7 +4,9 @@ import Foundation
 /// An ``UnindexedTail``'s index entries in the order the index tables keep their keys: streams by name (a name sorts
 /// as its stream-index prefix, the name and a NUL, does), each with its entries in version order, and commands by id.
 /// ``LogIndex/write(_:through:in:)`` puts them in this order; an import works them out for its batch before the
-/// writer's thread gets it (``PreparedRecordedEvents``), since sorting and grouping were most of its index write.
+/// writer's thread gets it (``PreparedRecordedEvents``), since sorting and grouping were most of its index write. A
+/// batch whose entries an import holds to its end leaves its streams in the order they came
+/// (``streamsInKeyOrder``): the end sorts the names of all of them once.
 struct SortedIndexEntries: Sendable {
     /// A stream, by where its name and entries are: no reference to retain when the streams are sorted, read or
     /// freed.
@@ -30,11 +32,13 @@ struct SortedIndexEntries: Sendable {
     }
 
     let streams: [Stream]
-    /// Every stream's entries, stream after stream in the order of ``streams``. Held in one array, and the names in
-    /// another, rather than two small arrays for each stream: most streams of an import's batch have a single event.
+    /// Every stream's entries, stream after stream, each stream saying where its are. Held in one array, and the names
+    /// in another, rather than two small arrays for each stream: most streams of an import's batch have a single event.
     let entries: [Entry]
     let names: [UInt8]
     let commands: [Command]
+    /// Whether ``streams`` are by name; else in the order they came (``inKeyOrder()`` sorts them).
+    let streamsInKeyOrder: Bool
 
     init(_ tail: UnindexedTail) {
         // Every stream has an entry: the entries bound the streams, whatever the tail's versions hold.
@@ -76,30 +80,21 @@ struct SortedIndexEntries: Sendable {
 
         /// The entries in key order, and `commands`, which come in the order they came, sorted by id.
         consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {
-            // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
-            // `lexicographicallyPrecedes` half of what was left of the sort. The groups are sorted by their names'
-            // first bytes, held beside them, which tell nearly every two apart; then by the names, back to back.
+            grouped(commands: commands).inKeyOrder()
+        }
+
+        /// The entries grouped by stream, the streams in the order they came (not in key order), and `commands`
+        /// sorted by id: for an import that holds its batches' entries and puts their streams in order once, at its
+        /// end (``HeldImportIndex``).
+        consuming func grouped(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {
             let table = self.table
-            func name(_ group: Int) -> Range<Int> { table.range(of: group) }
-            var order: [(prefix: KeyOrder.Prefix, group: Int)] = []
-            table.names.withUnsafeBytes { bytes in
-                order = counts.indices.map { (KeyOrder.Prefix(UnsafeRawBufferPointer(rebasing: bytes[name($0)])), $0) }
-                order.sort { a, b in
-                    KeyOrder.precedes(a.prefix, b.prefix) {
-                        (
-                            UnsafeRawBufferPointer(rebasing: bytes[name(a.group)]),
-                            UnsafeRawBufferPointer(rebasing: bytes[name(b.group)])
-                        )
-                    }
-                }
-            }
             var streams: [Stream] = []
-            streams.reserveCapacity(order.count)
-            var nextSlot = [Int](repeating: 0, count: order.count)
+            streams.reserveCapacity(counts.count)
+            var nextSlot = [Int](repeating: 0, count: counts.count)
             var start = 0
-            for (_, group) in order {
+            for group in counts.indices {
                 nextSlot[group] = start
-                streams.append(Stream(name: name(group), entries: start..<start + counts[group]))
+                streams.append(Stream(name: table.range(of: group), entries: start..<start + counts[group]))
                 start += counts[group]
             }
             var placed = [Entry](repeating: Entry(version: 0, position: LogPosition(0)), count: start)
@@ -116,13 +111,37 @@ struct SortedIndexEntries: Sendable {
                         outcome: command.outcome)
                 }
             }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
-            return SortedIndexEntries(streams: streams, entries: placed, names: table.names, commands: commands)
+            return SortedIndexEntries(
+                streams: streams, entries: placed, names: table.names, commands: commands, streamsInKeyOrder: false)
         }
     }
 
-    /// Entries already in key order: `streams` by name, each with its entries in version order, and `commands` by id.
-    init(streams: [Stream], entries: [Entry], names: [UInt8], commands: [Command]) {
+    /// These entries with their streams in key order; each stream's entries stay where they are.
+    func inKeyOrder() -> SortedIndexEntries {
+        guard !streamsInKeyOrder else { return self }
+        // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
+        // `lexicographicallyPrecedes` half of what was left of the sort. The streams are sorted by their names' first
+        // bytes, held beside them, which tell nearly every two apart; then by the names, back to back.
+        var order: [(prefix: KeyOrder.Prefix, stream: Stream)] = []
+        names.withUnsafeBytes { bytes in
+            order = streams.map { (KeyOrder.Prefix(UnsafeRawBufferPointer(rebasing: bytes[$0.name])), $0) }
+            order.sort { a, b in
+                KeyOrder.precedes(a.prefix, b.prefix) {
+                    (
+                        UnsafeRawBufferPointer(rebasing: bytes[a.stream.name]),
+                        UnsafeRawBufferPointer(rebasing: bytes[b.stream.name])
+                    )
+                }
+            }
+        }
+        return SortedIndexEntries(streams: order.map(\.stream), entries: entries, names: names, commands: commands)
+    }
+
+    /// Entries grouped by stream, each stream's in version order, `commands` by id, and `streams` by name unless
+    /// `streamsInKeyOrder` is false.
+    init(streams: [Stream], entries: [Entry], names: [UInt8], commands: [Command], streamsInKeyOrder: Bool = true) {
         (self.streams, self.entries, self.names, self.commands) = (streams, entries, names, commands)
+        self.streamsInKeyOrder = streamsInKeyOrder
     }
 
     /// Whether each stream's versions run on without a gap, and no command comes twice.
