@@ -80,19 +80,28 @@ struct SortedIndexEntries: Sendable {
 
         /// The entries in key order, and `commands`, which come in the order they came, sorted by id.
         consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {
-            grouped(commands: commands).inKeyOrder()
+            let table = self.table
+            let order = SortedIndexEntries.sortedByName(Array(counts.indices), in: table.names) { table.range(of: $0) }
+            return placed(in: order, commands: commands, streamsInKeyOrder: true)
         }
 
         /// The entries grouped by stream, the streams in the order they came (not in key order), and `commands`
         /// sorted by id: for an import that holds its batches' entries and puts their streams in order once, at its
         /// end (``HeldImportIndex``).
         consuming func grouped(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {
+            placed(in: Array(counts.indices), commands: commands, streamsInKeyOrder: false)
+        }
+
+        /// The streams in `order` (of their groups), each stream's entries after those of the streams before it.
+        private consuming func placed(
+            in order: [Int], commands: [(id: CommandID, outcome: AppendOutcome)], streamsInKeyOrder: Bool
+        ) -> SortedIndexEntries {
             let table = self.table
             var streams: [Stream] = []
-            streams.reserveCapacity(counts.count)
-            var nextSlot = [Int](repeating: 0, count: counts.count)
+            streams.reserveCapacity(order.count)
+            var nextSlot = [Int](repeating: 0, count: order.count)
             var start = 0
-            for group in counts.indices {
+            for group in order {
                 nextSlot[group] = start
                 streams.append(Stream(name: table.range(of: group), entries: start..<start + counts[group]))
                 start += counts[group]
@@ -112,29 +121,38 @@ struct SortedIndexEntries: Sendable {
                 }
             }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
             return SortedIndexEntries(
-                streams: streams, entries: placed, names: table.names, commands: commands, streamsInKeyOrder: false)
+                streams: streams, entries: placed, names: table.names, commands: commands,
+                streamsInKeyOrder: streamsInKeyOrder)
         }
     }
 
     /// These entries with their streams in key order; each stream's entries stay where they are.
     func inKeyOrder() -> SortedIndexEntries {
         guard !streamsInKeyOrder else { return self }
-        // With memcmp: comparing the names' UTF-8 views was half of writing an import's index, and the generic
-        // `lexicographicallyPrecedes` half of what was left of the sort. The streams are sorted by their names' first
-        // bytes, held beside them, which tell nearly every two apart; then by the names, back to back.
-        var order: [(prefix: KeyOrder.Prefix, stream: Stream)] = []
+        return SortedIndexEntries(
+            streams: Self.sortedByName(streams, in: names, name: \.name), entries: entries, names: names,
+            commands: commands)
+    }
+
+    /// `items` sorted by their names, the bytes of `names` at the range `name` gives. With memcmp: comparing the names'
+    /// UTF-8 views was half of writing an import's index, and the generic `lexicographicallyPrecedes` half of what was
+    /// left of the sort. They are sorted by their names' first bytes, held beside them, which tell nearly every two
+    /// apart; then by the names, back to back.
+    private static func sortedByName<Item>(_ items: [Item], in names: [UInt8], name: (Item) -> Range<Int>) -> [Item] {
         names.withUnsafeBytes { bytes in
-            order = streams.map { (KeyOrder.Prefix(UnsafeRawBufferPointer(rebasing: bytes[$0.name])), $0) }
+            var order = items.map {
+                (prefix: KeyOrder.Prefix(UnsafeRawBufferPointer(rebasing: bytes[name($0)])), item: $0)
+            }
             order.sort { a, b in
                 KeyOrder.precedes(a.prefix, b.prefix) {
                     (
-                        UnsafeRawBufferPointer(rebasing: bytes[a.stream.name]),
-                        UnsafeRawBufferPointer(rebasing: bytes[b.stream.name])
+                        UnsafeRawBufferPointer(rebasing: bytes[name(a.item)]),
+                        UnsafeRawBufferPointer(rebasing: bytes[name(b.item)])
                     )
                 }
             }
+            return order.map(\.item)
         }
-        return SortedIndexEntries(streams: order.map(\.stream), entries: entries, names: names, commands: commands)
     }
 
     /// Entries grouped by stream, each stream's in version order, `commands` by id, and `streams` by name unless
