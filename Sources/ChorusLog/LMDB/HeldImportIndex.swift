@@ -124,13 +124,8 @@ public final class HeldImportIndex: Sendable {
         for (run, places) in zip(held.runs, held.runPlaces) {
             for (stream, place) in zip(run.streams, places) { counts[Int(place)] += stream.entries.count }
         }
-        var sortedPlaces = [Int](0..<names.count)
-        names.names.withUnsafeBytes { bytes in
-            func name(_ place: Int) -> UnsafeRawBufferPointer {
-                UnsafeRawBufferPointer(rebasing: bytes[names.range(of: place)])
-            }
-            let prefixes = sortedPlaces.map { KeyOrder.Prefix(name($0)) }
-            sortedPlaces.sort { a, b in KeyOrder.precedes(prefixes[a], prefixes[b]) { (name(a), name(b)) } }
+        let sortedPlaces = SortedIndexEntries.sortedByName(Array(0..<names.count), in: names.names) {
+            names.range(of: $0)
         }
         // Where each stream's entries go: after those of the names before it.
         var next = [Int](repeating: 0, count: names.count)

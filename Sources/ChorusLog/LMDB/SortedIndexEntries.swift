@@ -138,7 +138,7 @@ struct SortedIndexEntries: Sendable {
     /// UTF-8 views was half of writing an import's index, and the generic `lexicographicallyPrecedes` half of what was
     /// left of the sort. They are sorted by their names' first bytes, held beside them, which tell nearly every two
     /// apart; then by the names, back to back.
-    private static func sortedByName<Item>(_ items: [Item], in names: [UInt8], name: (Item) -> Range<Int>) -> [Item] {
+    static func sortedByName<Item>(_ items: [Item], in names: [UInt8], name: (Item) -> Range<Int>) -> [Item] {
         names.withUnsafeBytes { bytes in
             var order = items.map {
                 (prefix: KeyOrder.Prefix(UnsafeRawBufferPointer(rebasing: bytes[name($0)])), item: $0)
