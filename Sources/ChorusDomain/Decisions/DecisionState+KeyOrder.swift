@@ -38,18 +38,10 @@ extension DecisionState {
             guard changes.bytes.count <= Int(Int32.max) else { return nil }
             // Table by table (a count of each, then each change in its table's place), then each table by key: the
             // sort is stable, so that changes to one key stay in the order they came.
-            var tableEnds = [Int](repeating: 0, count: DecisionState.tableNames.count)
-            for change in changes.entries {
-                guard !change.removesEntriesHolding else { return nil }
-                tableEnds[Int(change.place)] += 1
-            }
-            var next = [Int](repeating: 0, count: tableEnds.count)
-            for place in tableEnds.indices.dropFirst() {
-                next[place] = tableEnds[place - 1]
-                tableEnds[place] += tableEnds[place - 1]
-            }
+            guard !changes.entries.contains(where: \.removesEntriesHolding) else { return nil }
+            let (starts, tableEnds) = Self.tablePlaces(changes.entries.lazy.map(\.place))
+            var next = starts
             (entries, bytes) = changes.bytes.withUnsafeBytes { bytes in
-                func key(_ entry: Entry) -> UnsafeRawBufferPointer { entry.change(in: bytes).key }
                 // Every place is written once: each table's count of them.
                 let sorted = [Entry](unsafeUninitializedCapacity: changes.count) { entries, initialized in
                     for change in changes.entries {
@@ -61,14 +53,36 @@ extension DecisionState {
                         next[Int(change.place)] += 1
                     }
                     initialized = changes.count
-                    var start = 0
-                    for end in tableEnds {
-                        var table = UnsafeMutableBufferPointer(rebasing: entries[start..<end])
-                        table.sort { a, b in KeyOrder.precedes(a.prefix, b.prefix) { (key(a), key(b)) } }
-                        start = end
-                    }
+                    Self.sortEachTable(entries, endingAt: tableEnds, keysIn: bytes)
                 }
                 return Self.laidOut(sorted, from: bytes)
+            }
+        }
+
+        /// Where each table's entries begin and end once entries of tables at `places` are placed table by table.
+        static func tablePlaces(_ places: some Sequence<UInt8>) -> (starts: [Int], ends: [Int]) {
+            var ends = [Int](repeating: 0, count: DecisionState.tableNames.count)
+            for place in places { ends[Int(place)] += 1 }
+            var starts = [Int](repeating: 0, count: ends.count)
+            for place in ends.indices.dropFirst() {
+                starts[place] = ends[place - 1]
+                ends[place] += ends[place - 1]
+            }
+            return (starts, ends)
+        }
+
+        /// Sorts each table's entries, which end at `tableEnds`, by key (their keys in `bytes`). A stable sort, which
+        /// keeps each key's changes in the order they came, and finds runs already sorted and merges them.
+        static func sortEachTable(
+            _ entries: UnsafeMutableBufferPointer<Entry>, endingAt tableEnds: [Int],
+            keysIn bytes: UnsafeRawBufferPointer
+        ) {
+            func key(_ entry: Entry) -> UnsafeRawBufferPointer { entry.change(in: bytes).key }
+            var start = 0
+            for end in tableEnds {
+                var table = UnsafeMutableBufferPointer(rebasing: entries[start..<end])
+                table.sort { a, b in KeyOrder.precedes(a.prefix, b.prefix) { (key(a), key(b)) } }
+                start = end
             }
         }
 
@@ -203,13 +217,8 @@ extension DecisionState {
         let tableEnds: [Int]
 
         init(_ held: HeldChanges) {
-            var tableEnds = [Int](repeating: 0, count: DecisionState.tableNames.count)
-            for batch in held.batches { for entry in batch.entries { tableEnds[Int(entry.place)] += 1 } }
-            var next = [Int](repeating: 0, count: tableEnds.count)
-            for place in tableEnds.indices.dropFirst() {
-                next[place] = tableEnds[place - 1]
-                tableEnds[place] += tableEnds[place - 1]
-            }
+            let (starts, tableEnds) = SortedChanges.tablePlaces(held.batches.lazy.flatMap(\.entries).map(\.place))
+            var next = starts
             var bytes: [UInt8] = []
             bytes.reserveCapacity(held.byteCount)
             // Each table's in the order the batches came.
@@ -227,17 +236,10 @@ extension DecisionState {
                 }
                 initialized = held.entryCount
             }
+            // The batches' runs, each sorted already, merged.
             bytes.withUnsafeBytes { bytes in
-                func key(_ entry: SortedChanges.Entry) -> UnsafeRawBufferPointer { entry.change(in: bytes).key }
                 entries.withUnsafeMutableBufferPointer { entries in
-                    var start = 0
-                    for end in tableEnds {
-                        // A stable sort, which keeps each key's changes in the order they came, and finds the
-                        // batches' runs already sorted and merges them.
-                        var table = UnsafeMutableBufferPointer(rebasing: entries[start..<end])
-                        table.sort { a, b in KeyOrder.precedes(a.prefix, b.prefix) { (key(a), key(b)) } }
-                        start = end
-                    }
+                    SortedChanges.sortEachTable(entries, endingAt: tableEnds, keysIn: bytes)
                 }
             }
             (self.entries, self.bytes, self.tableEnds) = (entries, bytes, tableEnds)
