@@ -12,10 +12,15 @@ import Synchronization
 /// The checks the index made are made against what is held: each stream goes on from its last version, and no
 /// command comes twice.
 public final class HeldImportIndex: Sendable {
+    /// A batch's entries as held: each of its streams by its place in ``Held/streams`` and where its entries are.
+    /// Its names and commands are not kept: the names are in ``Held/streams``, the commands in ``Held/commands``.
+    private struct Run {
+        let entries: [SortedIndexEntries.Entry]
+        let streams: [(place: Int32, entries: Range<Int>)]
+    }
+
     private struct Held {
-        var runs: [SortedIndexEntries] = []
-        /// The place in `streams` of each run's streams, in the run's order.
-        var runPlaces: [[Int32]] = []
+        var runs: [Run] = []
         /// Every stream held, by name, and the last version held of each.
         var streams = StreamNameTable(capacity: 1 << 16)
         var lastVersions: [UInt64] = []
@@ -88,7 +93,10 @@ public final class HeldImportIndex: Sendable {
             for (stream, place) in zip(index.streams, held.admittedPlaces) {
                 held.lastVersions[place] = index.entries[stream.entries.upperBound - 1].version
             }
-            held.runPlaces.append(held.admittedPlaces.map(Int32.init))
+            held.runs.append(
+                Run(
+                    entries: index.entries,
+                    streams: zip(held.admittedPlaces, index.streams).map { (Int32($0), $1.entries) }))
             held.admittedPlaces.removeAll(keepingCapacity: true)
             if let last = index.commands.last {
                 held.highestCommand = max(held.highestCommand ?? CommandKey(last), CommandKey(last))
@@ -98,7 +106,6 @@ public final class HeldImportIndex: Sendable {
                 held.commandsIncrease = false
             }
             held.commands += index.commands
-            held.runs.append(index)
             held.lastPosition = prepared.lastPosition
             held.eventCount += prepared.eventCount
         }
@@ -121,9 +128,7 @@ public final class HeldImportIndex: Sendable {
         let names = held.streams
         // How many entries each stream has, in all the runs.
         var counts = [Int](repeating: 0, count: names.count)
-        for (run, places) in zip(held.runs, held.runPlaces) {
-            for (stream, place) in zip(run.streams, places) { counts[Int(place)] += stream.entries.count }
-        }
+        for run in held.runs { for stream in run.streams { counts[Int(stream.place)] += stream.entries.count } }
         let sortedPlaces = SortedIndexEntries.sortedByName(Array(0..<names.count), in: names.names) {
             names.range(of: $0)
         }
@@ -139,12 +144,12 @@ public final class HeldImportIndex: Sendable {
             start += counts[place]
         }
         let entries = [SortedIndexEntries.Entry](unsafeUninitializedCapacity: start) { entries, initialized in
-            for (run, places) in zip(held.runs, held.runPlaces) {
+            for run in held.runs {
                 run.entries.withUnsafeBufferPointer { runEntries in
-                    for (stream, place) in zip(run.streams, places) {
-                        (entries.baseAddress! + next[Int(place)]).initialize(
+                    for stream in run.streams {
+                        (entries.baseAddress! + next[Int(stream.place)]).initialize(
                             from: runEntries.baseAddress! + stream.entries.lowerBound, count: stream.entries.count)
-                        next[Int(place)] += stream.entries.count
+                        next[Int(stream.place)] += stream.entries.count
                     }
                 }
             }
