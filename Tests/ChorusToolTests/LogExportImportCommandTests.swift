@@ -15,6 +15,13 @@ struct LogExportImportCommandTests {
             try #require(export.status == 0, "\(export.standardError)")
             let lines = try String(contentsOfFile: first, encoding: .utf8).split(separator: "\n")
             #expect(lines.count >= 1500)
+            // An account's deletion correlates the events it appends with its first: lines whose correlation id is
+            // not their command id, which the import reads apart from it.
+            #expect(
+                try lines.contains { line in
+                    let object = try lastJSONLine(String(line))
+                    return object["correlationId"] as? String != object["commandId"] as? String
+                })
 
             // An import stopped part-way, inside a command of two events (a sign-up and its session): the first
             // half goes in now, the second with the rest.

@@ -13,8 +13,10 @@ struct ExportLineScanner {
     mutating func event() -> ExportedEvent? {
         guard take("{"),
             let actor = field("actor", Self.string),
-            let commandId = field("commandId", Self.uuid),
-            let correlationId = field("correlationId", Self.uuid),
+            let commandText = field("commandId", { $0.stringBytes() }), let commandId = Self.uuid(commandText),
+            let correlationText = field("correlationId", { $0.stringBytes() }),
+            // Nearly always the command's own id (a command that no other caused), which is not parsed twice.
+            let correlationId = correlationText.elementsEqual(commandText) ? commandId : Self.uuid(correlationText),
             let payload = field("payload", Self.base64),
             let position = field("position", Self.unsigned),
             let recordedAt = field("recordedAtMilliseconds", Self.signed),
@@ -139,8 +141,8 @@ struct ExportLineScanner {
     }
 
     /// 8-4-4-4-12 hexadecimal digits, either case.
-    private static func uuid(_ scanner: inout Self) -> UUID? {
-        guard let raw = scanner.stringBytes(), raw.count == 36 else { return nil }
+    private static func uuid(_ raw: UnsafeRawBufferPointer) -> UUID? {
+        guard raw.count == 36 else { return nil }
         var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let parsed = withUnsafeMutableBytes(of: &value) { out in
             HexDigits.values.withUnsafeBufferPointer { values in
