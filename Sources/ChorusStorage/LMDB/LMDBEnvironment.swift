@@ -54,6 +54,8 @@ package final class LMDBEnvironment: @unchecked Sendable {
     private let resizeLock = ReadWriteLock()
     private let currentMapSize: Atomic<Int>
     private let growths = Atomic<Int>(0)
+    /// How many times the map was set anew (grown here or elsewhere): where it is may have changed each time.
+    private let remaps = Atomic<Int>(0)
     /// Set under the exclusive side of `resizeLock`, read under either side.
     private var isClosed = false
     /// Held for each whole write, so that the environment-wide `MDB_NOSYNC` a non-durable write sets for its own
@@ -184,7 +186,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
                 guard let self else { return false }
                 return resizeLock.withSharedLock {
                     guard !isClosed else { return false }
-                    body()
+                    body(remaps.load(ordering: .relaxed))
                     return true
                 }
             }, body)
@@ -380,6 +382,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             let grown = min(current + step, configuration.maximumMapSize)
             try LMDBError.check(mdb_env_set_mapsize(handle, grown), "mdb_env_set_mapsize(\(grown))")
             currentMapSize.store(grown, ordering: .relaxed)
+            remaps.add(1, ordering: .relaxed)
             growths.add(1, ordering: .relaxed)
             logger.info("grew LMDB map", metadata: ["path": "\(path)", "from": "\(current)", "to": "\(grown)"])
         }
@@ -392,6 +395,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             var info = MDB_envinfo()
             mdb_env_info(handle, &info)
             currentMapSize.store(info.me_mapsize, ordering: .relaxed)
+            remaps.add(1, ordering: .relaxed)
             logger.info("adopted LMDB map size grown by another process", metadata: ["size": "\(info.me_mapsize)"])
         }
     }
