@@ -100,7 +100,7 @@ struct PreparedAppendTests {
         try await withTemporaryDirectory { directory in
             let source = try await Self.recordedElsewhere(in: directory)
             try await withLog(directory + "/copy") { log in
-                let held = HeldImportIndex()
+                let held = HeldImportIndex(maximumEvents: 1_000)
                 #expect(try await Self.appendHolding(Array(source[0..<12]), in: held, to: log))
                 // A command held before (its id below the highest held), or a stream's version skipped: not taken.
                 var again = Array(source[12..<30])
@@ -124,7 +124,8 @@ struct PreparedAppendTests {
                 try await Self.expectIndexed(log, as: source)
                 #expect(try log.verifyIntegrity().isSound)
                 // Nothing is held over a log that has events of its own.
-                #expect(!(try await Self.appendHolding(Array(source[0..<12]), in: HeldImportIndex(), to: log)))
+                let fresh = HeldImportIndex(maximumEvents: 1_000)
+                #expect(!(try await Self.appendHolding(Array(source[0..<12]), in: fresh, to: log)))
             }
         }
     }
@@ -138,7 +139,7 @@ struct PreparedAppendTests {
             let commands = source.map(\.commandID.uuid.uuidString)
             #expect(commands != commands.sorted())
             try await withLog(directory + "/copy") { log in
-                let held = HeldImportIndex()
+                let held = HeldImportIndex(maximumEvents: 1_000)
                 for (start, end) in [(0, 12), (12, 30), (30, 48)] {
                     #expect(try await Self.appendHolding(Array(source[start..<end]), in: held, to: log))
                 }

@@ -195,7 +195,7 @@ extension RecordedEventImporter {
     /// What an import holds to write at its end: whether it holds (decided with its first batch: only into an empty
     /// log), and the decision-state changes held; the index entries are held by the log's ``HeldImportIndex``.
     private final class Held: Sendable {
-        let index = HeldImportIndex()
+        let index = HeldImportIndex(maximumEvents: RecordedEventImporter.maximumHeldEvents)
         private let state = Mutex(HeldState())
 
         private struct HeldState {

@@ -24,8 +24,28 @@ struct StreamNameTable {
     /// The place of `name`, and whether it was added: a name met first takes the next place, in the probe that
     /// misses it.
     mutating func place(of name: UnsafeBufferPointer<UInt8>) -> (place: Int, added: Bool) {
+        place(of: name, hash: Self.hash(name))
+    }
+
+    /// The places of `names`, each added if new, as ``place(of:)`` for one after another gives them; read in passes
+    /// where no read waits on another. One by one, in a table of every stream of an import, each name waited on a
+    /// miss of the processor's caches for its slot, then one for where its name is, then one for the name; in passes,
+    /// the misses of many names overlap. Most names are in their first slot, or that slot is empty.
+    mutating func places(of names: [UnsafeBufferPointer<UInt8>]) -> [(place: Int, added: Bool)] {
         let mask = slots.count - 1
-        var slot = Self.hash(name) & mask
+        let hashes = names.map(Self.hash)
+        let firstSlots = hashes.map { slots[$0 & mask] }
+        let found = zip(names, firstSlots).map { name, slot in
+            slot != 0 && self.name(at: slot - 1, equals: name) ? slot - 1 : nil
+        }
+        return names.indices.map { offset in
+            found[offset].map { ($0, false) } ?? place(of: names[offset], hash: hashes[offset])
+        }
+    }
+
+    private mutating func place(of name: UnsafeBufferPointer<UInt8>, hash: Int) -> (place: Int, added: Bool) {
+        let mask = slots.count - 1
+        var slot = hash & mask
         while slots[slot] != 0 {
             let place = slots[slot] - 1
             if self.name(at: place, equals: name) { return (place, false) }
