@@ -80,6 +80,18 @@ struct ExportLineScanner {
         return UnsafeRawBufferPointer(rebasing: bytes[start..<index])
     }
 
+    /// The bytes of a string up to its closing quote, quotes taken, for a field that must be base64: escapes and
+    /// control characters are not in its alphabet, and the decoder refuses them. Found with `memchr`, many bytes at a
+    /// time: the payload is most of a line, and the loop above, with its three tests, was 2 % of an import.
+    private mutating func base64Bytes() -> UnsafeRawBufferPointer? {
+        guard take("\""), index < bytes.count,
+            let quote = memchr(bytes.baseAddress! + index, Int32(UInt8(ascii: "\"")), bytes.count - index)
+        else { return nil }
+        let end = bytes.baseAddress!.distance(to: UnsafeRawPointer(quote))
+        defer { index = end + 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[index..<end])
+    }
+
     // Eight times one byte: 0x01, 0x80, a quote, a backslash, a space.
     private static let lowBits: UInt64 = 0x0101_0101_0101_0101
     private static let highBits: UInt64 = 0x8080_8080_8080_8080
@@ -102,7 +114,7 @@ struct ExportLineScanner {
     /// allocations for every event imported. Only the form `Data.base64EncodedString()` writes (whole groups, padded,
     /// no stray bits); anything else is JSONDecoder's business.
     private static func base64(_ scanner: inout Self) -> [UInt8]? {
-        guard let text = scanner.stringBytes(), text.count % 4 == 0 else { return nil }
+        guard let text = scanner.base64Bytes(), text.count % 4 == 0 else { return nil }
         guard !text.isEmpty else { return [] }
         let padding = text[text.count - 1] != UInt8(ascii: "=") ? 0 : text[text.count - 2] != UInt8(ascii: "=") ? 1 : 2
         let count = text.count / 4 * 3 - padding
