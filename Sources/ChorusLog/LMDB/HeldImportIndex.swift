@@ -15,7 +15,7 @@ public final class HeldImportIndex: Sendable {
     /// A batch's entries as held: each of its streams by its place in ``Held/streams`` and where its entries are.
     /// Its names and commands are not kept: the names are in ``Held/streams``, the commands in ``Held/commands``.
     private struct Run {
-        let entries: [SortedIndexEntries.Entry]
+        let entries: [IndexEntries.Entry]
         let streams: [(place: Int32, entries: Range<Int>)]
     }
 
@@ -33,7 +33,7 @@ public final class HeldImportIndex: Sendable {
         var commandIDs: Set<CommandKey>?
         /// Every command held, in the order held (each run's sorted), gathered as they come: gathered at the end,
         /// their copy's fresh pages were faulted in on the one core the end runs on.
-        var commands: [SortedIndexEntries.Command] = []
+        var commands: [IndexEntries.Command] = []
         /// Whether ``commands`` are in id order.
         var commandsIncrease = true
         var lastPosition = LogPosition.start
@@ -45,7 +45,7 @@ public final class HeldImportIndex: Sendable {
         let high: UInt64
         let low: UInt64
 
-        init(_ command: SortedIndexEntries.Command) { (high, low) = (command.high, command.low) }
+        init(_ command: IndexEntries.Command) { (high, low) = (command.high, command.low) }
 
         static func < (left: Self, right: Self) -> Bool { (left.high, left.low) < (right.high, right.low) }
     }
@@ -69,8 +69,8 @@ public final class HeldImportIndex: Sendable {
 
     /// Whether `index`, a batch's entries, may follow those held: each of its streams goes on from the last version
     /// held (a stream held for the first time begins at 1), and none of its commands is held. Within the batch,
-    /// ``SortedIndexEntries/runsOn`` checked the rest.
-    func admits(_ index: SortedIndexEntries) -> Bool {
+    /// ``IndexEntries/runsOn`` checked the rest.
+    func admits(_ index: IndexEntries) -> Bool {
         held.withLock { held in
             held.admittedPlaces.removeAll(keepingCapacity: true)
             let places = index.names.withUnsafeBufferPointer { names in
@@ -130,26 +130,26 @@ public final class HeldImportIndex: Sendable {
     /// is in most runs, and equal names compare to their last byte). Written from the runs themselves, stream by
     /// stream, each run handed on was copied, its four arrays retained and released: 1.2 % of an import's samples, on
     /// the one core its end runs on.
-    private static func merged(_ held: Held) -> SortedIndexEntries {
+    private static func merged(_ held: Held) -> IndexEntries {
         let names = held.streams
         // How many entries each stream has, in all the runs.
         var counts = [Int](repeating: 0, count: names.count)
         for run in held.runs { for stream in run.streams { counts[Int(stream.place)] += stream.entries.count } }
-        let sortedPlaces = SortedIndexEntries.sortedByName(Array(0..<names.count), in: names.names) {
+        let sortedPlaces = IndexEntries.sortedByName(Array(0..<names.count), in: names.names) {
             names.range(of: $0)
         }
         // Where each stream's entries go: after those of the names before it.
         var next = [Int](repeating: 0, count: names.count)
-        var streams: [SortedIndexEntries.Stream] = []
+        var streams: [IndexEntries.Stream] = []
         streams.reserveCapacity(names.count)
         var start = 0
         for place in sortedPlaces {
             next[place] = start
             streams.append(
-                SortedIndexEntries.Stream(name: names.range(of: place), entries: start..<start + counts[place]))
+                IndexEntries.Stream(name: names.range(of: place), entries: start..<start + counts[place]))
             start += counts[place]
         }
-        let entries = [SortedIndexEntries.Entry](unsafeUninitializedCapacity: start) { entries, initialized in
+        let entries = [IndexEntries.Entry](unsafeUninitializedCapacity: start) { entries, initialized in
             for run in held.runs {
                 run.entries.withUnsafeBufferPointer { runEntries in
                     for stream in run.streams {
@@ -164,6 +164,6 @@ public final class HeldImportIndex: Sendable {
         // Ids (UUIDv7) nearly always come in increasing order, the runs too: then as held, without a sort.
         var commands = held.commands
         if !held.commandsIncrease { commands.sort { ($0.high, $0.low) < ($1.high, $1.low) } }
-        return SortedIndexEntries(streams: streams, entries: entries, names: names.names, commands: commands)
+        return IndexEntries(streams: streams, entries: entries, names: names.names, commands: commands)
     }
 }

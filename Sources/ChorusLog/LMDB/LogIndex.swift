@@ -53,12 +53,12 @@ struct LogIndex: Sendable {
     /// Writes `tail` into the indexes, keys in sorted order through one cursor per table, so that each put searches
     /// only the page the last one touched, and moves the checkpoint to `head`.
     func write(_ tail: UnindexedTail, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
-        try write(SortedIndexEntries(tail), through: head, in: transaction)
+        try write(IndexEntries(tail), through: head, in: transaction)
     }
 
     /// Writes `sorted`, the entries of every event after the checkpoint, into the indexes, and moves the checkpoint to
     /// `head`.
-    func write(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
+    func write(_ sorted: IndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         precondition(sorted.streamsInKeyOrder, "index entries written out of key order")
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
             var key: [UInt8] = []
@@ -75,7 +75,7 @@ struct LogIndex: Sendable {
     /// written nothing, when it may not. Each stream's last version is read through the cursor that then puts the
     /// stream's entries, which nearly always land on the page the read found: one search per stream, not two.
     func writeIfAdmitted(
-        _ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction
+        _ sorted: IndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction
     ) throws -> Bool {
         precondition(sorted.streamsInKeyOrder, "index entries written out of key order")
         let commandsAreNew = try transaction.withCursor(on: schema.commands) { cursor in
@@ -112,7 +112,7 @@ struct LogIndex: Sendable {
 
     /// Puts the stream-index entries of `stream`, building each key in `key`, which holds the stream's prefix.
     private static func put(
-        _ stream: SortedIndexEntries.Stream, of sorted: SortedIndexEntries, through streamIndex: LMDBWriteCursor,
+        _ stream: IndexEntries.Stream, of sorted: IndexEntries, through streamIndex: LMDBWriteCursor,
         prefixedBy key: inout [UInt8]
     ) throws {
         try forEachKey(of: stream, in: sorted, prefixedBy: &key) { key, entry in
@@ -122,8 +122,8 @@ struct LogIndex: Sendable {
 
     /// Calls `body` with each entry of `stream` and its stream-index key, in order, each key built in `key`.
     private static func forEachKey(
-        of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, key: inout [UInt8],
-        _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
+        of stream: IndexEntries.Stream, in sorted: IndexEntries, key: inout [UInt8],
+        _ body: (UnsafeRawBufferPointer, IndexEntries.Entry) throws -> Void
     ) throws {
         setPrefix(of: stream, in: sorted, to: &key)
         try forEachKey(of: stream, in: sorted, prefixedBy: &key, body)
@@ -131,8 +131,8 @@ struct LogIndex: Sendable {
 
     /// Like ``forEachKey(of:in:key:_:)``, `key` holding the stream's prefix already.
     private static func forEachKey(
-        of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, prefixedBy key: inout [UInt8],
-        _ body: (UnsafeRawBufferPointer, SortedIndexEntries.Entry) throws -> Void
+        of stream: IndexEntries.Stream, in sorted: IndexEntries, prefixedBy key: inout [UInt8],
+        _ body: (UnsafeRawBufferPointer, IndexEntries.Entry) throws -> Void
     ) throws {
         let prefixLength = key.count
         key.append(contentsOf: repeatElement(0, count: 8))
@@ -149,7 +149,7 @@ struct LogIndex: Sendable {
 
     /// Sets `key` to the stream-index prefix of `stream`.
     private static func setPrefix(
-        of stream: SortedIndexEntries.Stream, in sorted: SortedIndexEntries, to key: inout [UInt8]
+        of stream: IndexEntries.Stream, in sorted: IndexEntries, to key: inout [UInt8]
     ) {
         key.removeAll(keepingCapacity: true)
         sorted.withName(of: stream) { LogSchema.appendStreamIndexPrefix(name: $0, to: &key) }
@@ -157,7 +157,7 @@ struct LogIndex: Sendable {
 
     /// Writes the commands of `sorted` and moves the checkpoint to `head`.
     private func writeCommands(
-        _ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction
+        _ sorted: IndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction
     ) throws {
         try transaction.withWriteCursor(on: schema.commands) { cursor in
             for command in sorted.commands {
@@ -170,7 +170,7 @@ struct LogIndex: Sendable {
     /// Appends `sorted`, which indexes every event through `head`, to the index tables, which must be empty, each key
     /// after the last (`MDB_APPEND`), and moves the checkpoint to `head`: how an import into an empty log writes the
     /// index it held (``HeldImportIndex``).
-    func append(_ sorted: SortedIndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
+    func append(_ sorted: IndexEntries, through head: LogPosition, in transaction: LMDBWriteTransaction) throws {
         try transaction.withWriteCursor(on: schema.streamIndex) { streamIndex in
             var key: [UInt8] = []
             for stream in sorted.streams {
@@ -189,7 +189,7 @@ struct LogIndex: Sendable {
 
     /// Lends `body` the commands-table value of `command`: its outcome.
     private static func withValue<R>(
-        of command: SortedIndexEntries.Command, _ body: (UnsafeRawBufferPointer) throws -> R
+        of command: IndexEntries.Command, _ body: (UnsafeRawBufferPointer) throws -> R
     ) rethrows -> R {
         let value = (
             command.outcome.firstPosition.rawValue.littleEndian, command.outcome.lastPosition.rawValue.littleEndian,

@@ -14,7 +14,7 @@ public struct PreparedRecordedEvents: Sendable {
     let recordEnds: [Int]
     /// The events' index entries, grouped by stream and, unless held, sorted: the writer writes them in the same
     /// transaction as the records.
-    let index: SortedIndexEntries
+    let index: IndexEntries
 
     public var eventCount: Int { recordEnds.count }
 
@@ -31,10 +31,10 @@ public struct PreparedRecordedEvents: Sendable {
         var recordEnds: [Int] = []
         recordEnds.reserveCapacity(events.count)
         // Most streams of a batch have a single event.
-        var grouping = SortedIndexEntries.Grouping(entries: events.count, streams: events.count)
+        var grouping = IndexEntries.Grouping(entries: events.count, streams: events.count)
         var lastGroup = -1
         // In the order they came; a command's events come together, and whether one comes twice is seen once they
-        // are sorted (``SortedIndexEntries/runsOn``), without a table of them here.
+        // are sorted (``IndexEntries/runsOn``), without a table of them here.
         var commands: [(id: CommandID, outcome: AppendOutcome)] = []
         var expected = first.position
         var size = 0

@@ -1,13 +1,13 @@
 import ChorusStorage
 import Foundation
 
-/// An ``UnindexedTail``'s index entries in the order the index tables keep their keys: streams by name (a name sorts
-/// as its stream-index prefix, the name and a NUL, does), each with its entries in version order, and commands by id.
-/// ``LogIndex/write(_:through:in:)`` puts them in this order; an import works them out for its batch before the
-/// writer's thread gets it (``PreparedRecordedEvents``), since sorting and grouping were most of its index write. A
-/// batch whose entries an import holds to its end leaves its streams in the order they came
+/// An ``UnindexedTail``'s index entries grouped by stream, each stream's in version order, and its commands by id;
+/// the streams in the order the index tables keep their keys (by name: a name sorts as its stream-index prefix, the
+/// name and a NUL, does). ``LogIndex/write(_:through:in:)`` puts them in this order; an import works them out for its
+/// batch before the writer's thread gets it (``PreparedRecordedEvents``), since sorting and grouping were most of its
+/// index write. A batch whose entries an import holds to its end leaves its streams in the order they came
 /// (``streamsInKeyOrder``): the end sorts the names of all of them once.
-struct SortedIndexEntries: Sendable {
+struct IndexEntries: Sendable {
     /// A stream, by where its name and entries are: no reference to retain when the streams are sorted, read or
     /// freed.
     struct Stream: Sendable {
@@ -79,23 +79,23 @@ struct SortedIndexEntries: Sendable {
         }
 
         /// The entries in key order, and `commands`, which come in the order they came, sorted by id.
-        consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {
+        consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> IndexEntries {
             let table = self.table
-            let order = SortedIndexEntries.sortedByName(Array(counts.indices), in: table.names) { table.range(of: $0) }
+            let order = IndexEntries.sortedByName(Array(counts.indices), in: table.names) { table.range(of: $0) }
             return placed(in: order, commands: commands, streamsInKeyOrder: true)
         }
 
         /// The entries grouped by stream, the streams in the order they came (not in key order), and `commands`
         /// sorted by id: for an import that holds its batches' entries and puts their streams in order once, at its
         /// end (``HeldImportIndex``).
-        consuming func grouped(commands: [(id: CommandID, outcome: AppendOutcome)]) -> SortedIndexEntries {
+        consuming func grouped(commands: [(id: CommandID, outcome: AppendOutcome)]) -> IndexEntries {
             placed(in: Array(counts.indices), commands: commands, streamsInKeyOrder: false)
         }
 
         /// The streams in `order` (of their groups), each stream's entries after those of the streams before it.
         private consuming func placed(
             in order: [Int], commands: [(id: CommandID, outcome: AppendOutcome)], streamsInKeyOrder: Bool
-        ) -> SortedIndexEntries {
+        ) -> IndexEntries {
             let table = self.table
             var streams: [Stream] = []
             streams.reserveCapacity(order.count)
@@ -120,16 +120,16 @@ struct SortedIndexEntries: Sendable {
                         outcome: command.outcome)
                 }
             }.sorted { ($0.high, $0.low) < ($1.high, $1.low) }
-            return SortedIndexEntries(
+            return IndexEntries(
                 streams: streams, entries: placed, names: table.names, commands: commands,
                 streamsInKeyOrder: streamsInKeyOrder)
         }
     }
 
     /// These entries with their streams in key order; each stream's entries stay where they are.
-    func inKeyOrder() -> SortedIndexEntries {
+    func inKeyOrder() -> IndexEntries {
         guard !streamsInKeyOrder else { return self }
-        return SortedIndexEntries(
+        return IndexEntries(
             streams: Self.sortedByName(streams, in: names, name: \.name), entries: entries, names: names,
             commands: commands)
     }
@@ -182,7 +182,7 @@ struct SortedIndexEntries: Sendable {
     }
 }
 
-extension SortedIndexEntries.Command {
+extension IndexEntries.Command {
     /// The commands-table key.
     func withKey<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: (high.bigEndian, low.bigEndian), body)
