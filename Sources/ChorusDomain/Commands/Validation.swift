@@ -100,13 +100,14 @@ public enum Validate {
         func digit(_ nibble: UInt8) -> UInt8 {
             nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
         }
-        return String(unsafeUninitializedCapacity: 2 * SHA256.byteCount) { hex in
-            var end = 0
-            for byte in digest {
-                (hex[end], hex[end + 1]) = (digit(byte >> 4), digit(byte & 0x0F))
-                end += 2
+        // From the digest's bytes in place: iterated, a digest makes an array of them first.
+        return digest.withUnsafeBytes { digest in
+            String(unsafeUninitializedCapacity: 2 * digest.count) { hex in
+                for (offset, byte) in digest.enumerated() {
+                    (hex[2 * offset], hex[2 * offset + 1]) = (digit(byte >> 4), digit(byte & 0x0F))
+                }
+                return 2 * digest.count
             }
-            return end
         }
     }
 
