@@ -16,6 +16,8 @@ import Glibc
 package enum MapPrefault {
     /// Faulted in at a time, while the map cannot move.
     package static let chunk = 4 << 20
+    /// `MADV_POPULATE_READ` (Linux 5.14), which the C library's headers here do not name.
+    private static let populateRead: Int32 = 22
 
     /// Runs `body` while a thread of its own faults in bytes `start..<end` of the file mapped from `file`, and stops
     /// that thread when `body` returns. `whileMapped` runs its body while the map cannot move, handing it how many
@@ -41,8 +43,7 @@ package enum MapPrefault {
                         return
                     }
                     #if os(Linux)
-                    mapped =
-                        madvise(map.base + offset, min(chunk, map.count - offset), 22 /* MADV_POPULATE_READ */) == 0
+                    mapped = madvise(map.base + offset, min(chunk, map.count - offset), populateRead) == 0
                     #else
                     mapped = false
                     #endif
