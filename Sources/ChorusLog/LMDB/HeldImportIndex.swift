@@ -139,17 +139,9 @@ public final class HeldImportIndex: Sendable {
             names.range(of: $0)
         }
         // Where each stream's entries go: after those of the names before it.
-        var next = [Int](repeating: 0, count: names.count)
-        var streams: [IndexEntries.Stream] = []
-        streams.reserveCapacity(names.count)
-        var start = 0
-        for place in sortedPlaces {
-            next[place] = start
-            streams.append(
-                IndexEntries.Stream(name: names.range(of: place), entries: start..<start + counts[place]))
-            start += counts[place]
-        }
-        let entries = [IndexEntries.Entry](unsafeUninitializedCapacity: start) { entries, initialized in
+        let (streams, starts, entryCount) = IndexEntries.laidOut(sortedPlaces, counts: counts, names: names)
+        var next = starts
+        let entries = [IndexEntries.Entry](unsafeUninitializedCapacity: entryCount) { entries, initialized in
             for run in held.runs {
                 run.entries.withUnsafeBufferPointer { runEntries in
                     for stream in run.streams {
@@ -159,7 +151,7 @@ public final class HeldImportIndex: Sendable {
                     }
                 }
             }
-            initialized = start
+            initialized = entryCount
         }
         // Ids (UUIDv7) nearly always come in increasing order, the runs too: then as held, without a sort.
         var commands = held.commands

@@ -97,16 +97,9 @@ struct IndexEntries: Sendable {
             in order: [Int], commands: [(id: CommandID, outcome: AppendOutcome)], streamsInKeyOrder: Bool
         ) -> IndexEntries {
             let table = self.table
-            var streams: [Stream] = []
-            streams.reserveCapacity(order.count)
-            var nextSlot = [Int](repeating: 0, count: order.count)
-            var start = 0
-            for group in order {
-                nextSlot[group] = start
-                streams.append(Stream(name: table.range(of: group), entries: start..<start + counts[group]))
-                start += counts[group]
-            }
-            var placed = [Entry](repeating: Entry(version: 0, position: LogPosition(0)), count: start)
+            let (streams, starts, entryCount) = IndexEntries.laidOut(order, counts: counts, names: table)
+            var nextSlot = starts
+            var placed = [Entry](repeating: Entry(version: 0, position: LogPosition(0)), count: entryCount)
             for (entry, group) in zip(added, groupOfEntry) {
                 placed[nextSlot[group]] = entry
                 nextSlot[group] += 1
@@ -124,6 +117,24 @@ struct IndexEntries: Sendable {
                 streams: streams, entries: placed, names: table.names, commands: commands,
                 streamsInKeyOrder: streamsInKeyOrder)
         }
+    }
+
+    /// The streams named at `order`'s places in `names`, in that order, each with room for as many entries as
+    /// `counts` says at its place, after those of the streams before it; where each stream's entries start, by place;
+    /// and how many entries there are in all. How a batch's grouping and an import's held runs lay theirs out.
+    static func laidOut(_ order: [Int], counts: [Int], names: StreamNameTable) -> (
+        streams: [Stream], starts: [Int], entryCount: Int
+    ) {
+        var streams: [Stream] = []
+        streams.reserveCapacity(order.count)
+        var starts = [Int](repeating: 0, count: counts.count)
+        var start = 0
+        for place in order {
+            starts[place] = start
+            streams.append(Stream(name: names.range(of: place), entries: start..<start + counts[place]))
+            start += counts[place]
+        }
+        return (streams, starts, start)
     }
 
     /// These entries with their streams in key order; each stream's entries stay where they are.
