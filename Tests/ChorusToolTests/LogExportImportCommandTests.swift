@@ -342,6 +342,23 @@ struct LogExportImportCommandTests {
             #expect(notUUID.standardError.contains("line 21: \"commandId\" is not valid"), "\(notUUID.standardError)")
             #expect(try await head(of: "uuid") == 20)
 
+            // Fields out of range in lines otherwise as export writes them: a stream version of 0, a stream name past
+            // its 200 bytes.
+            let version = try #require(try lastJSONLine(lines[20])["streamVersion"] as? Int)
+            let unversioned = lines[20].replacingOccurrences(
+                of: "\"streamVersion\":\(version),", with: "\"streamVersion\":0,")
+            let zero = try await importing(Array(lines.prefix(20)) + [unversioned], into: "zero")
+            #expect(zero.status == 1)
+            #expect(zero.standardError.contains("line 21: position, streamVersion and schemaVersion must be positive"))
+            #expect(try await head(of: "zero") == 20)
+            let stream = try #require(try lastJSONLine(lines[20])["stream"] as? String)
+            let longStream = lines[20].replacingOccurrences(
+                of: "\"stream\":\"\(stream)\"", with: "\"stream\":\"\(String(repeating: "s", count: 201))\"")
+            let named = try await importing(Array(lines.prefix(20)) + [longStream], into: "stream")
+            #expect(named.status == 1)
+            #expect(named.standardError.contains("line 21: \"stream\" must be 1 to 200 UTF-8 bytes without NUL"))
+            #expect(try await head(of: "stream") == 20)
+
             // A payload that is valid base64 but not the event its type says.
             var broken = try #require(try JSONSerialization.jsonObject(with: Data(lines[20].utf8)) as? [String: Any])
             broken["payload"] = Data([1, 2, 3]).base64EncodedString()
