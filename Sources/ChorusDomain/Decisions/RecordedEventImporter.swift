@@ -71,28 +71,32 @@ public struct RecordedEventImporter: Sendable {
         changes.reserveCapacity(events.count, bytesEach: 64)
         var changeEnds: [Int] = []
         var undecodable: Error?
-        // By index rather than by element: a copy of each event would retain its strings and payload.
-        for offset in events.indices {
-            let sameCommand = offset > 0 && events[offset - 1].commandID == events[offset].commandID
-            do {
-                state.appendChanges(
-                    for: try DomainEvent(decoding: events[offset], keys: keys), at: events[offset].position,
-                    to: &changes)
-            } catch {
-                undecodable = error
-                // What decodes goes in, up to the command of the first event that does not.
-                if sameCommand {
-                    commandEnds.removeLast()
-                    changeEnds.removeLast()
+        // By index, and only the fields decoding reads: an element handed on was a copy of it.
+        events.withUnsafeBufferPointer { events in
+            for offset in events.indices {
+                let sameCommand = offset > 0 && events[offset - 1].commandID == events[offset].commandID
+                do {
+                    let (type, payload) = (events[offset].type, events[offset].payload)
+                    let event = try DomainEvent.decode(
+                        typeName: type, version: events[offset].schemaVersion, payload: payload,
+                        at: events[offset].position, keys: keys)
+                    state.appendChanges(for: event, at: events[offset].position, to: &changes)
+                } catch {
+                    undecodable = error
+                    // What decodes goes in, up to the command of the first event that does not.
+                    if sameCommand {
+                        commandEnds.removeLast()
+                        changeEnds.removeLast()
+                    }
+                    changes.keepFirst(changeEnds.last ?? 0)
+                    break
                 }
-                changes.keepFirst(changeEnds.last ?? 0)
-                break
-            }
-            if sameCommand {
-                (commandEnds[commandEnds.count - 1], changeEnds[changeEnds.count - 1]) = (offset + 1, changes.count)
-            } else {
-                commandEnds.append(offset + 1)
-                changeEnds.append(changes.count)
+                if sameCommand {
+                    (commandEnds[commandEnds.count - 1], changeEnds[changeEnds.count - 1]) = (offset + 1, changes.count)
+                } else {
+                    commandEnds.append(offset + 1)
+                    changeEnds.append(changes.count)
+                }
             }
         }
         let decoded = commandEnds.last ?? 0

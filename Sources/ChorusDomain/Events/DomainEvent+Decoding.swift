@@ -9,18 +9,24 @@ extension DomainEvent {
     public init(decoding event: borrowing RecordedEvent, keys: borrowing any PersonalDataKeys) throws {
         // Both borrowed, here and in `decode`: `keys` is one object that every thread decoding events shares, and a
         // copy for each event retained it, two cores taking turns with its reference count.
-        self = try Self.decode(event, keys: keys)
+        self = try Self.decode(
+            typeName: event.type, version: event.schemaVersion, payload: event.payload, at: event.position, keys: keys)
     }
 
-    private static func decode(_ event: RecordedEvent, keys: any PersonalDataKeys) throws -> DomainEvent {
-        let version = event.schemaVersion
-        guard let type = EventType(storedName: event.type) else {
-            throw DomainEventDecodingError(event: event, reason: "unknown event type \(event.type)")
+    /// Decodes an event from the fields that decoding reads: for a caller whose events lie in memory the call could
+    /// change (an array's elements), which would otherwise copy the whole event, retaining and releasing its strings
+    /// and payload, to hand it on (2 % of an import).
+    static func decode(
+        typeName: String, version: UInt16, payload: [UInt8], at stored: LogPosition, keys: any PersonalDataKeys
+    ) throws -> DomainEvent {
+        func failure(_ reason: String) -> DomainEventDecodingError {
+            DomainEventDecodingError(position: stored, type: typeName, reason: reason)
         }
+        guard let type = EventType(storedName: typeName) else { throw failure("unknown event type \(typeName)") }
         guard (1...type.currentSchemaVersion).contains(version) else {
-            throw DomainEventDecodingError(event: event, reason: "unknown schema version \(version)")
+            throw failure("unknown schema version \(version)")
         }
-        var reader = PayloadReader(event.payload)
+        var reader = PayloadReader(payload)
         /// What version 2 of likes, unlikes, comments and unfollows added; nil in version 1.
         func postAuthor() throws -> UserID? { version >= 2 ? try reader.readOptional(UserID.self) : nil }
         func position() throws -> LogPosition? { version >= 2 ? try reader.readOptionalPosition() : nil }
@@ -28,7 +34,7 @@ extension DomainEvent {
         let isSealed = version >= (type == .commentAdded ? 3 : 2)
         /// The reader of `owner`'s sealed fields; nil when the owner was erased.
         func opened(_ owner: UserID) throws -> PayloadReader? {
-            try reader.withBytes { try SealedFields.open($0, owner: owner, type: event.type, keys: keys) }
+            try reader.withBytes { try SealedFields.open($0, owner: owner, type: typeName, keys: keys) }
         }
         let decoded: DomainEvent
         do {
@@ -218,7 +224,7 @@ extension DomainEvent {
                 let hash = try reader.readString()
                 let count = try reader.readInt64()
                 // Each id takes at least its length's four bytes: a count past that is a damaged payload.
-                guard count >= 0, count <= event.payload.count / 4 else { throw PayloadError.truncated }
+                guard count >= 0, count <= payload.count / 4 else { throw PayloadError.truncated }
                 let resets = try (0..<count).map { _ in try reader.read(ResetID.self) }
                 decoded = .passwordChanged(PasswordChanged(user: user, passwordHash: hash, revokedResets: resets))
             case .passwordResetRequested:
@@ -272,9 +278,9 @@ extension DomainEvent {
             try reader.finish()
             return decoded
         } catch let error as PayloadError {
-            throw DomainEventDecodingError(event: event, reason: error.description)
+            throw failure(error.description)
         } catch let error as DataKeyError {
-            throw DomainEventDecodingError(event: event, reason: error.description)
+            throw failure(error.description)
         }
     }
 }
@@ -285,10 +291,8 @@ public struct DomainEventDecodingError: Error, CustomStringConvertible {
     public let type: String
     public let reason: String
 
-    init(event: RecordedEvent, reason: String) {
-        self.position = event.position
-        self.type = event.type
-        self.reason = reason
+    init(position: LogPosition, type: String, reason: String) {
+        (self.position, self.type, self.reason) = (position, type, reason)
     }
 
     public var description: String { "event \(type) at position \(position): \(reason)" }
