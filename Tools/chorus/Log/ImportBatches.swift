@@ -13,6 +13,8 @@ struct ImportBatches {
     static let defaultSize = 16_384
 
     private let importer: RecordedEventImporter
+    /// Loads the keys into memory (``loadKeys(_:)``): each batch waits for it before it is decoded.
+    private var keysLoading: Task<Void, any Error>?
     private let size: Int
     private var pending: [RecordedEvent] = []
     /// The batches handed on and not yet settled, oldest first, with their sizes: at most two, one being appended and
@@ -26,6 +28,12 @@ struct ImportBatches {
         self.size = size
     }
 
+    /// Runs `load` (reading every key into memory) on a task of its own while events are added; batches are decoded
+    /// once it is done. ``finish()`` waits for it too, so that the keys are not closed under it.
+    mutating func loadKeys(_ load: @escaping @Sendable () throws -> Void) {
+        keysLoading = Task { try load() }
+    }
+
     mutating func add(_ event: consuming RecordedEvent) async throws {
         pending.append(event)
         if pending.count >= size { try await flush(holdingLastCommand: true) }
@@ -33,6 +41,7 @@ struct ImportBatches {
 
     /// Appends what is pending, waits until every batch is appended, and has the importer write what it held.
     mutating func finish() async throws {
+        try await keysLoading?.value
         try await flush(holdingLastCommand: false)
         try await settle()
         try await importer.finish()
@@ -51,8 +60,9 @@ struct ImportBatches {
             return
         }
         if handedOn.count == 2 { try await settleOldest() }
-        let (importer, batch, before) = (self.importer, pending, handedOn.last?.task)
+        let (importer, batch, before, keysLoading) = (self.importer, pending, handedOn.last?.task, self.keysLoading)
         let task = Task {
+            try await keysLoading?.value
             let decoded = importer.decode(batch)
             // In order, and not at all once a batch before it failed (its error comes again here).
             try await before?.value
