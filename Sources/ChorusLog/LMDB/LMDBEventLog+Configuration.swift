@@ -57,7 +57,8 @@ extension LMDBEventLog {
         /// in copies written to the file at commit. For a bulk import, whose writer thread is its bottleneck: it spares
         /// that thread the copies and their writes. The file then takes the map's size at once (sparse: the disk used
         /// is the same), and a stray write through a pointer into the map could damage the log, whose import can be run
-        /// again; a server never opens it so.
+        /// again; a server never opens it so. The disk's write-back of the pages committed is then started as the file
+        /// grows, so that the import's closing sync finds most of them written.
         public var writesInPlace = false
 
         public init() {}
@@ -66,7 +67,7 @@ extension LMDBEventLog {
             .init(
                 initialMapSize: initialMapSize, maximumMapGrowthStep: maximumMapGrowthStep,
                 maximumMapSize: maximumMapSize, maximumReaders: maximumReaders, readOnly: readOnly,
-                preparesFileSpace: preparesFileSpace, writeMap: writesInPlace)
+                preparesFileSpace: preparesFileSpace, writeMap: writesInPlace, startsWriteBack: writesInPlace)
         }
     }
 }

@@ -28,10 +28,13 @@ package final class LMDBEnvironment: @unchecked Sendable {
         /// Much faster for large transactions, and their memory is the file's; but a stray write through a pointer
         /// into the map corrupts the database, so only for stores that can be rebuilt.
         package var writeMap: Bool = false
+        /// Starts the disk's write-back of pages that commits without a sync left dirty, as the file grows (see
+        /// ``DataFileWriteBack``): for a bulk import, whose closing sync then has little left to write.
+        package var startsWriteBack: Bool = false
 
         package init(
             initialMapSize: Int, maximumMapGrowthStep: Int, maximumMapSize: Int, maximumReaders: UInt32, readOnly: Bool,
-            preparesFileSpace: Bool, writeMap: Bool = false
+            preparesFileSpace: Bool, writeMap: Bool = false, startsWriteBack: Bool = false
         ) {
             self.initialMapSize = initialMapSize
             self.maximumMapGrowthStep = maximumMapGrowthStep
@@ -40,6 +43,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             self.readOnly = readOnly
             self.preparesFileSpace = preparesFileSpace
             self.writeMap = writeMap
+            self.startsWriteBack = startsWriteBack
         }
     }
 
@@ -66,6 +70,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
     /// Allocates disk blocks ahead of the pages a map written in place fills (see ``MapFileReservation``); nil
     /// unless written in place. Set once, at the end of `init`, with `pageSize`.
     private var reservation: MapFileReservation?
+    private var writeBack: DataFileWriteBack?
     private var pageSize = 0
 
     /// One named database to open, with its `mdb_dbi_open` flags (such as `MDB_DUPSORT`) besides `MDB_CREATE`.
@@ -150,7 +155,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
         }
         self.databases = opened
         self.mainDatabase = LMDBDatabase(name: "main", handle: main)
-        if !configuration.readOnly, configuration.preparesFileSpace || configuration.writeMap {
+        if !configuration.readOnly,
+            configuration.preparesFileSpace || configuration.writeMap || configuration.startsWriteBack
+        {
             var descriptor: Int32 = -1
             var stat = MDB_stat()
             do {
@@ -163,6 +170,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             let pageSize = Int(stat.ms_psize)
             self.pageSize = pageSize
             if configuration.writeMap { reservation = MapFileReservation(descriptor: descriptor) }
+            if configuration.startsWriteBack { writeBack = DataFileWriteBack(descriptor: descriptor) }
             if configuration.preparesFileSpace {
                 // Its loop (``prepareFileSpace()``) ends in close and deinit, before the environment does.
                 headroom = DataFileHeadroom(
@@ -319,7 +327,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
                 }
             }
             switch attempt {
-            case .done: return
+            case .done:
+                if !durable, let writeBack { writeBack.committed(usedBytes: try usedPages() * pageSize) }
+                return
             case .mapFull: try growMap()
             case .mapResizedElsewhere: try adoptMapSize()
             case .readersFull: preconditionFailure("a write transaction takes no reader slot")
