@@ -63,8 +63,9 @@ public struct RecordedEventImporter: Sendable {
     /// Decodes `events` (opening their sealed fields) to be appended, works out what they change in the decision
     /// state, and prepares their records and index entries: an import does this for its next batch while the one
     /// before is appended, leaving the log's writer only the checks against the log and the writing. The events come
-    /// in position order from the log's next position, each command's together.
-    public func decode(_ events: [RecordedEvent]) -> Decoded {
+    /// in position order from the log's next position, each command's together; `records`, when given, are their
+    /// records, encoded as they were read (see ``EncodedRecords``).
+    public func decode(_ events: [RecordedEvent], records: EncodedRecords? = nil) -> Decoded {
         var commandEnds: [Int] = []
         var changes = DecisionState.ChangeList()
         // About one change per event, most of them two ids and a position.
@@ -101,7 +102,8 @@ public struct RecordedEventImporter: Sendable {
         }
         let decoded = commandEnds.last ?? 0
         let kept = decoded == events.count ? events : Array(events.prefix(decoded))
-        let prepared = PreparedRecordedEvents(kept, indexInKeyOrder: !held.mayStillHold)
+        let keptRecords = decoded == events.count ? records : records?.prefix(decoded)
+        let prepared = PreparedRecordedEvents(kept, records: keptRecords, indexInKeyOrder: !held.mayStillHold)
         return Decoded(
             events: kept, commandEnds: commandEnds, changes: changes, changeEnds: changeEnds,
             sortedChanges: prepared == nil ? nil : DecisionState.SortedChanges(changes), prepared: prepared,

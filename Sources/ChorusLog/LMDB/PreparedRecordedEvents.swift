@@ -9,27 +9,24 @@
 public struct PreparedRecordedEvents: Sendable {
     let firstPosition: LogPosition
     let lastPosition: LogPosition
-    /// Each event's record, back to back; the record of the event at offset i ends at `recordEnds[i]`.
-    let records: [UInt8]
-    let recordEnds: [Int]
+    /// Each event's record, in order.
+    let records: EncodedRecords
     /// The events' index entries, grouped by stream and, unless held, sorted: the writer writes them in the same
     /// transaction as the records.
     let index: IndexEntries
 
-    public var eventCount: Int { recordEnds.count }
+    public var eventCount: Int { records.count }
 
     /// Prepares `events`, which come in position order, each command's together; nil when they do not run on as one
     /// log's would, or one would be refused: appended one command at a time instead, the first refused says why.
-    /// Each event is read in place, by index, and encoded straight from its fields into one buffer sized for every
-    /// record: iterated, each was copied (its strings and payload retained and released), and the buffer grew record
-    /// by record, zeroed before each was written. `indexInKeyOrder` false leaves the index entries' streams in the
+    /// `records` are the events' records when they were encoded as the events came (an import's, ``EncodedRecords``);
+    /// without them they are encoded here. Each event is read in place, by index: iterated, each was copied (its
+    /// strings and payload retained and released). `indexInKeyOrder` false leaves the index entries' streams in the
     /// order they came, for a batch whose entries are held (``HeldImportIndex``), which orders the names of them all
-    /// once, at its end: sorted here, each batch's were 3 % of an import's samples. Appended otherwise, they are
-    /// sorted then.
-    public init?(_ events: [RecordedEvent], indexInKeyOrder: Bool = true) {
-        guard let first = events.first else { return nil }
-        var recordEnds: [Int] = []
-        recordEnds.reserveCapacity(events.count)
+    /// once, at its end: sorted here, each batch's were 3 % of an import's samples. Appended otherwise, they are sorted
+    /// then.
+    public init?(_ events: [RecordedEvent], records: EncodedRecords? = nil, indexInKeyOrder: Bool = true) {
+        guard let first = events.first, (records?.count ?? events.count) == events.count else { return nil }
         // Most streams of a batch have a single event.
         var grouping = IndexEntries.Grouping(entries: events.count, streams: events.count)
         var lastGroup = -1
@@ -37,12 +34,9 @@ public struct PreparedRecordedEvents: Sendable {
         // are sorted (``IndexEntries/runsOn``), without a table of them here.
         var commands: [(id: CommandID, outcome: AppendOutcome)] = []
         var expected = first.position
-        var size = 0
-        // Through the array's buffer, the encoder inlined (``EventRecordCodec/encode(_:into:)``): a call handed an
-        // element was handed a copy of it.
-        let prepared: [UInt8]? = events.withUnsafeBufferPointer { events in
+        let runsOn: Bool = events.withUnsafeBufferPointer { events in
             for offset in events.indices {
-                guard events[offset].position == expected else { return nil }
+                guard events[offset].position == expected else { return false }
                 let group = grouping.add(
                     events[offset].stream, version: events[offset].streamVersion, position: events[offset].position)
                 defer { lastGroup = group }
@@ -50,44 +44,33 @@ public struct PreparedRecordedEvents: Sendable {
                     firstPosition: expected, lastPosition: expected, streamVersion: events[offset].streamVersion,
                     isReplay: true)
                 if let command = commands.last, command.id == events[offset].commandID {
-                    guard group == lastGroup else { return nil }
+                    guard group == lastGroup else { return false }
                     commands[commands.count - 1].outcome = AppendOutcome(
                         firstPosition: command.outcome.firstPosition, lastPosition: expected,
                         streamVersion: outcome.streamVersion, isReplay: true)
                 } else {
-                    guard events[offset].actor.utf8.count <= AppendRequest.maximumActorLength else { return nil }
+                    guard events[offset].actor.utf8.count <= AppendRequest.maximumActorLength else { return false }
                     commands.append((events[offset].commandID, outcome))
                 }
                 do {
                     try NewEvent.validate(type: events[offset].type, payloadSize: events[offset].payload.count)
-                } catch { return nil }
-                size += EventRecordCodec.encodedSize(events[offset])
-                recordEnds.append(size)
+                } catch { return false }
                 expected = expected.next
             }
-            return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-                let bytes = UnsafeMutableRawBufferPointer(buffer)
-                var start = 0
-                for (offset, end) in recordEnds.enumerated() {
-                    EventRecordCodec.encode(
-                        events[offset], into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<end]))
-                    start = end
-                }
-                initialized = size
-            }
+            return true
         }
-        guard let records = prepared else { return nil }
+        guard runsOn else { return nil }
         let index = indexInKeyOrder ? grouping.sorted(commands: commands) : grouping.grouped(commands: commands)
         guard index.runsOn else { return nil }
         (firstPosition, lastPosition) = (first.position, LogPosition(expected.rawValue - 1))
-        (self.records, self.recordEnds, self.index) = (records, recordEnds, index)
+        (self.records, self.index) = (records ?? EncodedRecords(events), index)
     }
 
     /// Calls `body` with each event's position and record, in order.
     func forEachRecord(_ body: (LogPosition, UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try records.withUnsafeBytes { bytes in
+        try records.bytes.withUnsafeBytes { bytes in
             var start = 0
-            for (offset, end) in recordEnds.enumerated() {
+            for (offset, end) in records.ends.enumerated() {
                 try body(
                     LogPosition(firstPosition.rawValue + UInt64(offset)),
                     UnsafeRawBufferPointer(rebasing: bytes[start..<end]))

@@ -17,6 +17,8 @@ struct ImportBatches {
     private var keysLoading: Task<Void, any Error>?
     private let size: Int
     private var pending: [RecordedEvent] = []
+    /// The records of `pending`, encoded as each event is added, on the thread that reads it (see ``EncodedRecords``).
+    private var pendingRecords: EncodedRecords
     /// The batches handed on and not yet settled, oldest first, with their sizes: at most two, one being appended and
     /// the next being decoded.
     private var handedOn: [(task: Task<Void, any Error>, count: Int)] = []
@@ -26,6 +28,12 @@ struct ImportBatches {
     init(log: any EventLog, keys: any PersonalDataKeys, size: Int = Self.defaultSize) {
         importer = RecordedEventImporter(log: log, keys: keys)
         self.size = size
+        pendingRecords = Self.records(for: size)
+    }
+
+    /// Room for a batch's records: the 1M-event demo log's take about 300 bytes each.
+    private static func records(for size: Int) -> EncodedRecords {
+        EncodedRecords(reservingFor: size, bytes: size * 320)
     }
 
     /// Runs `load` (reading every key into memory) on a task of its own while events are added; batches are decoded
@@ -35,6 +43,7 @@ struct ImportBatches {
     }
 
     mutating func add(_ event: consuming RecordedEvent) async throws {
+        pendingRecords.append(event)
         pending.append(event)
         if pending.count >= size { try await flush(holdingLastCommand: true) }
     }
@@ -50,26 +59,29 @@ struct ImportBatches {
     private mutating func flush(holdingLastCommand: Bool) async throws {
         // The last command may go on in the next events: it waits for them.
         var held: [RecordedEvent] = []
+        var heldRecords = Self.records(for: size)
         if holdingLastCommand, let command = pending.last?.commandID {
             let start = pending.lastIndex { $0.commandID != command }.map { $0 + 1 } ?? 0
             held = Array(pending[start...])
             pending.removeSubrange(start...)
+            heldRecords.append(contentsOf: pendingRecords.removeSuffix(from: start))
         }
         guard !pending.isEmpty else {
-            pending = held
+            (pending, pendingRecords) = (held, heldRecords)
             return
         }
         if handedOn.count == 2 { try await settleOldest() }
-        let (importer, batch, before, keysLoading) = (self.importer, pending, handedOn.last?.task, self.keysLoading)
+        let (importer, batch, records) = (self.importer, pending, pendingRecords)
+        let (before, keysLoading) = (handedOn.last?.task, self.keysLoading)
         let task = Task {
             try await keysLoading?.value
-            let decoded = importer.decode(batch)
+            let decoded = importer.decode(batch, records: records)
             // In order, and not at all once a batch before it failed (its error comes again here).
             try await before?.value
             try await importer.append(decoded)
         }
         handedOn.append((task, batch.count))
-        pending = held
+        (pending, pendingRecords) = (held, heldRecords)
     }
 
     /// Waits for the batches handed on, and throws the first one's error: after a failure elsewhere, the log then

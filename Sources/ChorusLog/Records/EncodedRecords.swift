@@ -1,0 +1,75 @@
+/// Events' stored records (``EventRecordCodec``), back to back in one buffer, each encoded as its event is added: a
+/// bulk import encodes each event where it reads it, on its own thread, and hands the records on with the events
+/// (``PreparedRecordedEvents``).
+///
+/// Encoded there, the event is a value of its own. Encoded later from an array of events, each was copied first (its
+/// strings and payload retained and released, about 3 % of an import): the encoder writes the records through raw
+/// pointers, which for all the compiler knows could change the array's elements.
+public struct EncodedRecords: Sendable {
+    /// The records, back to back from the start, then room for more; the i-th ends at `ends[i]`. Grown by
+    /// doubling: appended to record by record, the zeros each record is written over took a third of the encoding.
+    private var storage: [UInt8]
+    private(set) var ends: [Int] = []
+
+    /// Room made at once for `events` records of `bytes` bytes in all.
+    public init(reservingFor events: Int = 0, bytes: Int = 0) {
+        storage = [UInt8](repeating: 0, count: bytes)
+        ends.reserveCapacity(events)
+    }
+
+    /// The records of `events`, each read in place, by index.
+    init(_ events: [RecordedEvent]) {
+        self.init(
+            reservingFor: events.count,
+            bytes: events.indices.reduce(0) { $0 + EventRecordCodec.encodedSize(events[$1]) })
+        for offset in events.indices { append(events[offset]) }
+    }
+
+    public var count: Int { ends.count }
+
+    /// The bytes of every record, in order.
+    var bytes: ArraySlice<UInt8> { storage[..<(ends.last ?? 0)] }
+
+    /// Encodes `event`'s record after the others.
+    public mutating func append(_ event: borrowing RecordedEvent) {
+        let start = ends.last ?? 0
+        let end = start + EventRecordCodec.encodedSize(event)
+        makeRoom(through: end)
+        storage.withUnsafeMutableBytes { bytes in
+            EventRecordCodec.encode(event, into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<end]))
+        }
+        ends.append(end)
+    }
+
+    /// Appends `other`'s records after these.
+    public mutating func append(contentsOf other: EncodedRecords) {
+        let start = ends.last ?? 0
+        let end = start + other.bytes.count
+        makeRoom(through: end)
+        storage.replaceSubrange(start..<end, with: other.bytes)
+        ends.append(contentsOf: other.ends.lazy.map { $0 + start })
+    }
+
+    /// The records from the `index`-th on, taken out of these.
+    public mutating func removeSuffix(from index: Int) -> EncodedRecords {
+        let start = index == 0 ? 0 : ends[index - 1]
+        var suffix = EncodedRecords()
+        suffix.storage = Array(bytes[start...])
+        suffix.ends = ends[index...].map { $0 - start }
+        ends.removeSubrange(index...)
+        return suffix
+    }
+
+    /// The first `count` records.
+    public func prefix(_ count: Int) -> EncodedRecords {
+        var prefix = EncodedRecords()
+        prefix.ends = Array(ends.prefix(count))
+        prefix.storage = Array(storage.prefix(prefix.ends.last ?? 0))
+        return prefix
+    }
+
+    private mutating func makeRoom(through end: Int) {
+        guard end > storage.count else { return }
+        storage += repeatElement(0, count: max(end, 2 * storage.count) - storage.count)
+    }
+}
