@@ -328,7 +328,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
             }
             switch attempt {
             case .done:
-                if !durable, let writeBack { writeBack.committed(usedBytes: try usedPages() * pageSize) }
+                // Committed: nothing after it may fail the write.
+                if !durable, let writeBack, let used = try? usedPages() {
+                    writeBack.committed(usedBytes: used * pageSize)
+                }
                 return
             case .mapFull: try growMap()
             case .mapResizedElsewhere: try adoptMapSize()
