@@ -31,7 +31,7 @@ struct ImportBatches {
         pendingRecords = Self.records(for: size)
     }
 
-    /// Room for a batch's records: the 1M-event demo log's take about 300 bytes each.
+    /// Room for a batch's records, with some to spare: the 1M-event demo log's take about 250 bytes each.
     private static func records(for size: Int) -> EncodedRecords {
         EncodedRecords(reservingFor: size, bytes: size * 320)
     }
