@@ -24,7 +24,7 @@ struct ExportLineScanner {
             let position = field("position", Self.unsigned), position > 0,
             let recordedAt = field("recordedAtMilliseconds", Self.signed),
             let schemaVersion = field("schemaVersion", Self.unsigned), (1...UInt64(UInt16.max)).contains(schemaVersion),
-            let stream = field("stream", Self.stream),
+            let name = field("stream", Self.string), let stream = try? StreamID(name),
             let streamVersion = field("streamVersion", Self.unsigned), streamVersion > 0,
             let type = field("type", Self.string, last: true),
             index == bytes.count
@@ -112,11 +112,6 @@ struct ExportLineScanner {
         // metadata on every call (2 % of an import): only strings with other bytes go through it.
         guard raw.allSatisfy({ $0 < 0x80 }) else { return String(validating: raw, as: UTF8.self) }
         return String(decoding: raw, as: UTF8.self)
-    }
-
-    private static func stream(_ scanner: inout Self) -> StreamID? {
-        guard let name = string(&scanner) else { return nil }
-        do { return try StreamID(name) } catch { return nil }
     }
 
     /// Standard base64 with its padding, straight into the payload's bytes: through Foundation's `Data` it was four

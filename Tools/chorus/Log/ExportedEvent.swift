@@ -102,7 +102,7 @@ struct ExportedEvent: Decodable {
         guard exported.position > 0, exported.streamVersion > 0, exported.schemaVersion > 0 else {
             throw OperatorError("line \(number): position, streamVersion and schemaVersion must be positive")
         }
-        guard let stream = Self.stream(exported.stream) else {
+        guard let stream = try? StreamID(exported.stream) else {
             throw OperatorError(
                 "line \(number): \"stream\" must be 1 to \(StreamID.maximumUTF8Length) UTF-8 bytes without NUL")
         }
@@ -112,9 +112,5 @@ struct ExportedEvent: Decodable {
             recordedAt: EventTime(millisecondsSince1970: exported.recordedAtMilliseconds),
             commandID: CommandID(exported.commandId), correlationID: CorrelationID(exported.correlationId),
             actor: exported.actor, payload: exported.payload)
-    }
-
-    private static func stream(_ name: String) -> StreamID? {
-        do { return try StreamID(name) } catch { return nil }
     }
 }
