@@ -83,22 +83,23 @@ struct PreparedAppendTests {
         }
     }
 
-    @Test("records encoded as the events come, split and joined as an import's batches are, go in as the events' own")
+    @Test("records encoded as the events come, split as an import's batches are, go in as the events' own")
     func encodedRecords() async throws {
         try await withTemporaryDirectory { directory in
             let source = try await Self.recordedElsewhere(in: directory)
             // Room for far fewer than come: the buffer grows.
-            var first = EncodedRecords(reservingFor: 4, bytes: 64)
-            for event in source { first.append(event) }
-            // The events from position 31 (a two-event command) held back for the next batch, as an import holds a
-            // batch's last command, and the ones from 13 split off as well.
-            let held = first.removeSuffix(from: 30)
-            var second = first.removeSuffix(from: 12)
-            second.append(contentsOf: held)
-            #expect(first.count == 12 && second.count == 36)
-            #expect(PreparedRecordedEvents(Array(source[12...]), records: first) == nil)
+            var first = EncodedRecords()
+            first.reserve(events: 4, bytes: 64)
+            for event in source[..<31] { first.append(event) }
+            // Position 31 (the first event of a two-event command) held back for the next batch, as an import holds a
+            // batch's last command, which then goes on after it.
+            var second = first.removeSuffix(from: 30)
+            second.reserve(events: 18, bytes: 64)
+            for event in source[31...] { second.append(event) }
+            #expect(first.count == 30 && second.count == 18)
+            #expect(PreparedRecordedEvents(Array(source[30...]), records: first) == nil)
             try await withLog(directory + "/copy") { log in
-                for (events, records) in [(Array(source[..<12]), first), (Array(source[12...]), second)] {
+                for (events, records) in [(Array(source[..<30]), first), (Array(source[30...]), second)] {
                     let prepared = try #require(PreparedRecordedEvents(events, records: records))
                     #expect(
                         try await log.append(.nonDurableBulkImport, eventCount: prepared.eventCount) { batch in

@@ -8,21 +8,21 @@
 public struct EncodedRecords: Sendable {
     /// The records, back to back from the start, then room for more; the i-th ends at `ends[i]`. Grown by
     /// doubling: appended to record by record, the zeros each record is written over took a third of the encoding.
-    private var storage: [UInt8]
+    private var storage: [UInt8] = []
     private(set) var ends: [Int] = []
 
-    /// Room made at once for `events` records of `bytes` bytes in all.
-    public init(reservingFor events: Int = 0, bytes: Int = 0) {
-        storage = [UInt8](repeating: 0, count: bytes)
-        ends.reserveCapacity(events)
-    }
+    public init() {}
 
     /// The records of `events`, each read in place, by index.
     init(_ events: [RecordedEvent]) {
-        self.init(
-            reservingFor: events.count,
-            bytes: events.indices.reduce(0) { $0 + EventRecordCodec.encodedSize(events[$1]) })
+        reserve(events: events.count, bytes: events.indices.reduce(0) { $0 + EventRecordCodec.encodedSize(events[$1]) })
         for offset in events.indices { append(events[offset]) }
+    }
+
+    /// Makes room at once for `events` records of `bytes` bytes in all, those already here included.
+    public mutating func reserve(events: Int, bytes: Int) {
+        makeRoom(through: bytes)
+        ends.reserveCapacity(events)
     }
 
     public var count: Int { ends.count }
@@ -39,15 +39,6 @@ public struct EncodedRecords: Sendable {
             EventRecordCodec.encode(event, into: UnsafeMutableRawBufferPointer(rebasing: bytes[start..<end]))
         }
         ends.append(end)
-    }
-
-    /// Appends `other`'s records after these.
-    public mutating func append(contentsOf other: EncodedRecords) {
-        let start = ends.last ?? 0
-        let end = start + other.bytes.count
-        makeRoom(through: end)
-        storage.replaceSubrange(start..<end, with: other.bytes)
-        ends.append(contentsOf: other.ends.lazy.map { $0 + start })
     }
 
     /// The records from the `index`-th on, taken out of these.

@@ -18,7 +18,7 @@ struct ImportBatches {
     private let size: Int
     private var pending: [RecordedEvent] = []
     /// The records of `pending`, encoded as each event is added, on the thread that reads it (see ``EncodedRecords``).
-    private var pendingRecords: EncodedRecords
+    private var pendingRecords = EncodedRecords()
     /// The batches handed on and not yet settled, oldest first, with their sizes: at most two, one being appended and
     /// the next being decoded.
     private var handedOn: [(task: Task<Void, any Error>, count: Int)] = []
@@ -28,13 +28,11 @@ struct ImportBatches {
     init(log: any EventLog, keys: any PersonalDataKeys, size: Int = Self.defaultSize) {
         importer = RecordedEventImporter(log: log, keys: keys)
         self.size = size
-        pendingRecords = Self.records(for: size)
+        pendingRecords.reserve(events: size, bytes: size * Self.recordBytes)
     }
 
     /// Room for a batch's records, with some to spare: the 1M-event demo log's take about 250 bytes each.
-    private static func records(for size: Int) -> EncodedRecords {
-        EncodedRecords(reservingFor: size, bytes: size * 320)
-    }
+    private static let recordBytes = 320
 
     /// Runs `load` (reading every key into memory) on a task of its own while events are added; batches are decoded
     /// once it is done. ``finish()`` waits for it too, so that the keys are not closed under it.
@@ -59,13 +57,15 @@ struct ImportBatches {
     private mutating func flush(holdingLastCommand: Bool) async throws {
         // The last command may go on in the next events: it waits for them.
         var held: [RecordedEvent] = []
-        var heldRecords = Self.records(for: size)
+        var heldRecords = EncodedRecords()
         if holdingLastCommand, let command = pending.last?.commandID {
             let start = pending.lastIndex { $0.commandID != command }.map { $0 + 1 } ?? 0
             held = Array(pending[start...])
             pending.removeSubrange(start...)
-            heldRecords.append(contentsOf: pendingRecords.removeSuffix(from: start))
+            heldRecords = pendingRecords.removeSuffix(from: start)
         }
+        // The next batch's records go on after those held.
+        heldRecords.reserve(events: size, bytes: size * Self.recordBytes)
         guard !pending.isEmpty else {
             (pending, pendingRecords) = (held, heldRecords)
             return
