@@ -37,6 +37,7 @@ struct FeedDeliveryProbe {
     func measure(from first: Int, every interval: Duration, until deadline: ContinuousClock.Instant) async throws
         -> (figures: Figures, next: Int)
     {
+        try await stream.waitUntilOpen()
         var figures = Figures()
         var number = first
         let clock = ContinuousClock()

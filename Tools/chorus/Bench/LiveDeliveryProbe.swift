@@ -29,6 +29,7 @@ struct LiveDeliveryProbe {
         let port = Int((streamServer ?? server).base.split(separator: ":").last ?? "") ?? 0
         let stream = try EventStreamReader(
             port: port, path: "/v1/live?topics=conversation:\(sender.user)", token: recipient.token)
+        try await stream.waitUntilOpen()
         var latencies = Latencies()
         let clock = ContinuousClock()
         for index in 0..<messages {
@@ -49,9 +50,10 @@ struct LiveDeliveryProbe {
 
 /// Reads a live stream on a thread of its own and notes when each marker first appears in it.
 final class EventStreamReader: Sendable {
-    /// When each marker arrived.
+    /// When each marker arrived, and whether the stream's opening comment has.
     private final class Arrivals: Sendable {
         let times = Mutex<[String: ContinuousClock.Instant]>([:])
+        let isOpen = Atomic<Bool>(false)
     }
 
     private let descriptor: Int32
@@ -69,6 +71,9 @@ final class EventStreamReader: Sendable {
                 guard count > 0 else { return }
                 let now = ContinuousClock.now
                 pending += String(decoding: buffer[..<count], as: UTF8.self)
+                if !arrivals.isOpen.load(ordering: .relaxed), pending.contains(": open") {
+                    arrivals.isOpen.store(true, ordering: .releasing)
+                }
                 // Markers look like probe-<n>-end; note each one whole, keep what may be the start of the next.
                 while let start = pending.range(of: "probe-"),
                     let end = pending.range(of: "-end", range: start.upperBound..<pending.endIndex)
@@ -80,6 +85,19 @@ final class EventStreamReader: Sendable {
                 if pending.count > 4_096 { pending = String(pending.suffix(64)) }
             }
         }.start()
+    }
+
+    /// Returns once the server has opened the stream (its first comment arrived). A stream starts at the position
+    /// the server has reached when it opens it: a message sent before then may come before the stream does, and was
+    /// then never delivered on it (seen once in `bench api`, its first message lost).
+    func waitUntilOpen(timeout: Duration = .seconds(10)) async throws {
+        let deadline = ContinuousClock.now + timeout
+        while !arrivals.isOpen.load(ordering: .acquiring) {
+            guard ContinuousClock.now < deadline else {
+                throw BenchmarkError("the live stream did not open within \(timeout)")
+            }
+            try await Task.sleep(for: .milliseconds(1))
+        }
     }
 
     /// When `marker` arrived, waiting for it up to `timeout`.
