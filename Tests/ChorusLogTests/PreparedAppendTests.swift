@@ -98,6 +98,8 @@ struct PreparedAppendTests {
             for event in source[31...] { second.append(event) }
             #expect(first.count == 30 && second.count == 18)
             #expect(PreparedRecordedEvents(Array(source[30...]), records: first) == nil)
+            // As many records as events, but those of the events before them: refused, not written as theirs.
+            #expect(PreparedRecordedEvents(Array(source[1...30]), records: first) == nil)
             try await withLog(directory + "/copy") { log in
                 for (events, records) in [(Array(source[..<30]), first), (Array(source[30...]), second)] {
                     let prepared = try #require(PreparedRecordedEvents(events, records: records))

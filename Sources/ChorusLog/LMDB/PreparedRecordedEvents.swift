@@ -19,12 +19,12 @@ public struct PreparedRecordedEvents: Sendable {
 
     /// Prepares `events`, which come in position order, each command's together; nil when they do not run on as one
     /// log's would, or one would be refused: appended one command at a time instead, the first refused says why.
-    /// `records` are the events' records when they were encoded as the events came (an import's, ``EncodedRecords``);
-    /// without them they are encoded here. Each event is read in place, by index: iterated, each was copied (its
-    /// strings and payload retained and released). `indexInKeyOrder` false leaves the index entries' streams in the
-    /// order they came, for a batch whose entries are held (``HeldImportIndex``), which orders the names of them all
-    /// once, at its end: sorted here, each batch's were 3 % of an import's samples. Appended otherwise, they are sorted
-    /// then.
+    /// `records` are the events' records when they were encoded as the events came (an import's, ``EncodedRecords``),
+    /// each holding its event's position (nil otherwise); without them they are encoded here. Each event is read in
+    /// place, by index: iterated, each was copied (its strings and payload retained and released). `indexInKeyOrder`
+    /// false leaves the index entries' streams in the order they came, for a batch whose entries are held
+    /// (``HeldImportIndex``), which orders the names of them all once, at its end: sorted here, each batch's were 3 %
+    /// of an import's samples. Appended otherwise, they are sorted then.
     public init?(_ events: [RecordedEvent], records: EncodedRecords? = nil, indexInKeyOrder: Bool = true) {
         guard let first = events.first, (records?.count ?? events.count) == events.count else { return nil }
         // Most streams of a batch have a single event.
@@ -59,7 +59,8 @@ public struct PreparedRecordedEvents: Sendable {
             }
             return true
         }
-        guard runsOn else { return nil }
+        // Records given must be these events': their positions are checked (the events', checked above, run on).
+        guard runsOn, records?.holdPositions(from: first.position) ?? true else { return nil }
         let index = indexInKeyOrder ? grouping.sorted(commands: commands) : grouping.grouped(commands: commands)
         guard index.runsOn else { return nil }
         (firstPosition, lastPosition) = (first.position, LogPosition(expected.rawValue - 1))

@@ -41,6 +41,24 @@ public struct EncodedRecords: Sendable {
         ends.append(end)
     }
 
+    /// Whether the i-th record holds position `first` + i, for every i: records handed on with other events than
+    /// their own (a batch split in the wrong place) would otherwise be written as those events'.
+    func holdPositions(from first: LogPosition) -> Bool {
+        storage.withUnsafeBytes { bytes in
+            var start = 0
+            for (offset, end) in ends.enumerated() {
+                guard end - start >= EventRecordCodec.headerSize,
+                    UInt64(
+                        littleEndian: bytes.loadUnaligned(
+                            fromByteOffset: start + EventRecordCodec.positionOffset, as: UInt64.self))
+                        == first.rawValue + UInt64(offset)
+                else { return false }
+                start = end
+            }
+            return true
+        }
+    }
+
     /// The records from the `index`-th on, taken out of these.
     public mutating func removeSuffix(from index: Int) -> EncodedRecords {
         let start = index == 0 ? 0 : ends[index - 1]

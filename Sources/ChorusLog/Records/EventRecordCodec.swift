@@ -17,6 +17,8 @@ import Foundation
 enum EventRecordCodec {
     static let recordFormat: UInt8 = 1
     static let headerSize = 73
+    /// Where the position is in the header.
+    static let positionOffset = 7
 
     /// The fields of a new event's record: the event and the envelope its append gives it.
     struct Fields: EventRecordContents {
