@@ -84,61 +84,83 @@ struct LiveStream: Sendable {
         // A comment first, so that the client knows the stream is open.
         try await writer.write(ByteBuffer(string: ": open\n\n"))
         // On the server's graceful shutdown, every stream's wait ends (one handler for the stream, not one per wait).
-        let readModels = backend.readModels
+        let (readModels, hub) = (backend.readModels, backend.liveHub)
         do {
             try await withGracefulShutdownHandler {
                 try await send(after: start, interest: interest, into: &writer)
             } onGracefulShutdown: {
                 readModels.endShutdownWaits()
+                hub.endShutdownWaits()
             }
         } catch is CancellationError {
             return
         }
     }
 
-    /// Sends what concerns the stream after `start` as the read models reach it, until cancelled.
+    /// Sends what concerns the stream after `start`, until cancelled: walks the events up to where the live hub has
+    /// walked, then has the hub walk for it (``ChorusProjections/LiveHub``), which wakes it only for events that may
+    /// concern it, or for a heartbeat; and walks itself again if it falls too far behind the hub.
     private func send(after start: LogPosition, interest: LiveInterest, into writer: inout any ResponseBodyWriter)
         async throws
     {
-        let backend = endpoints.backend
+        let hub = endpoints.backend.liveHub
         var (sent, interest) = (start, interest)
-        while !Task.isCancelled {
-            guard let reached = try await nextPosition(after: sent) else {
-                try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
-                continue
-            }
-            while sent < reached {
-                // Most events concern few of the streams: each stream copies out of the window, and reads in a
-                // snapshot, only those that may concern it. Most batches need no snapshot at all.
-                let (last, events) = try backend.liveEvents.withEvents(
-                    from: sent.next, through: reached, limit: 1_000
-                ) { events in
-                    // By index: a for-in loop would copy (and retain) every entry.
-                    for index in events.indices { interest.learn(from: events[index].event) }
-                    return (events.last?.recorded.position, events.filter { interest.mayConcern($0.event) })
+        while true {
+            var subscriber: UInt64?
+            while subscriber == nil {
+                switch try hub.subscribe(interest, through: sent, heartbeat: heartbeat) {
+                case .subscribed(let id): subscriber = id
+                case .behind(let walked):
+                    try await send(from: &sent, through: walked, interest: &interest, into: &writer)
                 }
-                guard let last else { break }
-                defer { sent = last }
-                guard !events.isEmpty else { continue }
-                let outgoing = try backend.readModels.snapshot { view in
-                    try events.map { entry in (entry.recorded.position, try render(entry, in: view)) }
-                }.answer
-                // The events of one position go out in one write, so a client has all of them or none when it
-                // resumes after their id.
-                for (position, text) in outgoing where !text.isEmpty {
-                    try await writer.write(ByteBuffer(bytes: Self.frame(text, id: position)))
+            }
+            guard let subscriber else { return }
+            defer { hub.unsubscribe(subscriber) }
+            delivering: while true {
+                switch try await hub.next(subscriber) {
+                case .events(let events): try await write(events, into: &writer)
+                case .heartbeat: try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                case .fellBehind(let given, let learnt):
+                    (sent, interest) = (given, learnt)
+                    break delivering
                 }
             }
         }
     }
 
-    /// The position the read models reach next, or nil when a heartbeat is due first. Throws `CancellationError` on
-    /// graceful shutdown.
-    private func nextPosition(after position: LogPosition) async throws -> LogPosition? {
-        let readModels = endpoints.backend.readModels
-        if readModels.current.position > position { return readModels.current.position }
-        let heartbeatDue = ContinuousClock.now + heartbeat
-        return try await readModels.waitForPosition(after: position, until: heartbeatDue, endsOnShutdown: true)
+    /// Sends what concerns the stream after `sent` up to `end`, walking the events itself, and learning from them.
+    private func send(
+        from sent: inout LogPosition, through end: LogPosition, interest: inout LiveInterest,
+        into writer: inout any ResponseBodyWriter
+    ) async throws {
+        while sent < end {
+            // Most events concern few of the streams: each stream copies out of the window only those that may
+            // concern it.
+            let (last, events) = try endpoints.backend.liveEvents.withEvents(
+                from: sent.next, through: end, limit: 1_000
+            ) { events in
+                // By index: a for-in loop would copy (and retain) every entry.
+                for index in events.indices { interest.learn(from: events[index].event) }
+                return (events.last?.recorded.position, events.filter { interest.mayConcern($0.event) })
+            }
+            guard let last else { return }
+            try await write(events, into: &writer)
+            sent = last
+        }
+    }
+
+    /// Renders `events` from one snapshot of the read models, which have applied them, and writes them in order.
+    /// Most batches need no snapshot at all: they hold nothing that may concern the stream.
+    private func write(_ events: [DecodedEventWindow.Entry], into writer: inout any ResponseBodyWriter) async throws {
+        guard !events.isEmpty else { return }
+        let outgoing = try endpoints.backend.readModels.snapshot { view in
+            try events.map { entry in (entry.recorded.position, try render(entry, in: view)) }
+        }.answer
+        // The events of one position go out in one write, so a client has all of them or none when it resumes
+        // after their id.
+        for (position, text) in outgoing where !text.isEmpty {
+            try await writer.write(ByteBuffer(bytes: Self.frame(text, id: position)))
+        }
     }
 
     /// The SSE events `entry` makes on the caller's topics, as `(event name, JSON)`, rendered as the REST answers
