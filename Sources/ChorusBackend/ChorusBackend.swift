@@ -30,8 +30,6 @@ public final class ChorusBackend: Sendable {
     package let responses: StoredResponses
     /// The newest events decoded once for all live streams.
     public let liveEvents: DecodedEventWindow
-    /// Walks them once for all live streams, and wakes those they may concern.
-    public let liveHub: LiveHub
     let activity: SessionActivity
     /// The embedded log behind ``log`` (in a cluster, this node's replica), whose files the backend closes.
     private let embeddedLog: LMDBEventLog
@@ -102,7 +100,6 @@ public final class ChorusBackend: Sendable {
         }
         self.log = log
         liveEvents = DecodedEventWindow(log: log, keys: keys)
-        liveHub = LiveHub(readModels: readModels, window: liveEvents)
         embeddedLog = embedded
         self.logger = logger
     }

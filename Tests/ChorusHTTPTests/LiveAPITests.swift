@@ -62,6 +62,43 @@ struct LiveAPITests {
     }
 
     @Test(
+        "a stream handed more events at once than the server keeps for it reads them itself: each comes once, in order")
+    func streamBehindTheHub() async throws {
+        // One event kept for a stream: posts committed together, applied in one batch, are more than that.
+        try await withAPI(.live, configure: { ($0.heartbeat, $0.liveBacklog) = (.milliseconds(300), 1) }) { api in
+            let ana = try await api.register("Ana")
+            let cy = try await api.register("Cy")
+            #expect(try await api.call(.put, "/v1/users/\(cy.id)/follow", token: ana.token).status == .ok)
+            let after = try #require(try await api.call(.get, "/v1/me", token: ana.token).position)
+            let port = try #require(api.client.port)
+            let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(after)"]
+            let count = 40
+            let reading = Task {
+                try await BlockingWork.run {
+                    let stream = try RawHTTPStream(port: port, path: "/v1/live?topics=feed", headers: headers)
+                    return try stream.nextEvents(count)
+                }
+            }
+            let posted = try await withThrowingTaskGroup(of: (UInt64, String).self) { group in
+                for number in 0..<count {
+                    group.addTask {
+                        let answer = try await api.call(
+                            .post, "/v1/posts", token: cy.token, json: ["text": "post \(number)"])
+                        guard let position = answer.position, let id = answer.object["id"] as? String else {
+                            throw StreamError("post \(number): \(answer.status)")
+                        }
+                        return (position, id)
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }.sorted { $0.0 < $1.0 }
+            }
+            let events = try await reading.value
+            #expect(events.map(\.id) == posted.map(\.0))
+            #expect(events.map { $0.data["id"] as? String } == posted.map(\.1))
+        }
+    }
+
+    @Test(
         "a deleted account's message, once sent live in plain, is never sent in plain again to a stream resumed before it"
     )
     func erasedMessages() async throws {

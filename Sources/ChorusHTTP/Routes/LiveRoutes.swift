@@ -15,6 +15,8 @@ import ServiceLifecycle
 struct LiveRoutes {
     let endpoints: Endpoints
     let heartbeat: Duration
+    /// Walks the events once for every stream of this server, and wakes those they may concern.
+    let hub: LiveHub
 
     func add(to group: RouterGroup<ChorusRequestContext>) {
         group.get("live") { request, context in
@@ -37,7 +39,8 @@ struct LiveRoutes {
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
-            let stream = LiveStream(endpoints: endpoints, caller: caller, topics: topics, heartbeat: heartbeat)
+            let stream = LiveStream(
+                endpoints: endpoints, caller: caller, topics: topics, heartbeat: heartbeat, hub: hub)
             let from = start
             return Response(
                 status: .ok, headers: headers,
@@ -69,6 +72,7 @@ struct LiveStream: Sendable {
     let caller: Caller
     let topics: Set<LiveTopic>
     let heartbeat: Duration
+    let hub: LiveHub
 
     func run(from start: LogPosition, into writer: inout any ResponseBodyWriter) async throws {
         let backend = endpoints.backend
@@ -84,7 +88,7 @@ struct LiveStream: Sendable {
         // A comment first, so that the client knows the stream is open.
         try await writer.write(ByteBuffer(string: ": open\n\n"))
         // On the server's graceful shutdown, every stream's wait ends (one handler for the stream, not one per wait).
-        let (readModels, hub) = (backend.readModels, backend.liveHub)
+        let (readModels, hub) = (backend.readModels, self.hub)
         do {
             try await withGracefulShutdownHandler {
                 try await send(after: start, interest: interest, into: &writer)
@@ -103,7 +107,6 @@ struct LiveStream: Sendable {
     private func send(after start: LogPosition, interest: LiveInterest, into writer: inout any ResponseBodyWriter)
         async throws
     {
-        let hub = endpoints.backend.liveHub
         var (sent, interest) = (start, interest)
         while true {
             var subscriber: UInt64?

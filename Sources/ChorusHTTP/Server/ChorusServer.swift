@@ -31,6 +31,9 @@ public struct ServerConfiguration: Sendable {
     public var consistencyTimeout: Duration = .seconds(5)
     /// How often an idle live stream gets a comment line (openapi.yaml: 15 s).
     public var heartbeat: Duration = .seconds(15)
+    /// The most events kept for one live stream that has not taken them yet (a client reading slowly): past it, the
+    /// stream reads them itself, from the newest decoded events or the log (``ChorusProjections/LiveHub``).
+    public var liveBacklog = 4_096
     /// Where signed webhooks go; nil sends none (and keeps no outbox).
     public var webhooks: WebhookConfiguration?
     /// Bytes of rendered pages of posts kept to answer again while nothing they show changes; 0 keeps none.
@@ -120,7 +123,9 @@ public enum ChorusServer {
         MessageRoutes(endpoints: endpoints).add(to: signedIn)
         RoomRoutes(endpoints: endpoints).add(to: signedIn)
         MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
-        LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat).add(to: signedIn)
+        let hub = LiveHub(
+            readModels: backend.readModels, window: backend.liveEvents, maximumPending: configuration.liveBacklog)
+        LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat, hub: hub).add(to: signedIn)
         return router
     }
 }
