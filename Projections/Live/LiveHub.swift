@@ -61,10 +61,7 @@ public final class LiveHub: Sendable {
             else { return }
             // One event a position: the first after `through` is this far in.
             let start = events.startIndex + (through < first ? 0 : Int(through.rawValue - first.rawValue) + 1)
-            for index in start..<events.endIndex { interest.learn(from: events[index].event) }
-            for index in start..<events.endIndex where interest.mayConcern(events[index].event) {
-                pending.append(events[index])
-            }
+            pending += interest.walk(events[start...])
             through = last
             if pending.count > maximumPending { (fellBehind, pending) = (true, []) }
         }

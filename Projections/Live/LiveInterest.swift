@@ -53,6 +53,14 @@ public struct LiveInterest: Sendable {
         }
     }
 
+    /// Learns from every one of `events` (``learn(from:)``), then answers those that may concern the stream
+    /// (``mayConcern(_:)``), in order: how a stream, or the hub for it, walks a batch.
+    public mutating func walk(_ events: ArraySlice<DecodedEventWindow.Entry>) -> [DecodedEventWindow.Entry] {
+        // By index: a for-in loop would copy (and retain) every entry.
+        for index in events.indices { learn(from: events[index].event) }
+        return events.filter { mayConcern($0.event) }
+    }
+
     /// Takes every post and repost as one that may reach the feed: for a stream that will not walk every follow after
     /// the view its interest was read from.
     public mutating func forgetFollowees() { followees = nil }

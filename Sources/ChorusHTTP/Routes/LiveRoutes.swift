@@ -141,11 +141,7 @@ struct LiveStream: Sendable {
             // concern it.
             let (last, events) = try endpoints.backend.liveEvents.withEvents(
                 from: sent.next, through: end, limit: 1_000
-            ) { events in
-                // By index: a for-in loop would copy (and retain) every entry.
-                for index in events.indices { interest.learn(from: events[index].event) }
-                return (events.last?.recorded.position, events.filter { interest.mayConcern($0.event) })
-            }
+            ) { events in (events.last?.recorded.position, interest.walk(events)) }
             guard let last else { return }
             try await write(events, into: &writer)
             sent = last

@@ -69,14 +69,8 @@ public struct PreparedRecordedEvents: Sendable {
 
     /// Calls `body` with each event's position and record, in order.
     func forEachRecord(_ body: (LogPosition, UnsafeRawBufferPointer) throws -> Void) rethrows {
-        try records.bytes.withUnsafeBytes { bytes in
-            var start = 0
-            for (offset, end) in records.ends.enumerated() {
-                try body(
-                    LogPosition(firstPosition.rawValue + UInt64(offset)),
-                    UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
-                start = end
-            }
+        try records.forEachRecord { offset, record in
+            try body(LogPosition(firstPosition.rawValue + UInt64(offset)), record)
         }
     }
 }

@@ -9,7 +9,7 @@ public struct EncodedRecords: Sendable {
     /// The records, back to back from the start, then room for more; the i-th ends at `ends[i]`. Grown by
     /// doubling: appended to record by record, the zeros each record is written over took a third of the encoding.
     private var storage: [UInt8] = []
-    private(set) var ends: [Int] = []
+    private var ends: [Int] = []
 
     public init() {}
 
@@ -28,7 +28,7 @@ public struct EncodedRecords: Sendable {
     public var count: Int { ends.count }
 
     /// The bytes of every record, in order.
-    var bytes: ArraySlice<UInt8> { storage[..<(ends.last ?? 0)] }
+    private var bytes: ArraySlice<UInt8> { storage[..<(ends.last ?? 0)] }
 
     /// Encodes `event`'s record after the others.
     public mutating func append(_ event: borrowing RecordedEvent) {
@@ -41,22 +41,28 @@ public struct EncodedRecords: Sendable {
         ends.append(end)
     }
 
+    /// Calls `body` with each record and its offset, in order.
+    func forEachRecord(_ body: (Int, UnsafeRawBufferPointer) throws -> Void) rethrows {
+        try storage.withUnsafeBytes { bytes in
+            var start = 0
+            for (offset, end) in ends.enumerated() {
+                try body(offset, UnsafeRawBufferPointer(rebasing: bytes[start..<end]))
+                start = end
+            }
+        }
+    }
+
     /// Whether the i-th record holds position `first` + i, for every i: records handed on with other events than
     /// their own (a batch split in the wrong place) would otherwise be written as those events'.
     func holdPositions(from first: LogPosition) -> Bool {
-        storage.withUnsafeBytes { bytes in
-            var start = 0
-            for (offset, end) in ends.enumerated() {
-                guard end - start >= EventRecordCodec.headerSize,
-                    UInt64(
-                        littleEndian: bytes.loadUnaligned(
-                            fromByteOffset: start + EventRecordCodec.positionOffset, as: UInt64.self))
-                        == first.rawValue + UInt64(offset)
-                else { return false }
-                start = end
-            }
-            return true
+        var holds = true
+        forEachRecord { offset, record in
+            let stored =
+                record.count < EventRecordCodec.headerSize
+                ? nil : record.loadUnaligned(fromByteOffset: EventRecordCodec.positionOffset, as: UInt64.self)
+            holds = holds && stored.map(UInt64.init(littleEndian:)) == first.rawValue + UInt64(offset)
         }
+        return holds
     }
 
     /// The records from the `index`-th on, taken out of these.
