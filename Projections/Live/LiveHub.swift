@@ -123,7 +123,9 @@ public final class LiveHub: Sendable {
                 heartbeatDue: now + heartbeat)
             return (.subscribed(id), starts)
         }
-        if starts { Task { await run() } }
+        // On the global executor: created from a stream's request, a task would prefer that connection's event loop,
+        // and the hub's walk for every stream would hold it (and wait behind its connections).
+        if starts { Task(executorPreference: globalConcurrentExecutor) { await self.run() } }
         return subscription
     }
 
