@@ -11,10 +11,15 @@ import Synchronization
 /// destroyed, and none of it may outlive them. So that no deletion is missed while no stream has read it yet, the
 /// window reads every position up to the one a stream asks through before it lends anything it kept.
 public final class DecodedEventWindow: Sendable {
-    /// An event as the log holds it, and decoded.
-    public struct Entry: Sendable {
+    /// An event as the log holds it, and decoded. An object: the window, the hub and each stream hold the same one,
+    /// and the window drops its oldest by moving references (an event's fields, copied, cost a retain each).
+    public final class Entry: Sendable {
         public let recorded: RecordedEvent
         public let event: DomainEvent
+
+        init(recorded: RecordedEvent, event: DomainEvent) {
+            (self.recorded, self.event) = (recorded, event)
+        }
     }
 
     private let log: any EventLog

@@ -9,8 +9,9 @@ import Synchronization
 ///
 /// A stream walks the events up to where the hub has walked (``subscribe(_:through:heartbeat:)`` says how far), then
 /// hands its interest over: from then on the hub learns from every event for it (whom its viewer follows) and keeps
-/// the events that may concern it until the stream takes them (``next(_:)``). The hub runs while a stream is
-/// subscribed.
+/// the events that may concern it until the stream takes them (``next(_:)``). It finds the streams an event may
+/// concern by the event's subjects (``LiveStreamIndex``), not by asking each stream: a batch costs what it concerns.
+/// The hub runs while a stream is subscribed.
 public final class LiveHub: Sendable {
     public typealias Entry = DecodedEventWindow.Entry
 
@@ -37,10 +38,12 @@ public final class LiveHub: Sendable {
     /// that subscribes while the hub waits may be due sooner than any stream before it.
     static let heartbeatCheckInterval: Duration = .milliseconds(50)
 
-    private struct Subscriber {
+    /// One subscribed stream. An object: looked up for each event that may concern it, and for heartbeats, it is
+    /// changed in place, never copied out with its followees and the events kept for it.
+    private final class Subscriber {
         var interest: LiveInterest
-        /// The last position walked for the stream.
-        var through: LogPosition
+        /// The last position the stream walked itself before it subscribed: the hub walks on from there for it.
+        let subscribedThrough: LogPosition
         /// The last position walked when the stream last took its events: it has been given everything up to it.
         var given: LogPosition
         /// Set once more than the hub's ``LiveHub/maximumPending`` events waited for the stream: the hub walks no
@@ -53,28 +56,25 @@ public final class LiveHub: Sendable {
         /// The stream's wait in ``next(_:)``, when it waits.
         var waiter: CheckedContinuation<Delivery, any Error>?
 
-        /// Learns from the events after ``through`` and keeps those that may concern the stream; every follow in them
-        /// is learnt before any is kept, as ``LiveInterest/learn(from:)`` asks.
-        mutating func walk(_ events: ArraySlice<Entry>, keepingAtMost maximumPending: Int) {
-            guard !fellBehind, let first = events.first?.recorded.position,
-                let last = events.last?.recorded.position, last > through
-            else { return }
-            // One event a position: the first after `through` is this far in.
-            let start = events.startIndex + (through < first ? 0 : Int(through.rawValue - first.rawValue) + 1)
-            pending += interest.walk(events[start...])
-            through = last
+        init(_ interest: LiveInterest, through position: LogPosition, heartbeat: Duration, now: ContinuousClock.Instant)
+        {
+            (self.interest, subscribedThrough, given) = (interest, position, position)
+            (self.heartbeat, heartbeatDue) = (heartbeat, now + heartbeat)
+        }
+
+        /// Whether the hub walks the event at `position` for the stream.
+        func walks(_ position: LogPosition) -> Bool { !fellBehind && position > subscribedThrough }
+
+        /// Keeps `entry` for the stream, unless that makes more than `maximumPending`: then the stream falls behind.
+        func keep(_ entry: Entry, keepingAtMost maximumPending: Int) {
+            // An event with several subjects the stream listens to is found once for each.
+            guard pending.last !== entry else { return }
+            pending.append(entry)
             if pending.count > maximumPending { (fellBehind, pending) = (true, []) }
         }
 
         /// Whether the stream has something to take by `now`.
         func isDue(_ now: ContinuousClock.Instant) -> Bool { fellBehind || !pending.isEmpty || heartbeatDue <= now }
-
-        /// Takes what is pending (``isDue(_:)``), and sets the next heartbeat from `now`.
-        mutating func take(now: ContinuousClock.Instant) -> Delivery {
-            if fellBehind { return .fellBehind(after: given, interest: interest) }
-            defer { (pending, given, heartbeatDue) = ([], through, now + heartbeat) }
-            return pending.isEmpty ? .heartbeat : .events(pending)
-        }
     }
 
     private struct State {
@@ -83,9 +83,94 @@ public final class LiveHub: Sendable {
         var isRunning = false
         var isShutDown = false
         var subscribers: [UInt64: Subscriber] = [:]
+        var index = LiveStreamIndex()
+        /// The streams with events kept, or fallen behind: those to wake when they wait.
+        var due: Set<UInt64> = []
+        /// No waiting stream's heartbeat is due before this.
+        var heartbeatCheck = ContinuousClock.now
         var nextID: UInt64 = 0
         /// Why the hub last stopped on an error: what a stream it dropped then is told.
         var failure: (any Error)?
+
+        mutating func add(_ subscriber: Subscriber) -> UInt64 {
+            let id = nextID
+            nextID += 1
+            subscribers[id] = subscriber
+            index.add(id, subscriber.interest)
+            heartbeatCheck = min(heartbeatCheck, subscriber.heartbeatDue)
+            return id
+        }
+
+        mutating func remove(_ id: UInt64) -> Subscriber? {
+            index.remove(id)
+            due.remove(id)
+            return subscribers.removeValue(forKey: id)
+        }
+
+        /// Takes what stream `id` has to take by `now` (``Subscriber/isDue(_:)``); a stream fallen behind is
+        /// subscribed no more.
+        mutating func take(_ id: UInt64, now: ContinuousClock.Instant) -> Delivery? {
+            guard let subscriber = subscribers[id] else { return nil }
+            subscriber.waiter = nil
+            if subscriber.fellBehind {
+                _ = remove(id)
+                return .fellBehind(after: subscriber.given, interest: subscriber.interest)
+            }
+            due.remove(id)
+            let events = subscriber.pending
+            (subscriber.pending, subscriber.given) = ([], max(subscriber.subscribedThrough, position))
+            subscriber.heartbeatDue = now + subscriber.heartbeat
+            heartbeatCheck = min(heartbeatCheck, subscriber.heartbeatDue)
+            return events.isEmpty ? .heartbeat : .events(events)
+        }
+
+        /// Learns from `events`, the next the hub walks, for every stream, and keeps for each those that may concern
+        /// it; every follow in them is learnt before any is kept, as ``LiveInterest/learn(from:)`` asks.
+        mutating func walk(_ events: ArraySlice<Entry>, keepingAtMost maximumPending: Int) {
+            guard let last = events.last?.recorded.position else { return }
+            for entry in events {
+                guard case .followed(let followed) = entry.event else { continue }
+                for id in index.streams(listeningTo: .feedOf(followed.follower)) {
+                    guard let subscriber = subscribers[id], subscriber.walks(entry.recorded.position) else { continue }
+                    index.update(id, learnt: subscriber.interest.learn(from: entry.event), subscriber.interest)
+                }
+            }
+            var due: Set<UInt64> = []
+            swap(&due, &self.due)
+            defer { self.due = due }
+            for entry in events {
+                index.forEachStream(concernedBy: entry.event) { id in
+                    guard let subscriber = subscribers[id], subscriber.walks(entry.recorded.position),
+                        subscriber.interest.mayConcern(entry.event)
+                    else { return }
+                    subscriber.keep(entry, keepingAtMost: maximumPending)
+                    due.insert(id)
+                }
+            }
+            position = last
+        }
+
+        /// Takes for every waiting stream with events kept, fallen behind or a heartbeat due by `now`, and answers
+        /// their waits and what they take.
+        mutating func wake(now: ContinuousClock.Instant) -> [(CheckedContinuation<Delivery, any Error>, Delivery)] {
+            var woken: [(CheckedContinuation<Delivery, any Error>, Delivery)] = []
+            func wake(_ id: UInt64) {
+                guard let waiter = subscribers[id]?.waiter, let delivery = take(id, now: now) else { return }
+                woken.append((waiter, delivery))
+            }
+            for id in due { wake(id) }
+            guard heartbeatCheck <= now else { return woken }
+            // Streams past due that do not wait are busy sending: each takes its heartbeat when it next asks.
+            heartbeatCheck = now + LiveHub.heartbeatCheckInterval
+            for (id, subscriber) in subscribers {
+                if subscriber.heartbeatDue <= now {
+                    if subscriber.waiter != nil { wake(id) }
+                } else {
+                    heartbeatCheck = min(heartbeatCheck, subscriber.heartbeatDue)
+                }
+            }
+            return woken
+        }
     }
 
     private let readModels: ServedReadModels
@@ -116,11 +201,7 @@ public final class LiveHub: Sendable {
             } else if position < state.position {
                 return (.behind(state.position), false)
             }
-            let id = state.nextID
-            state.nextID += 1
-            state.subscribers[id] = Subscriber(
-                interest: interest, through: position, given: position, heartbeat: heartbeat,
-                heartbeatDue: now + heartbeat)
+            let id = state.add(Subscriber(interest, through: position, heartbeat: heartbeat, now: now))
             return (.subscribed(id), starts)
         }
         // On the global executor: created from a stream's request, a task would prefer that connection's event loop,
@@ -131,7 +212,7 @@ public final class LiveHub: Sendable {
 
     /// Ends a stream's subscription.
     public func unsubscribe(_ id: UInt64) {
-        let waiter = state.withLock { $0.subscribers.removeValue(forKey: id)?.waiter }
+        let waiter = state.withLock { $0.remove(id)?.waiter }
         waiter?.resume(throwing: CancellationError())
     }
 
@@ -144,15 +225,13 @@ public final class LiveHub: Sendable {
                 let now = ContinuousClock.now
                 let immediate = state.withLock { state -> Result<Delivery, any Error>? in
                     if state.isShutDown || Task.isCancelled { return .failure(CancellationError()) }
-                    guard let isDue = state.subscribers[id]?.isDue(now) else {
+                    guard let subscriber = state.subscribers[id] else {
                         return .failure(state.failure ?? CancellationError())
                     }
-                    guard isDue else {
-                        state.subscribers[id]?.waiter = continuation
+                    guard subscriber.isDue(now), let delivery = state.take(id, now: now) else {
+                        subscriber.waiter = continuation
                         return nil
                     }
-                    let delivery = state.subscribers[id]!.take(now: now)
-                    if case .fellBehind = delivery { state.subscribers.removeValue(forKey: id) }
                     return .success(delivery)
                 }
                 if let immediate { continuation.resume(with: immediate) }
@@ -187,12 +266,8 @@ public final class LiveHub: Sendable {
                     state.isRunning = false
                     return nil
                 }
-                // The next heartbeat due, or sooner. Those past due belong to streams busy sending: each takes its
-                // heartbeat when it next asks.
-                let now = ContinuousClock.now
-                let latest = now + Self.heartbeatCheckInterval
-                let soonest = state.subscribers.values.lazy.map(\.heartbeatDue).filter { $0 > now }.min() ?? latest
-                return (state.position, min(soonest, latest))
+                // The next heartbeat due, or sooner: a stream that subscribes while the hub waits may be due first.
+                return (state.position, min(state.heartbeatCheck, .now + Self.heartbeatCheckInterval))
             }) {
                 // A heartbeat that falls due is sent once the stream has what the read models hold by then.
                 let reached =
@@ -203,7 +278,10 @@ public final class LiveHub: Sendable {
             }
         } catch {
             let waiters = state.withLock { state in
-                defer { (state.subscribers, state.isRunning, state.failure) = ([:], false, error) }
+                defer {
+                    (state.subscribers, state.index, state.due) = ([:], LiveStreamIndex(), [])
+                    (state.isRunning, state.failure) = (false, error)
+                }
                 return state.subscribers.values.compactMap(\.waiter)
             }
             for waiter in waiters { waiter.resume(throwing: error) }
@@ -216,12 +294,7 @@ public final class LiveHub: Sendable {
         while walked < end {
             let last = try window.withEvents(from: walked.next, through: end, limit: 1_000) { events in
                 guard let last = events.last?.recorded.position else { return LogPosition?.none }
-                state.withLock { state in
-                    for index in state.subscribers.values.indices {
-                        state.subscribers.values[index].walk(events, keepingAtMost: maximumPending)
-                    }
-                    state.position = last
-                }
+                state.withLock { $0.walk(events, keepingAtMost: maximumPending) }
                 return last
             }
             guard let last else { return }
@@ -232,21 +305,6 @@ public final class LiveHub: Sendable {
     /// Resumes the waiting streams that have events, or whose heartbeat is due.
     private func wake() {
         let now = ContinuousClock.now
-        let woken = state.withLock { state in
-            var woken: [(CheckedContinuation<Delivery, any Error>, Delivery)] = []
-            var fellBehind: [UInt64] = []
-            // In place, by index: a subscriber copied out (its pending events and followees) for each of a thousand
-            // streams at every batch is what the hub is here to spare.
-            for index in state.subscribers.values.indices {
-                guard let waiter = state.subscribers.values[index].waiter, state.subscribers.values[index].isDue(now)
-                else { continue }
-                woken.append((waiter, state.subscribers.values[index].take(now: now)))
-                state.subscribers.values[index].waiter = nil
-                if state.subscribers.values[index].fellBehind { fellBehind.append(state.subscribers.keys[index]) }
-            }
-            for id in fellBehind { state.subscribers.removeValue(forKey: id) }
-            return woken
-        }
-        for (waiter, delivery) in woken { waiter.resume(returning: delivery) }
+        for (waiter, delivery) in state.withLock({ $0.wake(now: now) }) { waiter.resume(returning: delivery) }
     }
 }

@@ -43,18 +43,20 @@ public struct LiveInterest: Sendable {
 
     /// Notes whom the viewer follows from now on: called with every event the stream walks, in log order, before
     /// ``mayConcern(_:)`` is asked about any of its batch (a post may precede the follow that brings it into the
-    /// feed in one batch).
-    public mutating func learn(from event: DomainEvent) {
-        guard case .followed(let followed) = event, followed.follower == viewer else { return }
+    /// feed in one batch). Answers the subject the stream listens to from now on, if any: the new followee's posts,
+    /// unless the stream now listens to everyone's (``listensToEveryAuthor``).
+    @discardableResult
+    public mutating func learn(from event: DomainEvent) -> LiveSubject? {
+        guard case .followed(let followed) = event, followed.follower == viewer else { return nil }
         if (followees?.count ?? .max) < Self.followeeLimit {
-            followees?.insert(followed.followee)
-        } else {
-            followees = nil
+            return followees?.insert(followed.followee).inserted == true ? .postsBy(followed.followee) : nil
         }
+        followees = nil
+        return nil
     }
 
     /// Learns from every one of `events` (``learn(from:)``), then answers those that may concern the stream
-    /// (``mayConcern(_:)``), in order: how a stream, or the hub for it, walks a batch.
+    /// (``mayConcern(_:)``), in order: how a stream walks a batch itself.
     public mutating func walk(_ events: ArraySlice<DecodedEventWindow.Entry>) -> [DecodedEventWindow.Entry] {
         // By index: a for-in loop would copy (and retain) every entry.
         for index in events.indices { learn(from: events[index].event) }
@@ -67,37 +69,50 @@ public struct LiveInterest: Sendable {
 
     /// Whether `event` may change something on the stream's topics; false only when it cannot.
     public func mayConcern(_ event: DomainEvent) -> Bool {
-        func watches(_ post: PostID) -> Bool { somePost && topics.contains(.post(post)) }
-        func watches(_ room: RoomID) -> Bool { someRoom && topics.contains(.room(room)) }
-        /// Whether a post or repost by `user` may reach the viewer's feed.
-        func inFeed(_ user: UserID) -> Bool {
-            feed && (user == viewer || followees.map { $0.contains(user) } ?? true)
+        var concerns = false
+        LiveSubject.forEach(of: event) { subject in concerns = concerns || listens(to: subject) }
+        return concerns
+    }
+
+    /// Whether an event about `subject` may change something on the stream's topics.
+    public func listens(to subject: LiveSubject) -> Bool {
+        switch subject {
+        case .postsBy(let user): feed && (user == viewer || followees.map { $0.contains(user) } ?? true)
+        case .feedOf(let user): feed && user == viewer
+        case .notificationsOf(let user): notifications && user == viewer
+        case .notificationsOfSomeone: notifications
+        case .messagesOf(let user): user == viewer
+        case .conversationsOf(let user): conversations && user == viewer
+        case .post(let post): somePost && topics.contains(.post(post))
+        case .room(let room): someRoom && topics.contains(.room(room))
+        case .profile(let user): someProfile && topics.contains(.profile(user))
         }
-        /// Whether the notification of a post's author may be the viewer's (an author not recorded may be).
-        func notifies(_ postAuthor: UserID?) -> Bool { notifications && postAuthor.map { $0 == viewer } ?? true }
-        switch event {
-        case .postCreated(let event): return inFeed(event.author)
-        case .postDeleted(let event): return inFeed(event.author)
-        case .reposted(let event):
-            return inFeed(event.user) || watches(event.post) || notifies(event.postAuthor)
-        case .unreposted(let event): return inFeed(event.user) || watches(event.post)
-        case .liked(let event): return watches(event.post) || notifies(event.postAuthor)
-        case .unliked(let event): return watches(event.post)
-        case .commentAdded(let event): return watches(event.post) || notifies(event.postAuthor)
-        case .commentDeleted(let event): return watches(event.post)
-        case .followed(let event): return notifications && event.followee == viewer
-        case .unfollowed(let event): return feed && event.follower == viewer
-        case .blocked(let event): return feed && (event.blocker == viewer || event.blocked == viewer)
-        case .messageSent(let event): return event.from == viewer || event.to == viewer
-        case .conversationRead(let event): return event.partner == viewer && conversations
-        case .roomMessageSent(let event): return watches(event.room)
-        case .roomJoined(let event): return watches(event.room)
-        case .roomLeft(let event): return watches(event.room)
-        case .profileEdited(let event): return someProfile && topics.contains(.profile(event.user))
-        case .userRegistered, .postEdited, .roomCreated, .notificationsRead, .sessionStarted, .sessionEnded,
-            .passwordChanged, .passwordResetRequested, .unblocked, .muted, .unmuted, .reportFiled, .reportResolved,
-            .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
-            return false
+    }
+
+    /// Whether the stream takes posts and reposts by anyone: its viewer follows more than a stream keeps.
+    public var listensToEveryAuthor: Bool { feed && followees == nil }
+
+    /// Calls `body` with every subject the stream listens to (``listens(to:)``), but the posts by anyone when it
+    /// listens to everyone's (``listensToEveryAuthor``).
+    public func forEachSubject(_ body: (LiveSubject) -> Void) {
+        if feed {
+            body(.feedOf(viewer))
+            body(.postsBy(viewer))
+            for followee in followees ?? [] { body(.postsBy(followee)) }
+        }
+        if notifications {
+            body(.notificationsOf(viewer))
+            body(.notificationsOfSomeone)
+        }
+        body(.messagesOf(viewer))
+        if conversations { body(.conversationsOf(viewer)) }
+        for topic in topics {
+            switch topic {
+            case .post(let post): body(.post(post))
+            case .room(let room): body(.room(room))
+            case .profile(let user): body(.profile(user))
+            case .notifications, .conversations, .conversation, .feed: break
+            }
         }
     }
 }
