@@ -138,7 +138,9 @@ package final class PositionNotifier: Sendable {
                     return nil
                 }
                 if let immediate { continuation.resume(with: immediate) }
-                if startSweeping { Task { await sweep() } }
+                // On the global executor: made from a request's wait, the task would prefer that connection's event
+                // loop, and every deadline's end would wait behind the loop's connections.
+                if startSweeping { Task(executorPreference: globalConcurrentExecutor) { await self.sweep() } }
             }
         } onCancel: {
             let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
