@@ -9,10 +9,7 @@ struct BenchDeleteCommandTests {
             "bench", "delete", "--json", "--followers", "40", "--history", "4", "--rounds", "3",
         ])
         #expect(run.status == 0, "stderr: \(run.standardError)")
-        let last = try #require(run.standardOutput.split(separator: "\n").last)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
-        #expect(object["suite"] as? String == "delete")
-        let figures = try #require(object["figures"] as? [String: Double])
+        let figures = try run.benchFigures(suite: "delete")
         #expect(figures["followers"] == 40)
         for name in ["post_fanout_ms_p50", "delete_new_post_ms_p50", "delete_old_post_ms_p50", "delete_to_post_ratio"] {
             let value = try #require(figures[name], "missing figure \(name)")

@@ -10,11 +10,7 @@ struct BenchLogCommandTests {
             "--bulk-events", "2000",
         ])
         #expect(run.status == 0, "stderr: \(run.standardError)")
-        let lines = run.standardOutput.split(separator: "\n")
-        let last = try #require(lines.last)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
-        #expect(object["suite"] as? String == "log")
-        let figures = try #require(object["figures"] as? [String: Double])
+        let figures = try run.benchFigures(suite: "log")
         for name in [
             "raw_lmdb_commits_per_s", "append_1_writer_per_s", "ratio_1_writer_to_raw", "append_64_writers_per_s",
             "speedup_64_to_1", "bulk_import_per_s", "scan_decode_per_s",

@@ -26,10 +26,7 @@ struct DemoCommandTests {
         // Deleting the demo's most followed accounts, on a copy: the original is left as it was.
         let erasure = try await runChorus(["bench", "erasure", "--data", directory, "--accounts", "2", "--json"])
         #expect(erasure.status == 0, "stderr: \(erasure.standardError)")
-        let last = try #require(erasure.standardOutput.split(separator: "\n").last)
-        let figures = try #require(
-            (try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])?["figures"] as? [String: Double]
-        )
+        let figures = try erasure.benchFigures(suite: "erasure")
         #expect(figures["accounts_deleted"] == 2)
         #expect(figures["events_per_deletion"] ?? 0 > 2, "more than the AccountDeleted and a session's end")
         for name in ["delete_command_ms_p50", "erasure_ms_p50", "rebuild_ms", "erasure_to_rebuild_ratio"] {
@@ -66,10 +63,7 @@ struct DemoCommandTests {
     func benchProjectionsContract() async throws {
         let run = try await runChorus(["bench", "projections", "--events", "300", "--json"])
         #expect(run.status == 0, "stderr: \(run.standardError)")
-        let last = try #require(run.standardOutput.split(separator: "\n").last)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
-        #expect(object["suite"] as? String == "projections")
-        let figures = try #require(object["figures"] as? [String: Double])
+        let figures = try run.benchFigures(suite: "projections")
         for name in ["events", "rebuild_events_per_s", "feed_entries_per_s", "peak_rss_mb", "rss_ratio_2x"] {
             #expect((figures[name] ?? 0) > 0, "figure \(name)")
         }
@@ -83,9 +77,7 @@ struct DemoCommandTests {
             "--prolific-posts", "1500", "--rounds", "1", "--json",
         ])
         #expect(run.status == 0, "stderr: \(run.standardError)")
-        let last = try #require(run.standardOutput.split(separator: "\n").last)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
-        let figures = try #require(object["figures"] as? [String: Double])
+        let figures = try run.benchFigures(suite: "fanout")
         #expect(figures["top_followers"] ?? 0 >= 375, "a zipf graph of 500 users")
         #expect(figures["merges_per_read"] ?? 0 >= 1, "the most followed accounts are merged")
         for name in [

@@ -124,3 +124,13 @@ struct Wrk {
         return nil
     }
 }
+
+extension Wrk.Result {
+    /// Runs of equal length as one: their mean rate, the highest of their p99s, and their requests and errors.
+    init(combining runs: [Wrk.Result]) {
+        self.init(
+            requestsPerSecond: runs.map(\.requestsPerSecond).reduce(0, +) / Double(max(1, runs.count)),
+            p99Milliseconds: runs.map(\.p99Milliseconds).max() ?? .nan, requests: runs.map(\.requests).reduce(0, +),
+            errors: runs.map(\.errors).reduce(0, +))
+    }
+}

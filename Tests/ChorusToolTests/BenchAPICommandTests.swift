@@ -1,0 +1,32 @@
+import Foundation
+import Testing
+
+@Suite("chorus bench api")
+struct BenchAPICommandTests {
+    @Test("drives the feed and its ceiling in alternating rounds, then posts and live delivery, and reports them")
+    func jsonContract() async throws {
+        let run = try await runChorus([
+            "bench", "api", "--events", "1000", "--users", "4", "--seconds", "2", "--rounds", "2", "--connections", "4",
+            "--messages", "5", "--json",
+        ])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardError.contains("round 1: feed"), "stderr: \(run.standardError)")
+        #expect(run.standardError.contains("round 2: feed"), "stderr: \(run.standardError)")
+        let figures = try run.benchFigures(suite: "api")
+        func figure(_ name: String) -> Double { figures[name] ?? 0 }
+        for name in ["feed_following_rps", "health_rps", "post_create_rps", "live_delivery_p99_ms"] {
+            #expect(figure(name) > 0, "figure \(name): \(figures)")
+        }
+        #expect(figure("feed_following_non_2xx") == 0)
+        // The ratio is the two rates over all the rounds.
+        let ratio = figure("feed_following_rps") / figure("health_rps")
+        #expect(abs(figure("feed_to_ceiling_ratio") - ratio) < 0.01, "\(figures)")
+    }
+
+    @Test("more rounds than seconds are refused with a clear message")
+    func tooManyRounds() async throws {
+        let run = try await runChorus(["bench", "api", "--seconds", "2", "--rounds", "3"])
+        #expect(run.status != 0)
+        #expect(run.standardError.contains("--rounds must be from 1 to --seconds"))
+    }
+}
