@@ -15,24 +15,37 @@ struct PositionChunks {
 
     let table: StoreTable
 
-    /// Appends `position`, which must be newer than every position of `owner`'s list.
+    /// Appends `position`, which must be newer than every position of `owner`'s list. A post appends to each of its
+    /// author's followers' lists, so the last chunk is copied once, into a value with room for the new position, and
+    /// the keys are built in one buffer: the arrays made and grown along the way were most of an append's own work.
     func append(_ position: LogPosition, for owner: [UInt8], in transaction: StoreTransaction) throws {
-        let prefix = owner + [0]
+        // The owner, NUL, then the newest possible position: where the backward scan starts.
+        var key = owner
+        key.reserveCapacity(owner.count + 9)
+        key.append(0)
+        let prefixCount = key.count
+        key.append(contentsOf: repeatElement(0xFF, count: 8))
         var last: (key: [UInt8], positions: [UInt8])?
-        try transaction.scan(table, from: prefix + [UInt8](repeating: 0xFF, count: 8), direction: .backward) {
-            key, value in
-            if Self.isChunk(key, of: prefix) { last = (Array(key), Array(value)) }
+        try transaction.scan(table, from: key, direction: .backward) { found, value in
+            guard found.count == key.count, found.starts(with: key[..<prefixCount]),
+                value.count < Self.capacity * 8
+            else { return false }
+            var positions: [UInt8] = []
+            positions.reserveCapacity(value.count + 8)
+            positions.append(contentsOf: value)
+            last = (Array(found), positions)
             return false
         }
-        if var last, last.positions.count < Self.capacity * 8 {
+        let bytes = withUnsafeBytes(of: position.rawValue.bigEndian) { Array($0) }
+        if var last {
             guard Self.position(in: last.positions, at: last.positions.count / 8 - 1) < position else {
                 throw ProjectionError.inconsistent("a list of positions holds one past \(position)")
             }
-            last.positions += ProjectionKey.position(position)
+            last.positions += bytes
             try transaction.put(last.positions, for: last.key, in: table)
         } else {
-            try transaction.put(
-                ProjectionKey.position(position), for: prefix + ProjectionKey.position(position), in: table)
+            key.replaceSubrange(prefixCount..., with: bytes)
+            try transaction.put(bytes, for: key, in: table)
         }
     }
 
