@@ -27,16 +27,14 @@ struct PositionChunks {
         key.append(contentsOf: repeatElement(0xFF, count: 8))
         var last: (key: [UInt8], positions: [UInt8])?
         try transaction.scan(table, from: key, direction: .backward) { found, value in
-            guard found.count == key.count, found.starts(with: key[..<prefixCount]),
-                value.count < Self.capacity * 8
-            else { return false }
+            guard Self.isChunk(found, of: key[..<prefixCount]), value.count < Self.capacity * 8 else { return false }
             var positions: [UInt8] = []
             positions.reserveCapacity(value.count + 8)
             positions.append(contentsOf: value)
             last = (Array(found), positions)
             return false
         }
-        let bytes = withUnsafeBytes(of: position.rawValue.bigEndian) { Array($0) }
+        let bytes = ProjectionKey.position(position)
         if var last {
             guard Self.position(in: last.positions, at: last.positions.count / 8 - 1) < position else {
                 throw ProjectionError.inconsistent("a list of positions holds one past \(position)")
@@ -175,7 +173,7 @@ struct PositionChunks {
     }
 
     /// Whether `key` is one of the chunks of the owner whose keys start with `prefix`.
-    private static func isChunk(_ key: UnsafeRawBufferPointer, of prefix: [UInt8]) -> Bool {
+    private static func isChunk(_ key: UnsafeRawBufferPointer, of prefix: some Collection<UInt8>) -> Bool {
         key.count == prefix.count + 8 && key.starts(with: prefix)
     }
 
