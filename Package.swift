@@ -52,9 +52,9 @@ let package = Package(
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
         // posix_spawn with the options glibc declares only under _GNU_SOURCE; only ChorusProcesses imports it.
         .target(name: "CSpawn", path: "Sources/CSpawn"),
-        // Write-back started without waiting (sync_file_range, declared only under _GNU_SOURCE); only ChorusStorage
-        // imports it.
-        .target(name: "CWriteBack", path: "Sources/CWriteBack"),
+        // File calls glibc declares only under _GNU_SOURCE: write-back started without waiting (sync_file_range), disk
+        // blocks allocated past a file's end (fallocate); only ChorusStorage imports it.
+        .target(name: "CFileCalls", path: "Sources/CFileCalls"),
         // Child processes started and reaped without Foundation's Process: servers in tests, PostgreSQL's programs,
         // benchmark helpers.
         .target(name: "ChorusProcesses", dependencies: ["CSpawn"], path: "Sources/ChorusProcesses"),
@@ -63,7 +63,7 @@ let package = Package(
             name: "ChorusStorage",
             dependencies: [
                 "CLMDB",
-                "CWriteBack",
+                "CFileCalls",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ChorusStorage",

@@ -81,8 +81,8 @@ public final class ProjectionEngine: Sendable {
         self.logger = logger
         // The read models can always be rebuilt from the log, so they trade LMDB's protection against stray writes
         // for writing pages in place (MDB_WRITEMAP), which is several times faster for large batches. The store
-        // allocates the file's disk blocks ahead of its pages (MapFileReservation), so that a full disk fails a batch
-        // instead of the process.
+        // allocates the file's disk blocks ahead of its pages (DiskBlockReservation), so that a full disk fails a
+        // batch instead of the process.
         var configuration = KeyValueStoreConfiguration()
         configuration.writesInPlace = true
         // Address space, not disk: a 1M-event rebuild otherwise grows the map four times, and every growth remaps

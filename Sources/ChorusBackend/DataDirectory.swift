@@ -35,9 +35,9 @@ public struct DataDirectory: Sendable {
     ///   decision state (``ClusterEventLog/replicaStateTables``).
     /// - Parameter callersCommitWhenAlone: see ``LMDBEventLog/Configuration/callersCommitWhenAlone``; a server's
     ///   appenders run on its event loops, which must not wait on an fsync.
-    /// - Parameter bulkImport: the log is opened to be filled by a bulk import, which prepares no file space ahead
-    ///   (``LMDBEventLog/Configuration/preparesFileSpace``) and writes in place
-    ///   (``LMDBEventLog/Configuration/writesInPlace``).
+    /// - Parameter bulkImport: the log is opened to be filled by a bulk import
+    ///   (``LMDBEventLog/Configuration/isBulkImport``), which prepares no file space ahead
+    ///   (``LMDBEventLog/Configuration/preparesFileSpace``).
     public func openLog(
         readOnly: Bool = false, maximumSize: Int? = nil, replica: Bool = false,
         callersCommitWhenAlone: Bool = true, bulkImport: Bool = false,
@@ -46,7 +46,7 @@ public struct DataDirectory: Sendable {
         var configuration = LMDBEventLog.Configuration()
         configuration.callersCommitWhenAlone = callersCommitWhenAlone
         configuration.preparesFileSpace = !bulkImport
-        configuration.writesInPlace = bulkImport
+        configuration.isBulkImport = bulkImport
         configuration.stateTables = DecisionState.tableNames + (replica ? ClusterEventLog.replicaStateTables : [])
         configuration.readOnly = readOnly
         if let maximumSize {

@@ -58,8 +58,8 @@ struct FullDiskTests {
     func importOntoFullDisk() async throws {
         try await withTemporaryDirectory { root in
             let export = try await exportedDemoLog(in: root, events: 40_000, seed: 7)
-            // The import writes its log in place (MDB_WRITEMAP), where a page the disk has no room for would kill the
-            // process with SIGBUS: blocks are allocated ahead instead, and running out is an error.
+            // LMDB reports a commit's write cut short by a full disk as an input/output error: the import allocates
+            // its disk blocks ahead instead, so that running out is refused as what it is.
             let disk = try SmallFilesystem(at: root + "/small", megabytes: 16)
             defer { disk.unmount() }
             let data = disk.path + "/data"

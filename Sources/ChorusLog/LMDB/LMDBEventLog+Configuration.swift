@@ -53,13 +53,12 @@ extension LMDBEventLog {
         /// whose commits are not durable, gains nothing from it, and its syncs flush the import's pages early: turn it
         /// off there.
         public var preparesFileSpace = true
-        /// Whether write transactions change the pages of the log's file in place (LMDB's `MDB_WRITEMAP`) instead of
-        /// in copies written to the file at commit. For a bulk import, whose writer thread is its bottleneck: it spares
-        /// that thread the copies and their writes. The file then takes the map's size at once (sparse: the disk used
-        /// is the same), and a stray write through a pointer into the map could damage the log, whose import can be run
-        /// again; a server never opens it so. The disk's write-back of the pages committed is then started as the file
-        /// grows, so that the import's closing sync finds most of them written.
-        public var writesInPlace = false
+        /// Whether the log is opened to be filled by a bulk import, whose commits are not synced one by one. The disk's
+        /// write-back of the pages committed is then started as the file grows (every 16 MiB), so that the closing
+        /// sync finds most of them written, and the file's disk blocks are allocated ahead of each write, so that a
+        /// full disk refuses it with ENOSPC before it starts (LMDB reports a write cut short as an input/output
+        /// error). See the *Guarantees* article.
+        public var isBulkImport = false
 
         public init() {}
 
@@ -67,7 +66,7 @@ extension LMDBEventLog {
             .init(
                 initialMapSize: initialMapSize, maximumMapGrowthStep: maximumMapGrowthStep,
                 maximumMapSize: maximumMapSize, maximumReaders: maximumReaders, readOnly: readOnly,
-                preparesFileSpace: preparesFileSpace, writeMap: writesInPlace, startsWriteBack: writesInPlace)
+                preparesFileSpace: preparesFileSpace, startsWriteBack: isBulkImport, reservesDiskBlocks: isBulkImport)
         }
     }
 }

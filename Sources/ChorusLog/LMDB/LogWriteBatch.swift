@@ -137,12 +137,10 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     func writeIndex(heldIn held: HeldImportIndex) throws {
         guard held.eventCount > 0 else { return }
         precondition(held.lastPosition == head && tail.isEmpty, "events were appended after those held")
-        // The empty tables fill pages past the file's last, which another thread faults in meanwhile (``MapPrefault``;
-        // a third of this write's time was the kernel zeroing them on this thread): room for the index, and for the
-        // decision state an import writes next, about 250 bytes an event in all.
-        try environment.whilePrefaulting(bytes: held.eventCount * 256) {
-            try held.write(with: index, in: transaction)
-        }
+        // The empty tables fill pages past the file's last: room for the index, and for the decision state an import
+        // writes next, about 250 bytes an event in all, reserved on the disk first (see ``DiskBlockReservation``).
+        try environment.reserveDiskBlocks(bytes: held.eventCount * 256)
+        try held.write(with: index, in: transaction)
     }
 
     private func appendRecords(of prepared: PreparedRecordedEvents) throws {

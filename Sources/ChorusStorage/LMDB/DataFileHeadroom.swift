@@ -124,9 +124,9 @@ package final class DataFileHeadroom: @unchecked Sendable {
         }
     }
 
-    /// Cuts the file back to the pages LMDB uses when its end was never written: a bulk import writes in place
-    /// (`MDB_WRITEMAP`), and LMDB then sizes the file to its map at once, without allocating it. That space would
-    /// count as prepared here, and it is not.
+    /// Cuts the file back to the pages LMDB uses when its end was never written: bulk imports by earlier versions
+    /// wrote in place (`MDB_WRITEMAP`), and LMDB then sizes the file to its map at once, without allocating it. That
+    /// space would count as prepared here, and it is not.
     private func dropUnwrittenTail() {
         withFileLock {
             var status = stat()

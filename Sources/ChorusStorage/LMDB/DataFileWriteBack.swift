@@ -1,4 +1,4 @@
-import CWriteBack
+import CFileCalls
 import Synchronization
 
 /// The disk's write-back of a data file's pages started as the file grows, for an environment whose commits are not

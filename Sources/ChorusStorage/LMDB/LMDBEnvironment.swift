@@ -31,10 +31,14 @@ package final class LMDBEnvironment: @unchecked Sendable {
         /// Starts the disk's write-back of pages that commits without a sync left dirty, as the file grows (see
         /// ``DataFileWriteBack``): for a bulk import, whose closing sync then has little left to write.
         package var startsWriteBack: Bool = false
+        /// Allocates the file's disk blocks ahead of each write transaction, so that a full disk refuses it with ENOSPC
+        /// before it starts (see ``DiskBlockReservation``); always done with ``writeMap``.
+        package var reservesDiskBlocks: Bool = false
 
         package init(
             initialMapSize: Int, maximumMapGrowthStep: Int, maximumMapSize: Int, maximumReaders: UInt32, readOnly: Bool,
-            preparesFileSpace: Bool, writeMap: Bool = false, startsWriteBack: Bool = false
+            preparesFileSpace: Bool, writeMap: Bool = false, startsWriteBack: Bool = false,
+            reservesDiskBlocks: Bool = false
         ) {
             self.initialMapSize = initialMapSize
             self.maximumMapGrowthStep = maximumMapGrowthStep
@@ -44,6 +48,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             self.preparesFileSpace = preparesFileSpace
             self.writeMap = writeMap
             self.startsWriteBack = startsWriteBack
+            self.reservesDiskBlocks = reservesDiskBlocks
         }
     }
 
@@ -67,9 +72,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
     private let writeSerializer = NSLock()
     /// Prepares file space ahead of LMDB's writes; nil when read-only. Set once, at the end of `init`.
     private var headroom: DataFileHeadroom?
-    /// Allocates disk blocks ahead of the pages a map written in place fills (see ``MapFileReservation``); nil
-    /// unless written in place. Set once, at the end of `init`, with `pageSize`.
-    private var reservation: MapFileReservation?
+    /// Allocates disk blocks ahead of the pages LMDB fills (see ``DiskBlockReservation``); nil unless written in
+    /// place or ``Configuration/reservesDiskBlocks``. Set once, at the end of `init`, with `pageSize`.
+    private var reservation: DiskBlockReservation?
     private var writeBack: DataFileWriteBack?
     private var pageSize = 0
 
@@ -157,6 +162,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
         self.mainDatabase = LMDBDatabase(name: "main", handle: main)
         if !configuration.readOnly,
             configuration.preparesFileSpace || configuration.writeMap || configuration.startsWriteBack
+                || configuration.reservesDiskBlocks
         {
             var descriptor: Int32 = -1
             var stat = MDB_stat()
@@ -169,7 +175,9 @@ package final class LMDBEnvironment: @unchecked Sendable {
             }
             let pageSize = Int(stat.ms_psize)
             self.pageSize = pageSize
-            if configuration.writeMap { reservation = MapFileReservation(descriptor: descriptor) }
+            if configuration.writeMap || configuration.reservesDiskBlocks {
+                reservation = DiskBlockReservation(descriptor: descriptor, writesInPlace: configuration.writeMap)
+            }
             if configuration.startsWriteBack { writeBack = DataFileWriteBack(descriptor: descriptor) }
             if configuration.preparesFileSpace {
                 // Its loop (``prepareFileSpace()``) ends in close and deinit, before the environment does.
@@ -180,14 +188,22 @@ package final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
+    /// Allocates the disk blocks of `bytes` more past the last used page, ahead of a large write transaction (see
+    /// ``DiskBlockReservation``); does nothing unless the environment reserves blocks.
+    package func reserveDiskBlocks(bytes: Int) throws {
+        guard let reservation else { return }
+        try reservation.allocate(
+            through: try usedPages() * pageSize + bytes, mapSize: currentMapSize.load(ordering: .relaxed))
+    }
+
     /// Runs `body` while up to `bytes` of the map past its last used page are faulted in on another thread (see
     /// ``MapPrefault``); just runs it unless the map is written in place.
     package func whilePrefaulting<R>(bytes: Int, _ body: () throws -> R) throws -> R {
         guard configuration.writeMap, !configuration.readOnly else { return try body() }
         let file = URL(fileURLWithPath: path + "/data.mdb").resolvingSymlinksInPath().path
-        let start = try usedPages() * Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = try usedPages() * pageSize
         // The pages faulted in, and the large write they are for, need the disk blocks behind them.
-        try reservation?.allocate(through: start + bytes, mapSize: currentMapSize.load(ordering: .relaxed))
+        try reserveDiskBlocks(bytes: bytes)
         return try MapPrefault.whileFaultingIn(
             file: file, from: start, to: start + bytes,
             whileMapped: { [weak self] body in
@@ -232,6 +248,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
         headroom?.stop()
         resizeLock.withExclusiveLock {
             guard !isClosed else { return }
+            reservation?.releaseUnused()
             mdb_env_close(handle)
             isClosed = true
         }

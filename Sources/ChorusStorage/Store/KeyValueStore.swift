@@ -11,7 +11,7 @@ package struct KeyValueStoreConfiguration: Sendable {
     package var readOnly = false
     /// Faster large transactions, at the price of LMDB's protection against stray writes through pointers into the
     /// map (`MDB_WRITEMAP`): for stores that can be rebuilt from the log, such as the read models. The file's disk
-    /// blocks are allocated ahead of each write, so that a full disk fails it with ENOSPC (see MapFileReservation).
+    /// blocks are allocated ahead of each write, so that a full disk fails it with ENOSPC (see DiskBlockReservation).
     package var writesInPlace = false
 
     package init() {}
