@@ -12,17 +12,12 @@ struct ChorusRun {
     func benchFigures(suite: String) throws -> [String: Double] {
         guard let last = standardOutput.split(separator: "\n").last,
             let object = try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any]
-        else { throw BenchOutputError("no JSON object on the last line of:\n\(standardOutput)") }
+        else { throw ServerError("no JSON object on the last line of:\n\(standardOutput)") }
         guard object["suite"] as? String == suite, let figures = object["figures"] as? [String: Double] else {
-            throw BenchOutputError("not the figures of suite \(suite): \(last)")
+            throw ServerError("not the figures of suite \(suite): \(last)")
         }
         return figures
     }
-}
-
-struct BenchOutputError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Runs `chorus` with `arguments` and waits for it to exit, without holding one of the test process's few threads
