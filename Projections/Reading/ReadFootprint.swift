@@ -11,6 +11,13 @@ public struct ReadFootprint: Sendable {
     /// The buckets of the partitions read (``ChorusStorage/ChangedKeys``).
     let buckets: [UInt32]
 
+    /// The same footprint, its answer known to hold at `position` (one ``ProjectionEngine/unchangedPosition(of:)``
+    /// gave): later checks then need to look only at changes made after it, and there are none until the next write.
+    public func holding(at position: LogPosition) -> ReadFootprint {
+        precondition(position >= self.position, "a footprint only moves forward")
+        return ReadFootprint(engine: engine, position: position, buckets: buckets)
+    }
+
     /// The bytes it holds, about.
     public var size: Int { MemoryLayout<Self>.size + buckets.count * MemoryLayout<UInt32>.size }
 }

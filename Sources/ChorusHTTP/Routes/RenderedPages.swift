@@ -17,7 +17,7 @@ final class RenderedPages: Sendable {
     }
 
     private struct Kept {
-        let footprint: ReadFootprint
+        var footprint: ReadFootprint
         let body: ByteBuffer
         /// Tells this entry from a later one under the same key, in `order`.
         let stamp: UInt64
@@ -72,6 +72,13 @@ final class RenderedPages: Sendable {
         guard let position = readModels.unchangedPosition(of: kept.footprint) else {
             state.withLock { $0.remove(key, stamp: kept.stamp) }
             return nil
+        }
+        if position > kept.footprint.position {
+            // Checked through `position` now, so the next check starts there (``ChorusStorage/ChangedKeys``).
+            state.withLock { state in
+                guard state.kept[key]?.stamp == kept.stamp else { return }
+                state.kept[key]?.footprint = kept.footprint.holding(at: position)
+            }
         }
         return (kept.body, position)
     }
