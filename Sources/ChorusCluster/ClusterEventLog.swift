@@ -196,6 +196,9 @@ public final class ClusterEventLog: EventLog {
         try replica.readState(body)
     }
 
+    /// The replica's: every commit of the cluster, this node's or another's, is applied to it by its writer.
+    public func newestRemoval(from table: StateTable) -> LogPosition? { replica.newestRemoval(from: table) }
+
     public func syncToDisk() throws { try replica.syncToDisk() }
 
     public func append<Output: Sendable>(

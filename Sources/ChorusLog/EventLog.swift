@@ -38,6 +38,11 @@ public protocol EventLog: AnyObject, Sendable {
     /// outside any append.
     func readState<R>(_ body: (any StateReader) throws -> R) throws -> R
 
+    /// The newest position at which a committed write removed a key from `table`, as far as this process can know:
+    /// what a ``readState(_:)`` at that ``StateReader/position`` or later found in `table` is still there, for a table
+    /// whose values are never replaced in place. Nil when it cannot know (another process writes the log).
+    func newestRemoval(from table: StateTable) -> LogPosition?
+
     /// Makes durable everything committed so far, such as a bulk import's non-durable appends.
     func syncToDisk() throws
 }

@@ -45,6 +45,40 @@ struct SessionTests {
         }
     }
 
+    @Test("a session found valid before ends at once through each way a session ends")
+    func knownSessionsEnd() async throws {
+        try await withExecutor { chorus, _ in
+            let registered = try await chorus.execute(
+                .registerUser(email: "ana@example.com", password: "secret-password", name: "Ana"))
+            let first = try #require(registered.session)
+            var sessions = [first.session]
+            for _ in 0..<2 {
+                let login = try await chorus.execute(.logIn(email: "ana@example.com", password: "secret-password"))
+                sessions.append(try #require(login.session).session)
+            }
+            let boRegistered = try await chorus.execute(
+                .registerUser(email: "bo@example.com", password: "secret-password", name: "Bo"))
+            let bo = try #require(boRegistered.session)
+            // Found once each, so that the next answers may come from what was found.
+            for session in sessions + [bo.session] { #expect(try chorus.user(ofSession: session) != nil) }
+
+            _ = try await chorus.execute(
+                .changePassword(
+                    user: first.user, session: sessions[0], currentPassword: "secret-password",
+                    newPassword: "another-password"))
+            #expect(try chorus.user(ofSession: sessions[0]) == first.user, "the session that changed it lives on")
+            #expect(try chorus.user(ofSession: sessions[1]) == nil, "ended by the password change")
+            #expect(try chorus.user(ofSession: sessions[2]) == nil, "ended by the password change")
+            #expect(try chorus.user(ofSession: bo.session) == bo.user, "another user's session")
+
+            _ = try await chorus.execute(.deleteAccount(user: first.user, password: "another-password"))
+            #expect(try chorus.user(ofSession: sessions[0]) == nil, "ended by the account's deletion")
+            #expect(try chorus.user(ofSession: bo.session) == bo.user)
+            let expired = EventTime(millisecondsSince1970: bo.expiresAt.millisecondsSince1970)
+            #expect(try chorus.user(ofSession: bo.session, at: expired) == nil, "expired, though found before")
+        }
+    }
+
     @Test("a session expires 30 days after it starts")
     func expiry() async throws {
         try await withExecutor { chorus, _ in

@@ -54,4 +54,45 @@ struct LogStateTests {
             }
         }
     }
+
+    @Test("a removal from a state table is known by the time its append is answered; puts and missing keys are not")
+    func newestRemoval() async throws {
+        let emails = StateTable("emails")
+        func change(_ log: any EventLog, _ body: @escaping @Sendable (any StateWriter) throws -> Void) async throws {
+            _ = try await log.append(.durable, eventCount: 1) { batch in
+                _ = try batch.append(tick(try StreamID("user-x"), "x"))
+                try body(batch.state)
+            }
+        }
+        try await withTemporaryDirectory { directory in
+            try await withLog(directory, configuration: Self.withState) { log in
+                _ = try await register("a@example.com", in: log)
+                _ = try await register("b@example.com", in: log)
+                #expect(log.newestRemoval(from: emails) == .start, "puts remove nothing")
+
+                try await change(log) { try $0.delete(Array("a@example.com".utf8), in: emails) }
+                let removal = log.head
+                #expect(log.newestRemoval(from: emails) == removal)
+                #expect(log.newestRemoval(from: StateTable("other")) == .start, "another table's removals")
+
+                try await change(log) { try $0.delete(Array("nobody@example.com".utf8), in: emails) }
+                #expect(log.newestRemoval(from: emails) == removal, "a key that was not there")
+
+                try await change(log) { state in
+                    try state.writeInKeyOrder(in: emails) { write in
+                        try Array("b@example.com".utf8).withUnsafeBytes { try write($0, nil) }
+                    }
+                }
+                #expect(log.newestRemoval(from: emails) == log.head, "removed in key order, as an import does")
+            }
+            try await withLog(directory, configuration: Self.withState) { reopened in
+                #expect(reopened.newestRemoval(from: emails) == reopened.head, "what came before the open is unknown")
+            }
+            var readOnly = Self.withState
+            readOnly.readOnly = true
+            let reader = try LMDBEventLog(directory: directory, configuration: readOnly)
+            defer { reader.close() }
+            #expect(reader.newestRemoval(from: emails) == nil, "another process writes: unknowable")
+        }
+    }
 }

@@ -72,6 +72,9 @@ public final class InMemoryEventLog: EventLog {
         return output
     }
 
+    /// Not kept: whoever asks reads the state every time.
+    public func newestRemoval(from table: StateTable) -> LogPosition? { nil }
+
     public func readState<R>(_ body: (any StateReader) throws -> R) throws -> R {
         let (state, head) = contents.withLock { ($0.state, LogPosition(UInt64($0.events.count))) }
         return try body(Snapshot(tables: state, position: head))

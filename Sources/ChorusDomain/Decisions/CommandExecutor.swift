@@ -16,6 +16,8 @@ public final class CommandExecutor: Sendable {
     private let decoyHash: String
     /// Brings the decision state to this Chorus's format before the first decision (``DecisionStateUpgrade``).
     private let upgrade: StateUpgradeOnce
+    /// Sessions found valid, answered again until the log removes a session (``KnownSessions``).
+    private let knownSessions = KnownSessions()
 
     /// `log` must have been opened with ``DecisionState/tableNames`` as its state tables. Sign-ups and logins past
     /// `passwordWork`'s bounds throw ``PasswordWorkBusy``.
@@ -144,10 +146,19 @@ public final class CommandExecutor: Sendable {
     /// The user of a session that has neither ended nor expired at `now`; nil otherwise.
     public func user(ofSession session: SessionID, at now: EventTime = .now) throws -> UserID? {
         let state = self.state
-        return try log.readState { transaction in
-            guard let found = try state.session(session, in: transaction), now < found.expiresAt else { return nil }
-            return found.user
+        let removedAt = log.newestRemoval(from: state.sessions)
+        if let removedAt, let known = knownSessions.found(session, removedAt: removedAt) {
+            return now < known.expiresAt ? known.user : nil
         }
+        let read = try log.readState { transaction -> (user: UserID, expiresAt: EventTime, at: LogPosition)? in
+            guard let found = try state.session(session, in: transaction) else { return nil }
+            return (found.user, found.expiresAt, try transaction.position)
+        }
+        guard let read else { return nil }
+        if removedAt != nil {
+            knownSessions.keep(session, user: read.user, expiresAt: read.expiresAt, readAt: read.at)
+        }
+        return now < read.expiresAt ? read.user : nil
     }
 
     /// The first result recorded under `key` for `prepared`'s caller, if any; another request's is a conflict. The

@@ -15,6 +15,8 @@ public final class LMDBEventLog: EventLog {
     let notifier: PositionNotifier
     /// Nil when read-only.
     private let writer: LogWriter?
+    /// Recorded by the writer: nil when another process writes.
+    private let removals: StateRemovals?
     /// Held for as long as this process may write the log.
     private let writerLock: DirectoryLock?
 
@@ -68,6 +70,7 @@ public final class LMDBEventLog: EventLog {
         notifier = PositionNotifier(head: head)
         if configuration.readOnly {
             writer = nil
+            removals = nil
         } else {
             // What was appended after the indexes were last written (up to one index batch, or more after a crash).
             let index = LogIndex(schema: schema)
@@ -77,8 +80,9 @@ public final class LMDBEventLog: EventLog {
             } catch let error as LMDBError {
                 throw EventLogError.storage(error)
             }
+            let removals = StateRemovals(openedAt: head)
             let writer = LogWriter(
-                environment: environment, schema: schema, notifier: notifier, head: head,
+                environment: environment, schema: schema, notifier: notifier, removals: removals, head: head,
                 lastRecordedAt: last?.recordedAt ?? EventTime(millisecondsSince1970: 0), tail: tail,
                 limits: .init(
                     maximumEventsPerTransaction: configuration.maximumEventsPerTransaction,
@@ -87,6 +91,7 @@ public final class LMDBEventLog: EventLog {
                     callersCommitWhenAlone: configuration.callersCommitWhenAlone),
                 logger: logger)
             self.writer = writer
+            self.removals = removals
         }
     }
 
@@ -185,6 +190,10 @@ public final class LMDBEventLog: EventLog {
     /// transaction sees, so the state is exactly the log folded through it.
     public func readState<R>(_ body: (any StateReader) throws -> R) throws -> R {
         try withReadTransaction { try body(LMDBStateReader(log: self, transaction: $0)) }
+    }
+
+    public func newestRemoval(from table: StateTable) -> LogPosition? {
+        removals?.newest(in: table)
     }
 
     public func waitForHead(after position: LogPosition) async throws -> LogPosition {

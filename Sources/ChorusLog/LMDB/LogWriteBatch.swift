@@ -13,6 +13,8 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     let recordedAt: EventTime
     /// It advances only when an append succeeds.
     private(set) var head: LogPosition
+    /// The state tables a key was removed from (``StateRemovals``).
+    private(set) var removedFrom: Set<StateTable> = []
     /// The state tables (``LMDBEventLog/Configuration/stateTables``), in this same transaction.
     var state: any StateWriter { self }
     /// The writer's tail, lent for the transaction (``takeTail()`` hands it back), with this batch's appends recorded
@@ -200,13 +202,19 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
     ) throws {
         try transaction.withWriteCursor(on: schema.database(table)) { cursor in
             try body { key, value in
-                if let value { try cursor.put(value, for: key) } else { _ = try cursor.delete(key) }
+                if let value {
+                    try cursor.put(value, for: key)
+                } else if try cursor.delete(key) {
+                    removedFrom.insert(table)
+                }
             }
         }
     }
 
     @discardableResult
     func delete(_ key: [UInt8], in table: StateTable) throws -> Bool {
-        try key.withUnsafeBytes { try transaction.delete($0, in: schema.database(table)) }
+        let removed = try key.withUnsafeBytes { try transaction.delete($0, in: schema.database(table)) }
+        if removed { removedFrom.insert(table) }
+        return removed
     }
 }

@@ -26,6 +26,7 @@ final class LogWriter: @unchecked Sendable {
     private let environment: LMDBEnvironment
     private let schema: LogSchema
     private let notifier: PositionNotifier
+    private let removals: StateRemovals
     private let limits: Limits
     private let logger: Logger
 
@@ -63,12 +64,13 @@ final class LogWriter: @unchecked Sendable {
     private let indexedThrough: Atomic<UInt64>
 
     init(
-        environment: LMDBEnvironment, schema: LogSchema, notifier: PositionNotifier, head: LogPosition,
-        lastRecordedAt: EventTime, tail: UnindexedTail, limits: Limits, logger: Logger
+        environment: LMDBEnvironment, schema: LogSchema, notifier: PositionNotifier, removals: StateRemovals,
+        head: LogPosition, lastRecordedAt: EventTime, tail: UnindexedTail, limits: Limits, logger: Logger
     ) {
         self.environment = environment
         self.schema = schema
         self.notifier = notifier
+        self.removals = removals
         self.head = head
         self.lastRecordedAt = lastRecordedAt
         self.tail = tail
@@ -326,7 +328,7 @@ final class LogWriter: @unchecked Sendable {
         let started = ContinuousClock.now
         var group = CommittedGroup()
         do {
-            let newHead = try writeBatch(durable: durable, recordedAt: recordedAt) { batch in
+            let (newHead, removedFrom) = try writeBatch(durable: durable, recordedAt: recordedAt) { batch in
                 // Runs again from the start after a map growth: stage everything taken so far, then gather on.
                 for job in jobs { try job.stage(in: batch) }
                 while case let more = arrivals(
@@ -344,6 +346,8 @@ final class LogWriter: @unchecked Sendable {
             // The indexes reach the head but for the tail: an import's prepared batch writes its index with its events.
             indexedThrough.store(head.rawValue - UInt64(tail.eventCount), ordering: .relaxed)
             lastGroup = (jobs.count, waiting, duration)
+            // Before the head: whoever learns of it must find these too.
+            removals.record(removedFrom, at: newHead)
             // Published by the committer, so that the head only ever moves forward.
             notifier.publish(newHead)
             group.report = CommitReport(
@@ -365,11 +369,13 @@ final class LogWriter: @unchecked Sendable {
     /// Runs `body` on a batch in one write transaction and commits it; returns the head after it. The batch records its
     /// appends in the writer's tail as they are staged; if the transaction does not commit, the tail is rolled back to
     /// where it was (also before `body` runs again after a map growth).
+    /// Runs `body` in a write transaction and commits it: the new head, and the state tables it removed keys from.
     private func writeBatch(
         durable: Bool, recordedAt: EventTime, _ body: (LogWriteBatch) throws -> Void
-    ) throws -> LogPosition {
+    ) throws -> (head: LogPosition, removedFrom: Set<StateTable>) {
         let startHead = head
         var newHead = startHead
+        var removedFrom: Set<StateTable> = []
         let mark = tail.mark()
         do {
             try environment.write(durable: durable) { transaction in
@@ -381,12 +387,13 @@ final class LogWriter: @unchecked Sendable {
                 defer { tail = batch.takeTail() }
                 try body(batch)
                 newHead = batch.head
+                removedFrom = batch.removedFrom
             }
         } catch {
             tail.rollBack(to: mark)
             throw error
         }
-        return newHead
+        return (newHead, removedFrom)
     }
 
     /// Stages `job` in a transaction that is then rolled back: it saw the state and the head a commit would have, and
