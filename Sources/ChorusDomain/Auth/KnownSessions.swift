@@ -16,7 +16,7 @@ final class KnownSessions: Sendable {
         let readAt: LogPosition
     }
 
-    /// Past this many, all are forgotten and found again as they come: about 10 MB.
+    /// Past this many, all are forgotten and found again as they come: some 20 MB of ids and entries.
     static let capacity = 100_000
 
     private let entries = Mutex<[SessionID: Entry]>([:])
