@@ -366,10 +366,9 @@ final class LogWriter: @unchecked Sendable {
         return group
     }
 
-    /// Runs `body` on a batch in one write transaction and commits it; returns the head after it. The batch records its
-    /// appends in the writer's tail as they are staged; if the transaction does not commit, the tail is rolled back to
-    /// where it was (also before `body` runs again after a map growth).
-    /// Runs `body` in a write transaction and commits it: the new head, and the state tables it removed keys from.
+    /// Runs `body` on a batch in one write transaction and commits it; returns the head after it, and the state tables
+    /// it removed keys from. The batch records its appends in the writer's tail as they are staged; if the transaction
+    /// does not commit, the tail is rolled back to where it was (also before `body` runs again after a map growth).
     private func writeBatch(
         durable: Bool, recordedAt: EventTime, _ body: (LogWriteBatch) throws -> Void
     ) throws -> (head: LogPosition, removedFrom: Set<StateTable>) {
