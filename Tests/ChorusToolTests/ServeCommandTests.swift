@@ -89,6 +89,7 @@ struct ServeCommandTests {
                 !health.isEmpty
                     && health.allSatisfy {
                         $0.contains("method=GET") && $0.contains("status=200") && $0.contains("ms=")
+                            && $0.contains("hb.request.id=")
                     })
             #expect(lines.contains { $0.contains("path=/v1/search/users") && $0.contains("status=401") })
             #expect(!server.standardError().contains("secret"), "the query is not logged")

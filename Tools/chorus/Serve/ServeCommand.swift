@@ -124,7 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         settings.logsRequests = level <= .debug
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            var handler = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }
