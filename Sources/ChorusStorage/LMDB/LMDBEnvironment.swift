@@ -191,9 +191,13 @@ package final class LMDBEnvironment: @unchecked Sendable {
     /// Allocates the disk blocks of `bytes` more past the last used page, ahead of a large write transaction (see
     /// ``DiskBlockReservation``); does nothing unless the environment reserves blocks.
     package func reserveDiskBlocks(bytes: Int) throws {
-        guard let reservation else { return }
-        try reservation.allocate(
-            through: try usedPages() * pageSize + bytes, mapSize: currentMapSize.load(ordering: .relaxed))
+        guard reservation != nil else { return }
+        try reserveDiskBlocks(through: try usedPages() * pageSize + bytes)
+    }
+
+    /// Allocates the disk blocks up to `end` bytes of the file, if the environment reserves blocks.
+    private func reserveDiskBlocks(through end: Int) throws {
+        try reservation?.allocate(through: end, mapSize: currentMapSize.load(ordering: .relaxed))
     }
 
     /// Runs `body` while up to `bytes` of the map past its last used page are faulted in on another thread (see
@@ -203,7 +207,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
         let file = URL(fileURLWithPath: path + "/data.mdb").resolvingSymlinksInPath().path
         let start = try usedPages() * pageSize
         // The pages faulted in, and the large write they are for, need the disk blocks behind them.
-        try reserveDiskBlocks(bytes: bytes)
+        try reserveDiskBlocks(through: start + bytes)
         return try MapPrefault.whileFaultingIn(
             file: file, from: start, to: start + bytes,
             whileMapped: { [weak self] body in
