@@ -2,7 +2,9 @@ import Crypto
 import Foundation
 
 /// The field limits of the HTTP contract (openapi.yaml), in characters (grapheme clusters) after NFC normalisation and
-/// trimming, except passwords, which are bytes (bcrypt reads at most 72).
+/// trimming, except passwords, which are bytes (bcrypt reads at most 72). Each text field also holds at most
+/// ``scalarsPerCharacter`` Unicode scalars per character of its limit: a grapheme cluster has no length of its own, and
+/// one letter under 32,000 combining marks is one character of 64 KB.
 public enum FieldLimits {
     public static let email = 254
     public static let password = 6...72
@@ -14,6 +16,9 @@ public enum FieldLimits {
     public static let comment = 1000
     public static let message = 2000
     public static let roomName = 100
+    /// Text in any script stays well below: Korean in NFC is one scalar a character, Devanagari about two, the longest
+    /// emoji sequences (a family with skin tones) eleven, and a field full of them is not text anyone writes.
+    public static let scalarsPerCharacter = 4
 }
 
 /// Normalises text as Chorus stores it: Unicode NFC, leading and trailing white space removed.
@@ -22,13 +27,48 @@ public func normalized(_ text: String) -> String {
 }
 
 public enum Validate {
-    /// Optional free text (major, bio, caption): may end up empty.
-    static func optionalText(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
-        let text = normalized(text ?? "")
-        guard text.count <= limit else {
-            throw DomainError(.textTooLong, "\(field) is \(text.count) characters; the limit is \(limit)")
+    /// Which control characters a text field takes.
+    enum Layout {
+        /// One line (names, majors, room names): none.
+        case line
+        /// Paragraphs (posts, comments, messages, bios): newline and tab, no other. Escape, NUL and the rest reach
+        /// operators' terminals and other programs as commands, not text.
+        case paragraphs
+    }
+
+    /// A text field, normalised (``normalized(_:)``): at most `limit` characters and `limit` ×
+    /// ``FieldLimits/scalarsPerCharacter`` Unicode scalars (else `tooLong`); no control character `layout` does not
+    /// take, and something visible unless empty (else `invalid`).
+    static func text(
+        _ text: String, field: String, limit: Int, layout: Layout, tooLong: DomainError.Code = .textTooLong,
+        invalid: DomainError.Code = .invalidField
+    ) throws(DomainError) -> String {
+        let text = normalized(text)
+        // Scalars first: counting characters walks grapheme breaks, which is the slower count of a hostile text.
+        let scalars = text.unicodeScalars.count
+        let scalarLimit = limit * FieldLimits.scalarsPerCharacter
+        guard scalars <= scalarLimit, text.count <= limit else {
+            let characters = text.count
+            throw DomainError(
+                tooLong,
+                characters > limit
+                    ? "\(field) is \(characters) characters; the limit is \(limit)"
+                    : "\(field) is \(scalars) Unicode scalars (letters with their marks); the limit is \(scalarLimit)")
+        }
+        if let control = text.unicodeScalars.first(where: { isRefused($0, layout) }) {
+            let allowed = layout == .paragraphs ? "; only newline and tab are allowed" : ""
+            throw DomainError(
+                .invalidField, "\(field) must not contain the control character \(codePoint(control))\(allowed)")
+        }
+        guard text.isEmpty || hasVisibleCharacter(text) else {
+            throw DomainError(invalid, "\(field) shows nothing: it has only invisible or formatting characters")
         }
         return text
+    }
+
+    /// Optional free text (caption, report details): may end up empty.
+    static func optionalText(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
+        try Self.text(text ?? "", field: field, limit: limit, layout: .paragraphs, invalid: .emptyText)
     }
 
     /// Text that must say something (post text when alone, comments, messages).
@@ -39,41 +79,100 @@ public enum Validate {
     }
 
     /// A profile field (major, bio): may be empty; too long is an invalid field, as the contract puts it.
-    static func profileField(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
-        let text = normalized(text ?? "")
-        guard text.count <= limit else {
-            throw DomainError(.invalidField, "\(field) must be at most \(limit) characters")
+    static func profileField(_ text: String?, field: String, limit: Int, layout: Layout) throws(DomainError) -> String {
+        try Self.text(text ?? "", field: field, limit: limit, layout: layout, tooLong: .invalidField)
+    }
+
+    /// A display name: 1 to 50 characters on one line, something visible, and no character that reorders the text
+    /// around it.
+    static func name(_ name: String) throws(DomainError) -> String {
+        let name = try title(name, field: "name", limit: FieldLimits.name, tooLong: .invalidField)
+        guard !name.isEmpty else { throw DomainError(.invalidField, "name must not be empty") }
+        return name
+    }
+
+    /// A name others see beside what they trust (a user's, a room's): one line, something visible, and none of the
+    /// characters that override or isolate the direction of the text around them (U+202A–U+202E, U+2066–U+2069),
+    /// with which a name can make the text after it read backwards. May be empty: the caller says whether it may.
+    static func title(
+        _ text: String, field: String, limit: Int, tooLong: DomainError.Code = .textTooLong,
+        invalid: DomainError.Code = .invalidField
+    ) throws(DomainError) -> String {
+        let text = try Self.text(text, field: field, limit: limit, layout: .line, tooLong: tooLong, invalid: invalid)
+        if let control = text.unicodeScalars.first(where: isDirectionControl) {
+            throw DomainError(.invalidField, "\(field) must not contain the direction control \(codePoint(control))")
         }
         return text
     }
 
-    /// A display name: 1 to 50 characters.
-    static func name(_ name: String) throws(DomainError) -> String {
-        let name = normalized(name)
-        guard !name.isEmpty else { throw DomainError(.invalidField, "name must not be empty") }
-        guard name.count <= FieldLimits.name else {
-            throw DomainError(.invalidField, "name must be at most \(FieldLimits.name) characters")
+    /// Whether `text` has a character that shows: a letter, digit, punctuation or symbol that is not one of the
+    /// characters meant to be ignored when shown (U+3164 HANGUL FILLER is a letter of those) nor the blank braille
+    /// pattern. Spaces, marks alone and formatting characters show nothing.
+    public static func hasVisibleCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { scalar in
+            let properties = scalar.properties
+            guard !properties.isDefaultIgnorableCodePoint, scalar != "\u{2800}" else { return false }
+            switch properties.generalCategory {
+            case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
+                .decimalNumber, .letterNumber, .otherNumber,
+                .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation, .initialPunctuation,
+                .finalPunctuation, .otherPunctuation,
+                .mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol:
+                return true
+            default:
+                return false
+            }
         }
-        guard !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
-            throw DomainError(.invalidField, "name must not contain control characters")
-        }
-        return name
+    }
+
+    /// A control character (C0, DEL or C1) that `layout` does not take.
+    private static func isRefused(_ scalar: Unicode.Scalar, _ layout: Layout) -> Bool {
+        guard scalar.properties.generalCategory == .control else { return false }
+        return layout == .line || (scalar != "\n" && scalar != "\t")
+    }
+
+    private static func isDirectionControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+    }
+
+    /// `U+001B`.
+    private static func codePoint(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 
     /// An e-mail of the usual `local@domain.tld` form, at most 254 characters and, as RFC 5321 has it, 254 bytes (it
-    /// is a key of the decision state, whose keys LMDB caps at 511 bytes).
+    /// is a key of the decision state, whose keys LMDB caps at 511 bytes). No white space, control or invisible
+    /// character anywhere: an address with a zero-width space in it reads as another's in every list an admin sees.
     static func email(_ email: String) throws(DomainError) -> String {
         let email = normalized(email)
+        if let hidden = email.unicodeScalars.first(where: isHiddenInEmail) {
+            throw DomainError(
+                .invalidEmail,
+                "an e-mail address must not contain white space or \(codePoint(hidden)), which shows nothing")
+        }
         let parts = email.split(separator: "@", omittingEmptySubsequences: false)
         let valid =
             email.utf8.count <= FieldLimits.email && parts.count == 2 && !parts[0].isEmpty
-            && !email.contains(where: { $0.isWhitespace || $0.isNewline })
             && { () -> Bool in
                 let labels = parts[1].split(separator: ".", omittingEmptySubsequences: false)
                 return labels.count >= 2 && labels.allSatisfy { !$0.isEmpty } && (labels.last?.count ?? 0) >= 2
             }()
         guard valid else { throw DomainError(.invalidEmail, "\"\(email)\" is not an e-mail address") }
         return email
+    }
+
+    private static func isHiddenInEmail(_ scalar: Unicode.Scalar) -> Bool {
+        let properties = scalar.properties
+        return properties.isWhitespace || properties.isDefaultIgnorableCodePoint
+            || properties.generalCategory == .control || properties.generalCategory == .format
+    }
+
+    /// The key an account is looked up under by the e-mail a person typed (a login, a reset): ``emailKey(_:)`` of the
+    /// e-mail normalised. Every limit on tries per account keys on this too, so that no spelling of one account's
+    /// e-mail (other case, white space around it) counts as another account.
+    public static func accountKey(forEmail typed: String) -> String {
+        emailKey(normalized(typed))
     }
 
     /// The key under which an e-mail is unique: a SHA-256 of its lowercase form, in hex. The decision state and the

@@ -220,7 +220,7 @@ public final class CommandExecutor: Sendable {
 
     /// The user with this e-mail and password; ``DomainError/Code/invalidCredentials`` otherwise.
     public func authenticate(email: String, password: String) throws -> UserID {
-        let emailKey = Validate.emailKey(normalized(email))
+        let emailKey = Validate.accountKey(forEmail: email)
         let state = self.state
         let found = try log.readState { transaction -> (UserID, String)? in
             // An e-mail no account can have (empty, or past LMDB's key size) simply finds none.

@@ -82,8 +82,8 @@ extension Command {
             try Validate.password(password)
             let user = UserRegistered(
                 user: .make(), email: email, passwordHash: "", name: try Validate.name(name),
-                major: try Validate.profileField(major, field: "major", limit: FieldLimits.major),
-                bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio))
+                major: try Validate.profileField(major, field: "major", limit: FieldLimits.major, layout: .line),
+                bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio, layout: .paragraphs))
             canonical.write(UInt8(1))
             for field in [user.email, user.name, user.major, user.bio] { canonical.write(field) }
             caller = Validate.emailKey(email)
@@ -94,7 +94,7 @@ extension Command {
             let email = normalized(email)
             canonical.write(UInt8(10))
             canonical.write(email)
-            caller = Validate.emailKey(email)
+            caller = Validate.accountKey(forEmail: email)
             decision = .logIn(email: email, password: password, session: .make(), expiresAt: sessionEnd)
         case .logOut(let user, let session):
             canonical.write(UInt8(11))
@@ -115,9 +115,8 @@ extension Command {
                     * 1000)
             // The user is found in the decision; until then, the request names an e-mail only.
             let reset = PasswordResetRequested(user: UserID(unchecked: ""), reset: .make(), expiresAt: expiresAt)
-            (caller, decision) = (
-                Validate.emailKey(email), .requestPasswordReset(emailKey: Validate.emailKey(email), reset)
-            )
+            let account = Validate.accountKey(forEmail: email)
+            (caller, decision) = (account, .requestPasswordReset(emailKey: account, reset))
         case .resetPassword(let user, let reset, let newPassword):
             try Validate.password(newPassword)
             canonical.write(UInt8(17))
@@ -132,10 +131,10 @@ extension Command {
             let edit = ProfileEdited(
                 user: user, name: try name.map(Validate.name),
                 major: try major.map { (text) throws(DomainError) in
-                    try Validate.profileField(text, field: "major", limit: FieldLimits.major)
+                    try Validate.profileField(text, field: "major", limit: FieldLimits.major, layout: .line)
                 },
                 bio: try bio.map { (text) throws(DomainError) in
-                    try Validate.profileField(text, field: "bio", limit: FieldLimits.bio)
+                    try Validate.profileField(text, field: "bio", limit: FieldLimits.bio, layout: .paragraphs)
                 },
                 profileImage: profileImage)
             canonical.write(UInt8(2))
@@ -267,7 +266,8 @@ extension Command {
             let message = MessageSent(message: .make(), from: from, to: to, text: text)
             (caller, decision) = (from.rawValue, .sendMessage(message))
         case .createRoom(let creator, let name):
-            let name = try Validate.requiredText(name, field: "name", limit: FieldLimits.roomName)
+            let name = try Validate.title(name, field: "name", limit: FieldLimits.roomName, invalid: .emptyText)
+            guard !name.isEmpty else { throw DomainError(.emptyText, "name is empty") }
             canonical.write(UInt8(29))
             canonical.write(name)
             (caller, decision) = (
