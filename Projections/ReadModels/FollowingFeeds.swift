@@ -71,7 +71,7 @@ struct FollowingFeeds: DerivedReadModel {
         case .userRegistered, .profileEdited, .postEdited, .liked, .unliked, .commentAdded, .commentDeleted,
             .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead,
             .sessionStarted, .sessionEnded,
-            .passwordChanged, .passwordResetRequested, .blocked,
+            .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked,
             .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
             .accountDeleted, .erasureCompleted:
             break

@@ -91,7 +91,8 @@ struct Notifications: ReadModel {
         case .reposted, .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .roomCreated,
             .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead, .sessionStarted,
             .sessionEnded,
-            .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted, .unmuted, .reportFiled,
+            .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked, .muted, .unmuted,
+            .reportFiled,
             .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
         }

@@ -68,7 +68,8 @@ struct Profiles: ReadModel {
         case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .reposted, .unreposted, .commentAdded,
             .commentDeleted, .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead,
             .conversationRead,
-            .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .blocked, .unblocked, .muted,
+            .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched,
+            .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted:
             break
         }

@@ -103,7 +103,11 @@ extension CommandExecutor {
             }
             return try changePassword(of: user, to: newHash, keeping: keep)
         case .requestPasswordReset(let emailKey, var reset):
-            guard let user = try state.user(withEmailKey: emailKey, in: transaction) else { return unchanged }
+            // One event either way: a request for an e-mail no account has moves the log's head as one that found
+            // an account does.
+            guard let user = try state.user(withEmailKey: emailKey, in: transaction) else {
+                return try record(.passwordResetUnmatched(PasswordResetUnmatched()))
+            }
             reset.user = user
             return try record(.passwordResetRequested(reset))
         case .resetPassword(let user, let reset, let newHash):
@@ -245,6 +249,10 @@ extension CommandExecutor {
             case .user(let user):
                 try requireUser(user)
                 (report.target, report.targetAuthor) = (.user(user), user)
+            }
+            // The same reporter reporting the same thing again, while their report of it is open: that report.
+            if let open = try state.openReport(by: report.reporter, of: report.target, in: transaction) {
+                return CommandResult(position: batch.head, appended: false, createdID: open.rawValue)
             }
             return try record(.reportFiled(report), created: report.report.rawValue)
         case .resolveReport(let id, let action):

@@ -96,6 +96,9 @@ extension DecisionState {
             changes.put(
                 reports, Key(event.report.rawValue),
                 OpenReport(filedAt: position, target: event.target, targetAuthor: event.targetAuthor).encoded())
+            changes.put(
+                reportSubjects, Key(event.reporter.rawValue, Self.reportSubjectKey(event.target)),
+                text: event.report.rawValue)
         case .reportResolved(let event):
             remove(reports, Key(event.report.rawValue))
             changes.put(resolvedReports, Key(event.report.rawValue), [])
@@ -113,7 +116,7 @@ extension DecisionState {
             changes.put(erasures, Key(event.user.rawValue), since: position)
         case .erasureCompleted(let event):
             changes.put(completedErasures, Key(event.user.rawValue), since: position)
-        case .profileEdited, .postEdited, .roomMessageSent:
+        case .profileEdited, .postEdited, .roomMessageSent, .passwordResetUnmatched:
             break
         }
     }

@@ -30,6 +30,8 @@ import ChorusLog
 /// - `mutes`: muter, muted → position of the mute (likewise)
 /// - `reports`: report id → ``OpenReport``, until it is resolved
 /// - `resolved-reports`: report id → empty
+/// - `report-subjects`: reporter, what they reported (``reportSubjectKey(_:)``) → the id of their latest report of it
+///   (UTF-8): while that report is open, another of the same is that report
 /// - `suspended`: user → empty, while suspended
 /// - `erasures`, `completed-erasures`: see ``erasure(of:in:)-(UserID,_)``
 /// - `format`: `version` → the format of the tables above (u32 little-endian, ``DecisionStateUpgrade``)
@@ -55,6 +57,7 @@ public struct DecisionState: Sendable {
     let mutes = StateTable("mutes")
     let reports = StateTable("reports")
     let resolvedReports = StateTable("resolved-reports")
+    let reportSubjects = StateTable("report-subjects")
     let suspended = StateTable("suspended")
     let erasures = StateTable("erasures")
     let completedErasures = StateTable("completed-erasures")
@@ -69,7 +72,7 @@ public struct DecisionState: Sendable {
         [
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
-            resolvedReports, suspended, erasures, completedErasures,
+            resolvedReports, reportSubjects, suspended, erasures, completedErasures,
             format,
         ]
     }
@@ -80,7 +83,7 @@ public struct DecisionState: Sendable {
         [
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
-            resolvedReports, suspended, erasures, completedErasures,
+            resolvedReports, reportSubjects, suspended, erasures, completedErasures,
         ]
     }
 
@@ -253,6 +256,26 @@ public struct DecisionState: Sendable {
 
     func isResolved(_ report: ReportID, in state: some StateReader) throws -> Bool {
         try state.withValue(for: Self.key(report.rawValue), in: resolvedReports) { $0 != nil }
+    }
+
+    /// `reporter`'s report of `target` while it is open; nil when they have none open.
+    func openReport(by reporter: UserID, of target: ReportTarget, in state: some StateReader) throws -> ReportID? {
+        let key = Self.key(reporter.rawValue, Self.reportSubjectKey(target))
+        guard
+            let latest = try state.value(for: key, in: reportSubjects).map({
+                ReportID(unchecked: String(decoding: $0, as: UTF8.self))
+            }), try openReport(latest, in: state) != nil
+        else { return nil }
+        return latest
+    }
+
+    /// What a report is about, as a key: `post <id>`, `comment <id>` or `user <id>`.
+    static func reportSubjectKey(_ target: ReportTarget) -> String {
+        switch target {
+        case .post(let post): "post \(post)"
+        case .comment(_, let comment): "comment \(comment)"
+        case .user(let user): "user \(user)"
+        }
     }
 
     func isSuspended(_ user: UserID, in state: some StateReader) throws -> Bool {

@@ -8,10 +8,11 @@ import ChorusLog
 /// Formats: 1, the first (no `format` table; posts kept their author alone or with one flag byte, follows and likes
 /// without their position, no comments or reposts); 2, since posts and comments can be deleted; 3, since e-mails are
 /// kept as their key (``Validate/emailKey(_:)``) and accounts can be deleted; 4, since conversations keep the position
-/// of their last message (`conversation-heads`), which a read receipt is decided against.
+/// of their last message (`conversation-heads`), which a read receipt is decided against; 5, since a report of what
+/// its reporter has an open report of is that report (`report-subjects`).
 public struct DecisionStateUpgrade: Sendable {
     /// The format this Chorus writes.
-    public static let currentFormat: UInt32 = 4
+    public static let currentFormat: UInt32 = 5
     private static let versionKey = Array("version".utf8)
 
     private let log: any EventLog

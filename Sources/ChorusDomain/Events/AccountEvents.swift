@@ -94,6 +94,14 @@ public struct PasswordResetRequested: Sendable, Hashable {
     }
 }
 
+/// Someone asked to reset the password of an e-mail no account has. Nothing goes out and nothing can be reset; the
+/// event is there so that such a request changes the log as a reset of an account's password does (one event), and
+/// the log's positions, which clients see, tell no one whether an e-mail has an account. It keeps nothing of the
+/// e-mail.
+public struct PasswordResetUnmatched: Sendable, Hashable {
+    public init() {}
+}
+
 /// A user deleted their account. What went with it are events of the same command, before this one: a
 /// ``PostDeleted`` for each of their posts, a ``CommentDeleted`` for each of their comments, an ``Unliked`` for each
 /// like, an ``Unfollowed`` for each follow either way, a ``SessionEnded`` for each session. Their data key is destroyed

@@ -232,6 +232,8 @@ extension DomainEvent {
                     PasswordResetRequested(
                         user: try reader.read(UserID.self), reset: try reader.read(ResetID.self),
                         expiresAt: EventTime(millisecondsSince1970: try reader.readInt64())))
+            case .passwordResetUnmatched:
+                decoded = .passwordResetUnmatched(PasswordResetUnmatched())
             case .blocked:
                 decoded = .blocked(
                     Blocked(blocker: try reader.read(UserID.self), blocked: try reader.read(UserID.self)))

@@ -44,6 +44,7 @@ extension DomainEvent {
         case .sessionEnded: .sessionEnded
         case .passwordChanged: .passwordChanged
         case .passwordResetRequested: .passwordResetRequested
+        case .passwordResetUnmatched: .passwordResetUnmatched
         case .blocked: .blocked
         case .unblocked: .unblocked
         case .muted: .muted
@@ -195,6 +196,8 @@ extension DomainEvent {
             writer.write(event.user)
             writer.write(event.reset)
             writer.write(event.expiresAt.millisecondsSince1970)
+        case .passwordResetUnmatched:
+            break
         case .blocked(let event):
             writer.write(event.blocker)
             writer.write(event.blocked)

@@ -28,6 +28,7 @@ public enum DomainEvent: Sendable, Hashable {
     case sessionEnded(SessionEnded)
     case passwordChanged(PasswordChanged)
     case passwordResetRequested(PasswordResetRequested)
+    case passwordResetUnmatched(PasswordResetUnmatched)
     case blocked(Blocked)
     case unblocked(Unblocked)
     case muted(Muted)
@@ -71,6 +72,7 @@ extension DomainEvent {
             case .sessionEnded(let event): "user-\(event.user)"
             case .passwordChanged(let event): "user-\(event.user)"
             case .passwordResetRequested(let event): "user-\(event.user)"
+            case .passwordResetUnmatched: "password-resets"
             case .blocked(let event): "user-\(event.blocker)"
             case .unblocked(let event): "user-\(event.blocker)"
             case .muted(let event): "user-\(event.muter)"

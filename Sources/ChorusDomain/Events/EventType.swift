@@ -26,6 +26,7 @@ enum EventType: String, CaseIterable, Sendable {
     case sessionEnded = "SessionEnded"
     case passwordChanged = "PasswordChanged"
     case passwordResetRequested = "PasswordResetRequested"
+    case passwordResetUnmatched = "PasswordResetUnmatched"
     case blocked = "Blocked"
     case unblocked = "Unblocked"
     case muted = "Muted"
