@@ -122,6 +122,22 @@ extension ReadView {
         ) { _, value in try message(MessageRecord(decoding: Array(value))) }
     }
 
+    /// Whether `recipient` knows `sender`: follows them, or wrote to them first among the 200 oldest messages between
+    /// the two (a conversation's opening; past it, a stranger's flood would cost each check a scan). A message from
+    /// someone the recipient does not know is held to a limit of its own.
+    public func knows(_ recipient: UserID, _ sender: UserID) throws -> Bool {
+        if try follows(recipient, sender) { return true }
+        var (wrote, scanned) = (false, 0)
+        try transaction.scan(
+            models.conversations.messages, prefix: Conversations.pairPrefix(recipient, sender).prefix()
+        ) { _, value in
+            wrote = try MessageRecord(decoding: Array(value)).from == recipient
+            scanned += 1
+            return !wrote && scanned < 200
+        }
+        return wrote
+    }
+
     /// The message between `user` and `partner` at `position`.
     func message(between user: UserID, and partner: UserID, at position: LogPosition) throws -> Message? {
         var key = Conversations.pairPrefix(user, partner)

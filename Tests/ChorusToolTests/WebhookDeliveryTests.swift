@@ -33,7 +33,8 @@ struct WebhookDeliveryTests {
             let ana = try await register("Ana")
             let bo = try await register("Bo")
             var expected: [String: Int] = [:]
-            /// Writes that each make one webhook: a follow of Ana (a notification), a message to her, a reset, a report.
+            /// Writes that each make one webhook: a follow of Ana (a notification), a message to her, a reset, a report
+            /// (of a post of Bo's: one more report of Bo himself, while Ana's first is open, would be that one).
             func writeRound(_ round: Int) async throws {
                 let follow = try await server.call("PUT", "/v1/users/\(ana.id)/follow", token: bo.token)
                 #expect(follow.status == 200)
@@ -43,8 +44,10 @@ struct WebhookDeliveryTests {
                 #expect(message.status == 201)
                 let reset = try await server.call("POST", "/v1/auth/password-reset", json: ["email": bo.email])
                 #expect(reset.status == 202)
+                let post = try await server.call("POST", "/v1/posts", token: bo.token, json: ["text": "round \(round)"])
                 let report = try await server.call(
-                    "POST", "/v1/reports", token: ana.token, json: ["userId": bo.id, "reason": "spam"])
+                    "POST", "/v1/reports", token: ana.token,
+                    json: ["postId": post.json["id"] as? String ?? "", "reason": "spam"])
                 #expect(report.status == 201)
                 expected["report.filed", default: 0] += 1
                 expected["notification.created", default: 0] += 1

@@ -13,8 +13,17 @@ public struct ChorusRequestContext: RequestContext {
         channel = source.channel
     }
 
-    /// The client's IP address; nil when the connection has none (in-process tests).
-    var remoteAddress: String? { channel.remoteAddress?.ipAddress }
+    /// The address of the connection's other end: the client, or a proxy in front of it. Nil when the connection has
+    /// none (in-process tests).
+    var peerAddress: String? { channel.remoteAddress?.ipAddress }
+
+    /// The client's IP address, which the limits per address key on: the peer's, or behind a trusted proxy the one
+    /// it forwards for (``ClientAddressMiddleware``).
+    var clientAddress: String? {
+        get { forwardedClient ?? peerAddress }
+        set { forwardedClient = newValue }
+    }
+    private var forwardedClient: String?
 
     /// The signed-in caller; routes behind ``AuthMiddleware`` always have one.
     func requireCaller() throws -> Caller {

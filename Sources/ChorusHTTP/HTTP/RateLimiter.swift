@@ -43,9 +43,7 @@ public final class RateLimiter: Sendable {
         let now = now()
         let perSecond = 1 / rule.interval.seconds
         return buckets.withLock { buckets in
-            var bucket = buckets[key] ?? Bucket(tokens: Double(rule.burst), updated: now)
-            bucket.tokens = min(Double(rule.burst), bucket.tokens + (now - bucket.updated).seconds * perSecond)
-            bucket.updated = now
+            var bucket = refilled(buckets[key], now: now)
             guard bucket.tokens >= 1 else {
                 buckets[key] = bucket
                 return .seconds((1 - bucket.tokens) / perSecond)
@@ -60,6 +58,32 @@ public final class RateLimiter: Sendable {
             buckets[key] = bucket
             return nil
         }
+    }
+
+    /// Gives back an attempt of `key` spent by ``attempt(_:)``: for one that turned out not to count (a login with
+    /// the right password, where only failures do).
+    public func refund(_ key: String) {
+        let now = now()
+        buckets.withLock { buckets in
+            guard buckets[key] != nil else { return }
+            var bucket = refilled(buckets[key], now: now)
+            bucket.tokens = min(Double(rule.burst), bucket.tokens + 1)
+            buckets[key] = bucket
+        }
+    }
+
+    /// Whether `key` has every attempt of its burst: none spent, or all earned back.
+    public func isUntouched(_ key: String) -> Bool {
+        let now = now()
+        return buckets.withLock { buckets in refilled(buckets[key], now: now).tokens >= Double(rule.burst) }
+    }
+
+    /// `bucket` (a full one when there is none) with what it has earned back by `now`.
+    private func refilled(_ bucket: Bucket?, now: ContinuousClock.Instant) -> Bucket {
+        guard var bucket else { return Bucket(tokens: Double(rule.burst), updated: now) }
+        bucket.tokens = min(Double(rule.burst), bucket.tokens + (now - bucket.updated).seconds / rule.interval.seconds)
+        bucket.updated = now
+        return bucket
     }
 }
 

@@ -38,6 +38,10 @@ struct AccountRoutes {
                 idempotencyKey: try Endpoints.idempotencyKey(request))
             return Endpoints.json(.noContent, [], position: result.position)
         }
+    }
+
+    /// The caller's sessions: listed, and ended one by one.
+    func addSessions(to group: RouterGroup<ChorusRequestContext>) {
         group.get("me/sessions") { request, context in
             let caller = try context.requireCaller()
             let request = try Endpoints.page(request)

@@ -9,34 +9,7 @@ import Hummingbird
 /// again), never from a stored copy.
 struct AuthRoutes {
     let endpoints: Endpoints
-    /// Nil: no limits.
-    let limits: Limits?
-
-    /// The limiters of sign-ups, logins and password resets, consulted before any password is hashed. Resets are
-    /// limited as logins are, apart from them.
-    struct Limits {
-        let loginPerAccount: RateLimiter
-        let loginPerAddress: RateLimiter
-        let registrationPerAddress: RateLimiter
-        let resetPerAccount: RateLimiter
-        let resetPerAddress: RateLimiter
-
-        init(_ limits: RateLimits) {
-            loginPerAccount = RateLimiter(limits.loginPerAccount, now: limits.clock)
-            loginPerAddress = RateLimiter(limits.loginPerAddress, now: limits.clock)
-            registrationPerAddress = RateLimiter(limits.registrationPerAddress, now: limits.clock)
-            resetPerAccount = RateLimiter(limits.loginPerAccount, now: limits.clock)
-            resetPerAddress = RateLimiter(limits.loginPerAddress, now: limits.clock)
-        }
-    }
-
-    /// Throws `429 rate_limited` when `limiter` has no attempt left for `key`.
-    private static func spend(_ limiter: RateLimiter, _ key: String?, _ what: String) throws {
-        guard let key, let wait = limiter.attempt(key) else { return }
-        let seconds = max(1, Int(wait.seconds.rounded(.up)))
-        throw APIError(
-            .tooManyRequests, "rate_limited", "too many \(what); try again in \(seconds) s", retryAfter: seconds)
-    }
+    private var limits: Limiters { endpoints.limiters }
 
     struct Registration: Decodable {
         let email: String
@@ -62,40 +35,42 @@ struct AuthRoutes {
 
     func addOpen(to router: Router<ChorusRequestContext>) {
         router.post("/v1/auth/register") { request, context in
-            if let limits {
-                try Self.spend(limits.registrationPerAddress, context.remoteAddress, "sign-ups from this address")
-            }
+            try Limiters.spend(limits.registrationsPerAddress, context.clientAddress, "sign-ups from this address")
             let (body, _) = try await JSONBody.decode(Registration.self, from: request)
             let command = Command.registerUser(
                 email: body.email, password: body.password, name: body.name, major: body.major, bio: body.bio)
             return try await startSession(command, request: request, status: .created)
         }
         router.post("/v1/auth/login") { request, context in
-            if let limits { try Self.spend(limits.loginPerAddress, context.remoteAddress, "logins from this address") }
+            try Limiters.spend(limits.loginPerAddress, context.clientAddress, "logins from this address")
             let (body, _) = try await JSONBody.decode(Credentials.self, from: request)
-            if let limits {
-                try Self.spend(limits.loginPerAccount, Validate.emailKey(body.email), "logins to this account")
+            let attempt = try LoginAttempt(
+                account: Validate.accountKey(forEmail: body.email), address: context.clientAddress, limits: limits)
+            do {
+                let response = try await startSession(
+                    .logIn(email: body.email, password: body.password), request: request, status: .ok)
+                attempt.didNotFail()
+                return response
+            } catch let error as DomainError where error.code == .invalidCredentials {
+                throw error
+            } catch {
+                attempt.didNotFail()
+                throw error
             }
-            return try await startSession(
-                .logIn(email: body.email, password: body.password), request: request, status: .ok)
         }
         router.post("/v1/auth/password-reset") { request, context in
-            if let limits {
-                try Self.spend(limits.resetPerAddress, context.remoteAddress, "password resets from this address")
-            }
+            try Limiters.spend(limits.resetsPerAddress, context.clientAddress, "password resets from this address")
             let (body, _) = try await JSONBody.decode(ResetRequest.self, from: request)
-            if let limits {
-                try Self.spend(limits.resetPerAccount, Validate.emailKey(body.email), "password resets of this account")
-            }
-            // The same answer whether an account has the e-mail or not: nothing to learn about who signed up.
+            try Limiters.spend(
+                limits.resetsPerAccount, Validate.accountKey(forEmail: body.email), "password resets of this account")
+            // The same answer whether an account has the e-mail or not, after the same work: one event appended
+            // either way (PasswordResetRequested, or PasswordResetUnmatched), so nothing tells who signed up.
             _ = try await endpoints.backend.execute(
                 .requestPasswordReset(email: body.email), idempotencyKey: try Endpoints.idempotencyKey(request))
             return Response(status: .accepted)
         }
         router.post("/v1/auth/password-reset/confirm") { request, context in
-            if let limits {
-                try Self.spend(limits.resetPerAddress, context.remoteAddress, "password resets from this address")
-            }
+            try Limiters.spend(limits.resetsPerAddress, context.clientAddress, "password resets from this address")
             let (body, _) = try await JSONBody.decode(ResetConfirmation.self, from: request)
             guard let (user, reset) = endpoints.backend.tokens.reset(fromToken: body.token) else {
                 throw APIError(DomainError(.invalidToken, "the reset token is unknown, used or expired"))
@@ -137,5 +112,42 @@ struct AuthRoutes {
             AuthJSON(user: endpoints.renderer.profile(profile), token: token).write(to: &json)
         }
         return Endpoints.json(status, body, position: result.position)
+    }
+}
+
+/// One login's claim on the limits of wrong passwords. Only failures count, and they count twice: for the account, and
+/// for the account from this address. Once the account has had its share of failures, an address that has failed for
+/// it must wait, but one that has not (the owner's, usually) may still try: whoever guesses cannot keep the owner out,
+/// and each address they guess from gets one try before it waits too.
+private struct LoginAttempt {
+    let account: String
+    let pair: String
+    /// Whether the account's limiter took an attempt, to give back if this one does not fail.
+    let spentOnAccount: Bool
+    let limits: Limiters
+
+    /// Takes an attempt of the account from `address`, or throws `429 rate_limited`.
+    init(account: String, address: String?, limits: Limiters) throws {
+        (self.account, self.limits) = (account, limits)
+        pair = account + " " + (address ?? "")
+        let addressHasFailed = !(limits.loginFailuresPerAccountAndAddress?.isUntouched(pair) ?? true)
+        if let wait = limits.loginFailuresPerAccountAndAddress?.attempt(pair) {
+            throw Limiters.refusal(wait, "wrong passwords for this account from this address")
+        }
+        if let wait = limits.loginFailuresPerAccount?.attempt(account) {
+            guard !addressHasFailed else {
+                limits.loginFailuresPerAccountAndAddress?.refund(pair)
+                throw Limiters.refusal(wait, "wrong passwords for this account")
+            }
+            spentOnAccount = false
+        } else {
+            spentOnAccount = true
+        }
+    }
+
+    /// The login did not fail on its password (it signed in, or failed for another reason): nothing counts.
+    func didNotFail() {
+        limits.loginFailuresPerAccountAndAddress?.refund(pair)
+        if spentOnAccount { limits.loginFailuresPerAccount?.refund(account) }
     }
 }

@@ -17,6 +17,8 @@ struct Endpoints: Sendable {
     let consistencyTimeout: Duration
     /// Pages of posts kept as rendered while what they show is unchanged; nil keeps none.
     let pages: RenderedPages?
+    /// How often sign-ins, resets and writes may be done.
+    let limiters: Limiters
 
     // MARK: Reads
 

@@ -18,6 +18,7 @@ struct MessageRoutes {
             let caller = try context.requireCaller()
             let (body, bytes) = try await JSONBody.decode(NewMessage.self, from: request)
             guard let to = UserID(body.to) else { throw APIError(DomainError(.unknownUser, "no user \(body.to)")) }
+            try limitMessage(from: caller.user, to: to)
             let command = Command.sendMessage(from: caller.user, to: to, text: body.text)
             return try await endpoints.write(
                 request, context: context, requestBody: bytes, status: .created, command: command
@@ -59,5 +60,18 @@ struct MessageRoutes {
                     try view.messages(between: caller.user, and: partner, order: order, page: page), renderer.message)
             }
         }
+    }
+
+    /// Holds `from` to the tighter limit of messages to strangers when `to` does not know them
+    /// (``ChorusProjections/ReadView/knows(_:_:)``), then to their limit of messages: what a spammer sends, and what
+    /// first contact needs. A message refused as a stranger's spends nothing of the other limit.
+    private func limitMessage(from: UserID, to: UserID) throws {
+        let limiters = endpoints.limiters
+        if let strangers = limiters.messagesToStrangers,
+            try !endpoints.backend.readModels.snapshot({ view in try view.knows(to, from) }).answer
+        {
+            try Limiters.spend(strangers, from.rawValue, "messages to people who do not follow this account")
+        }
+        try Limiters.spend(limiters.messagesPerUser, from.rawValue, "messages from this account")
     }
 }

@@ -23,6 +23,7 @@ struct ReportRoutes {
     func add(to signedIn: RouterGroup<ChorusRequestContext>) {
         signedIn.post("reports") { request, context in
             let caller = try context.requireCaller()
+            try Limiters.spend(endpoints.limiters.reportsPerUser, caller.user.rawValue, "reports by this account")
             let (body, bytes) = try await JSONBody.decode(NewReport.self, from: request)
             let named = [body.postId, body.commentId, body.userId].compactMap { $0 }
             guard named.count == 1 else {

@@ -18,6 +18,7 @@ struct RoomRoutes {
         let renderer = endpoints.renderer
         group.post("rooms") { request, context in
             let caller = try context.requireCaller()
+            try Limiters.spend(endpoints.limiters.roomsPerUser, caller.user.rawValue, "rooms made by this account")
             let (body, bytes) = try await JSONBody.decode(NewRoom.self, from: request)
             let command = Command.createRoom(creator: caller.user, name: body.name)
             return try await endpoints.write(
@@ -53,6 +54,7 @@ struct RoomRoutes {
         group.post("rooms/:id/messages") { request, context in
             let caller = try context.requireCaller()
             let room = try Endpoints.pathID(context, "id", as: RoomID.self)
+            try Limiters.spend(endpoints.limiters.messagesPerUser, caller.user.rawValue, "messages from this account")
             let (body, bytes) = try await JSONBody.decode(NewMessage.self, from: request)
             let command = Command.sendRoomMessage(from: caller.user, room: room, text: body.text)
             return try await Self.inPath(room) {

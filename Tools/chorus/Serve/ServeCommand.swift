@@ -51,8 +51,27 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var readOnly = false
 
-    @Flag(help: "No limits on sign-ups and logins (CHORUS_RATE_LIMITS=off): for load tests, never in production.")
+    @Flag(help: "No rate limits at all (CHORUS_RATE_LIMITS=off): for load tests, never in production.")
     var noRateLimits = false
+
+    @Option(help: ArgumentHelp(Self.rateLimitHelp, valueName: "name=burst,every"))
+    var rateLimit: [String] = []
+
+    @Option(
+        help:
+            "The most live streams one user may hold open at once, or off (CHORUS_LIVE_STREAMS_PER_USER; default 20)."
+    )
+    var liveStreamsPerUser: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The reverse proxies in front of the server, as addresses or CIDR ranges separated by commas, such as 10.0.0.0/8 (CHORUS_TRUSTED_PROXIES; default none).",
+            discussion: """
+                A request from one of them is taken to come from the address its X-Forwarded-For names (the \
+                rightmost one that is not a trusted proxy's), for the limits kept per address. Without this, every \
+                request through a proxy counts as the proxy's own.
+                """))
+    var trustedProxies: String?
 
     @Option(
         help: ArgumentHelp(
@@ -130,7 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let logger = Logger(label: "chorus.serve")
         settings.readOnly = readOnly
-        if noRateLimits || environment["CHORUS_RATE_LIMITS"] == "off" { settings.rateLimits = nil }
+        try applyLimits(to: &settings, environment: environment)
         if readOnly, demoEvents != nil { throw ValidationError("--demo-events writes; it cannot go with --read-only") }
         if let demoEvents {
             guard demoEvents > 0 else { throw ValidationError("--demo-events must be positive") }
