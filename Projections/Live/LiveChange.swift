@@ -97,11 +97,15 @@ extension ReadView {
                 changes.append(.postRemoved(event.post))
             }
         case .commentDeleted(let event):
-            if topics.contains(.post(event.post)) {
+            if topics.contains(.post(event.post)), try !isHidden(event.post, from: viewer) {
                 changes.append(.commentRemoved(post: event.post, comment: event.comment))
             }
         case .commentAdded(let event):
-            if topics.contains(.post(event.post)), let author = try userSummary(event.author) {
+            // Neither on a post hidden from the viewer, nor by someone hidden from them (a block either way), as the
+            // post's comments read over REST.
+            if topics.contains(.post(event.post)), try !isHidden(event.post, from: viewer),
+                try !hides(event.author, from: viewer), let author = try userSummary(event.author)
+            {
                 changes.append(
                     .comment(
                         Comment(

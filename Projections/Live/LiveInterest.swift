@@ -86,6 +86,7 @@ public struct LiveInterest: Sendable {
         case .post(let post): somePost && topics.contains(.post(post))
         case .room(let room): someRoom && topics.contains(.room(room))
         case .profile(let user): someProfile && topics.contains(.profile(user))
+        case .sessionsOf(let user): user == viewer
         }
     }
 
@@ -105,6 +106,7 @@ public struct LiveInterest: Sendable {
             body(.notificationsOfSomeone)
         }
         body(.messagesOf(viewer))
+        body(.sessionsOf(viewer))
         if conversations { body(.conversationsOf(viewer)) }
         for topic in topics {
             switch topic {

@@ -19,6 +19,9 @@ public enum LiveSubject: Hashable, Sendable {
     case post(PostID)
     case room(RoomID)
     case profile(UserID)
+    /// This user's sessions: a stream whose session ends (a logout, a password change, a suspension, the account's
+    /// deletion) closes.
+    case sessionsOf(UserID)
 
     /// Calls `body` with each subject `event` may concern; with none for an event no stream is told of.
     public static func forEach(of event: DomainEvent, _ body: (LiveSubject) -> Void) {
@@ -57,8 +60,10 @@ public enum LiveSubject: Hashable, Sendable {
         case .roomJoined(let event): body(.room(event.room))
         case .roomLeft(let event): body(.room(event.room))
         case .profileEdited(let event): body(.profile(event.user))
-        case .userRegistered, .postEdited, .roomCreated, .notificationsRead, .sessionStarted, .sessionEnded,
-            .passwordChanged, .passwordResetRequested, .unblocked, .muted, .unmuted, .reportFiled, .reportResolved,
+        case .sessionEnded(let event): body(.sessionsOf(event.user))
+        case .userRegistered, .postEdited, .roomCreated, .notificationsRead, .sessionStarted,
+            .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .unblocked, .muted, .unmuted,
+            .reportFiled, .reportResolved,
             .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
             break
         }

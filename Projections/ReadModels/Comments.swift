@@ -83,15 +83,18 @@ public struct Comment: Sendable, Hashable {
 }
 
 extension ReadView {
-    /// Comments of a post, oldest first unless asked otherwise; nil for an unknown post.
-    public func comments(on post: PostID, order: SortOrder = .oldestFirst, page: PageRequest) throws -> Page<Comment>? {
-        guard try postRecord(post) != nil else { return nil }
+    /// Comments of a post as `viewer` sees them, oldest first unless asked otherwise; nil for a post they cannot read
+    /// (unknown, deleted, or by someone who blocked them or whom they blocked), as the post itself answers.
+    public func comments(
+        on post: PostID, viewer: UserID? = nil, order: SortOrder = .oldestFirst, page: PageRequest
+    ) throws -> Page<Comment>? {
+        guard try withPost(post, viewer: viewer, { _ in }) != nil else { return nil }
         return try transaction.page(
             models.comments.comments, prefix: ProjectionKey(post).prefix(), order: order, request: page
         ) { _, value in
             let record = try CommentRecord(decoding: Array(value))
-            // A suspended author's comments are hidden as if deleted.
-            guard try !hides(record.author, from: nil) else { return nil }
+            // A suspended author's comments are hidden as if deleted, and so are those of users blocked either way.
+            guard try !hides(record.author, from: viewer) else { return nil }
             return Comment(
                 id: record.id, postID: post, author: try requireSummary(record.author), text: record.text,
                 createdAt: record.createdAt)

@@ -193,6 +193,19 @@ public final class ChorusBackend: Sendable {
         return (user, session)
     }
 
+    /// Whether `session` of `user` has neither ended nor expired: asked again by what outlives the request that
+    /// checked its token (a live stream).
+    public func isLive(_ session: SessionID, of user: UserID) throws -> Bool {
+        try commands.user(ofSession: session) == user
+    }
+
+    /// The log's head, once it has reached `position` if it can: a cluster node that is behind catches up with the
+    /// cluster first (a client may have seen the position on another node).
+    public func head(reaching position: LogPosition) async -> LogPosition {
+        if position > log.head, let clusterLog { _ = try? await clusterLog.catchUp() }
+        return log.head
+    }
+
     /// `user`'s sessions that have neither ended nor expired, newest first, each with when it started and when it was
     /// last seen (to the minute; its start if not seen since the server started, or before a crash).
     public func sessions(of user: UserID) throws -> [(session: SessionID, startedAt: EventTime, lastSeenAt: EventTime)]

@@ -148,6 +148,12 @@ extension ReadView {
         return try body(post.lent())
     }
 
+    /// Whether `post` stands but is hidden from `viewer`: its author blocked either way, or suspended.
+    public func isHidden(_ post: PostID, from viewer: UserID) throws -> Bool {
+        guard try storedID(of: post) != nil else { return false }
+        return try withPost(post, viewer: viewer, { _ in }) == nil
+    }
+
     /// The post's id as the posts table holds it as a key, so that an answer's id lies in the snapshot too; nil when
     /// there is no such post.
     func storedID(of post: PostID) throws -> UnsafeRawBufferPointer? {

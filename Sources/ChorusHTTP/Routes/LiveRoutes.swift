@@ -17,38 +17,69 @@ struct LiveRoutes {
     let heartbeat: Duration
     /// Walks the events once for every stream of this server, and wakes those they may concern.
     let hub: LiveHub
+    /// The streams each user holds open, at most ``ServerConfiguration/liveStreamsPerUser``.
+    let slots: LiveStreamSlots
 
     func add(to group: RouterGroup<ChorusRequestContext>) {
         group.get("live") { request, context in
             let caller = try context.requireCaller()
             let topics = try Self.topics(request)
-            // A room's stream is for its members.
-            let rooms = topics.compactMap { topic -> RoomID? in if case .room(let room) = topic { room } else { nil } }
-            if !rooms.isEmpty {
-                _ = try endpoints.backend.readModels.snapshot { view in
-                    for room in rooms { try RoomRoutes.requireMember(caller.user, of: room, in: view) }
-                }
+            try requireReadable(topics, by: caller.user)
+            let start = try await startPosition(request)
+            // The token was checked before the start was fixed: a session that ended in between, at or before the
+            // start, is an event this stream never walks.
+            guard try endpoints.backend.isLive(caller.session, of: caller.user) else {
+                throw APIError.unauthorized("the token is not valid, has expired, or was revoked")
             }
-            var start = endpoints.backend.projections.position
-            if let text = request.headers[.lastEventID] ?? request.uri.queryParameters["after"].map(String.init) {
-                guard let after = UInt64(text.trimmingCharacters(in: .whitespaces)) else {
-                    throw APIError.badRequest("Last-Event-ID and after must be a log position (a whole number)")
-                }
-                start = LogPosition(after)
-            }
+            let slot = slots.take(for: caller.user)
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
             let stream = LiveStream(
-                endpoints: endpoints, caller: caller, topics: topics, heartbeat: heartbeat, hub: hub)
-            let from = start
+                endpoints: endpoints, caller: caller, topics: topics, heartbeat: heartbeat, hub: hub,
+                slot: slot.stream)
             return Response(
                 status: .ok, headers: headers,
                 body: ResponseBody { writer in
-                    try await stream.run(from: from, into: &writer)
+                    // The slot is held until the stream ends, or until its answer is dropped unsent.
+                    defer { withExtendedLifetime(slot) {} }
+                    try await stream.run(from: start, into: &writer)
                     try await writer.finish(nil)
                 })
         }
+    }
+
+    /// Refuses a topic the caller may not read: a room they are not in, a post hidden from them (its author blocked
+    /// either way, or suspended: `404`, as the post itself answers). A post that is not there (deleted: a client
+    /// resuming after its `post_removed`) has nothing more to send, and is not refused.
+    private func requireReadable(_ topics: Set<LiveTopic>, by viewer: UserID) throws {
+        let rooms = topics.compactMap { topic -> RoomID? in if case .room(let room) = topic { room } else { nil } }
+        let posts = topics.compactMap { topic -> PostID? in if case .post(let post) = topic { post } else { nil } }
+        guard !rooms.isEmpty || !posts.isEmpty else { return }
+        _ = try endpoints.backend.readModels.snapshot { view in
+            for room in rooms { try RoomRoutes.requireMember(viewer, of: room, in: view) }
+            for post in posts where try view.isHidden(post, from: viewer) {
+                throw APIError.notFound("no post \(post)")
+            }
+        }
+    }
+
+    /// Where the stream starts: after `Last-Event-ID` (or `?after=`), else after what the read models hold now. A
+    /// position past the log's head was never handed out: resuming after it would wait, silent, for events that
+    /// come long after the client's last one.
+    private func startPosition(_ request: Request) async throws -> LogPosition {
+        guard let text = request.headers[.lastEventID] ?? request.uri.queryParameters["after"].map(String.init) else {
+            return endpoints.backend.projections.position
+        }
+        guard let after = UInt64(text.trimmingCharacters(in: .whitespaces)) else {
+            throw APIError.badRequest("Last-Event-ID and after must be a log position (a whole number)")
+        }
+        let head = await endpoints.backend.head(reaching: LogPosition(after))
+        guard after <= head.rawValue else {
+            throw APIError.badRequest(
+                "Last-Event-ID and after must be a position the server has handed out; the log ends at \(head)")
+        }
+        return LogPosition(after)
     }
 
     static func topics(_ request: Request) throws -> Set<LiveTopic> {
@@ -73,6 +104,8 @@ struct LiveStream: Sendable {
     let topics: Set<LiveTopic>
     let heartbeat: Duration
     let hub: LiveHub
+    /// Closed when the user opens more streams than they may hold: this one then ends.
+    let slot: LiveStreamSlots.Stream
 
     func run(from start: LogPosition, into writer: inout any ResponseBodyWriter) async throws {
         let backend = endpoints.backend
@@ -97,8 +130,22 @@ struct LiveStream: Sendable {
                 hub.endShutdownWaits()
             }
         } catch is CancellationError {
-            return
+            guard slot.isClosed else { return }
+            try await writer.write(
+                ByteBuffer(string: ": closed: this account opened more live streams than it may\n\n"))
+        } catch is SessionEnded {
+            // The stream ends with its session: a stolen token reads nothing more. The client, reconnecting, is told
+            // 401.
+            try await writer.write(ByteBuffer(string: ": session ended\n\n"))
         }
+    }
+
+    /// Thrown to end a stream whose session has ended.
+    private struct SessionEnded: Error {}
+
+    /// Throws ``SessionEnded`` unless the caller's session is still live.
+    private func requireLiveSession() throws {
+        guard try endpoints.backend.isLive(caller.session, of: caller.user) else { throw SessionEnded() }
     }
 
     /// Sends what concerns the stream after `start`, until cancelled: walks the events up to where the live hub has
@@ -118,11 +165,19 @@ struct LiveStream: Sendable {
                 }
             }
             guard let subscriber else { return }
-            defer { hub.unsubscribe(subscriber) }
+            defer {
+                _ = slot.waits(on: nil)
+                hub.unsubscribe(subscriber)
+            }
+            // Closed before the hub had it to wake: nothing more for this stream.
+            guard slot.waits(on: subscriber) else { throw CancellationError() }
             delivering: while true {
                 switch try await hub.next(subscriber) {
                 case .events(let events): try await write(events, into: &writer)
-                case .heartbeat: try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
+                case .heartbeat:
+                    // A session also ends by expiring, which no event says.
+                    try requireLiveSession()
+                    try await writer.write(ByteBuffer(string: ": heartbeat\n\n"))
                 case .fellBehind(let given, let learnt):
                     (sent, interest) = (given, learnt)
                     break delivering
@@ -149,8 +204,13 @@ struct LiveStream: Sendable {
     }
 
     /// Renders `events` from one snapshot of the read models, which have applied them, and writes them in order.
-    /// Most batches need no snapshot at all: they hold nothing that may concern the stream.
+    /// Most batches need no snapshot at all: they hold nothing that may concern the stream. Those after the end of
+    /// the stream's session are not sent: ``SessionEnded`` is thrown instead.
     private func write(_ events: [DecodedEventWindow.Entry], into writer: inout any ResponseBodyWriter) async throws {
+        if let end = events.firstIndex(where: endsSession) {
+            try await write(Array(events[..<end]), into: &writer)
+            throw SessionEnded()
+        }
         guard !events.isEmpty else { return }
         let outgoing = try endpoints.backend.readModels.snapshot { view in
             try events.map { entry in (entry.recorded.position, try render(entry, in: view)) }
@@ -211,6 +271,12 @@ struct LiveStream: Sendable {
                 return ("profile", JSONBody.encode(renderer.profile(profile)))
             }
         }
+    }
+
+    /// Whether `entry` ends the stream's session (each way a session ends appends a ``SessionEnded`` for it).
+    private func endsSession(_ entry: DecodedEventWindow.Entry) -> Bool {
+        guard case .sessionEnded(let ended) = entry.event else { return false }
+        return ended.session == caller.session
     }
 
     /// `id: …`, `event: …` and `data: …` of each event of one position.

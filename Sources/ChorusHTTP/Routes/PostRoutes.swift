@@ -81,13 +81,15 @@ struct PostRoutes {
         group.put("posts/:id/repost") { request, context in try await repost(request, context, reposted: true) }
         group.delete("posts/:id/repost") { request, context in try await repost(request, context, reposted: false) }
         group.get("posts/:id/comments") { request, context in
-            _ = try context.requireCaller()
+            let caller = try context.requireCaller()
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
             let page = try Endpoints.page(request)
             let order = try Endpoints.order(request, default: .oldestFirst)
             return try await endpoints.read(request) { view in
                 renderer.page(
-                    try UserRoutes.require(view.comments(on: post, order: order, page: page), "post"), renderer.comment)
+                    try UserRoutes.require(
+                        view.comments(on: post, viewer: caller.user, order: order, page: page), "post"),
+                    renderer.comment)
             }
         }
         group.post("posts/:id/comments") { request, context in
