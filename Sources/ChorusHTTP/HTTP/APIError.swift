@@ -55,11 +55,16 @@ struct APIError: HTTPResponseError, Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// `{"error": {"code", "message"}}`.
+    var body: [UInt8] {
         var json = JSONWriter(capacity: 128)
         json.object { body in
             body.field("error", ErrorDetail(code: code, message: message))
         }
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: json.bytes)))
+        return json.bytes
     }
 
     private struct ErrorDetail: JSONWritable {

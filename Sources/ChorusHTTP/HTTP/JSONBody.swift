@@ -1,8 +1,8 @@
 import Foundation
 import Hummingbird
 
-/// JSON in and out: bodies are read with a size limit and decoded strictly (wrong types and malformed JSON are
-/// `400 bad_request` naming the field); answers are written by ``JSONWriter``.
+/// JSON in and out: bodies are read with a size limit and decoded strictly (wrong types, malformed JSON and a field
+/// given twice are `400 bad_request` naming the field); answers are written by ``JSONWriter``.
 enum JSONBody {
     /// No JSON body openapi.yaml defines comes near this: the longest text field is 2,200 characters.
     static let maximumSize = 64 << 10
@@ -34,6 +34,9 @@ enum JSONBody {
 
     static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
         guard !bytes.isEmpty else { throw APIError.badRequest("the body must be a JSON object") }
+        if let key = JSONDuplicateKeys.first(in: bytes) {
+            throw APIError.badRequest("field \(key) is given twice; send each field once")
+        }
         do {
             return try JSONDecoder().decode(type, from: Data(bytes))
         } catch let error as DecodingError {

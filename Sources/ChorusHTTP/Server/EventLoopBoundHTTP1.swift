@@ -20,7 +20,9 @@ struct EventLoopBoundHTTP1: ServerChildChannel {
     ///   - requestTimeout: a request whose body has not arrived whole this long after its head closes its connection.
     static func builder(idleTimeout: Duration, requestTimeout: Duration) -> HTTPServerBuilder {
         let configuration = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [RequestDeadlineHandler(timeout: TimeAmount(requestTimeout))],
+            additionalChannelHandlers: [
+                MalformedRequestHandler(), RequestDeadlineHandler(timeout: TimeAmount(requestTimeout)),
+            ],
             idleTimeout: TimeAmount(idleTimeout))
         return HTTPServerBuilder { responder in
             EventLoopBoundHTTP1(http1: HTTP1Channel(responder: responder, configuration: configuration))
