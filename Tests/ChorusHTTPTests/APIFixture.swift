@@ -21,6 +21,10 @@ struct APIFixture: Sendable {
     /// sets its own.
     static let consistencyTimeout = readModelsWait
 
+    /// The admin token of the test servers, unless a test configures its own: `/metrics` and the positions of
+    /// `/health` are for it alone.
+    static let adminToken = "the-test-servers-admin-token"
+
     /// One response, its body parsed as JSON when it is JSON.
     struct Answer: @unchecked Sendable {
         let status: HTTPResponse.Status
@@ -135,6 +139,7 @@ func withAPI(
         configuration.port = 0
         configuration.publicBaseURL = "http://chorus.test"
         configuration.consistencyTimeout = APIFixture.consistencyTimeout
+        configuration.adminToken = APIFixture.adminToken
         configure(&configuration)
         defer { backend.close() }
         // The test client runs the backend's services as `chorus serve` does, and shuts them down at the end.

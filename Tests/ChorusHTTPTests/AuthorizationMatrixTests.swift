@@ -82,7 +82,7 @@ struct AuthorizationMatrixTests {
 
             let routes: [Route] = [
                 Route(method: .get, path: "/health", audience: .anyone),
-                Route(method: .get, path: "/metrics", audience: .anyone),
+                Route(method: .get, path: "/metrics", audience: .admin),
                 Route(method: .get, path: "/openapi.yaml", audience: .anyone),
                 Route(method: .get, path: "/v1/media/\(media)", audience: .anyone),
                 Route(method: .get, path: "/v1/me", audience: .user),

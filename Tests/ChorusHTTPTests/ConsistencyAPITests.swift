@@ -15,7 +15,7 @@ struct ConsistencyAPITests {
             let read = try await api.call(
                 .get, "/v1/feed/home", token: ana.token, headers: ["Chorus-Min-Position": "\(api.head.rawValue)"])
             #expect(read.status == .ok && (read.position ?? 0) >= created.position ?? .max)
-            let health = try await api.call(.get, "/health")
+            let health = try await api.call(.get, "/health", token: APIFixture.adminToken)
             #expect(
                 health.object["status"] as? String == "ok"
                     && health.object["position"] as? Int == Int(api.head.rawValue))

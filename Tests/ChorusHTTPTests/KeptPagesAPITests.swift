@@ -94,7 +94,8 @@ struct KeptPagesAPITests {
                         #expect(again.bytes == read.bytes, "step \(step): \(uri) as \(reader.id), answered again")
                     }
                 }
-                let metrics = String(decoding: try await api.call(.get, "/metrics").bytes, as: UTF8.self)
+                let metrics = String(
+                    decoding: try await api.call(.get, "/metrics", token: APIFixture.adminToken).bytes, as: UTF8.self)
                 reused = Self.counter(#"chorus_pages_total{result="reused"}"#, in: metrics)
                 let rendered = Self.counter(#"chorus_pages_total{result="rendered"}"#, in: metrics)
                 // Every page was asked for at least twice in a row, so at least half were answered as kept; and the
@@ -126,7 +127,8 @@ struct KeptPagesAPITests {
             let renamed = try await api.call(.get, "/v1/feed/following", token: ana.token)
             let author = try #require(renamed.items.first?["author"] as? [String: Any])
             #expect(author["name"] as? String == "Bo Renamed")
-            let metrics = String(decoding: try await api.call(.get, "/metrics").bytes, as: UTF8.self)
+            let metrics = String(
+                decoding: try await api.call(.get, "/metrics", token: APIFixture.adminToken).bytes, as: UTF8.self)
             #expect(Self.counter(#"chorus_pages_total{result="reused"}"#, in: metrics) == 1)
         }
     }
@@ -137,7 +139,8 @@ struct KeptPagesAPITests {
             let ana = try await api.register("Ana")
             _ = try await api.post(ana, "mine")
             for _ in 0..<3 { try await api.call(.get, "/v1/feed/following", token: ana.token) }
-            let metrics = String(decoding: try await api.call(.get, "/metrics").bytes, as: UTF8.self)
+            let metrics = String(
+                decoding: try await api.call(.get, "/metrics", token: APIFixture.adminToken).bytes, as: UTF8.self)
             #expect(Self.counter(#"chorus_pages_total{result="reused"}"#, in: metrics) == 0)
         }
     }

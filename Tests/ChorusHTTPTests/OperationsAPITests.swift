@@ -13,7 +13,7 @@ struct OperationsAPITests {
             _ = try await api.post(ana, "hi")
             _ = try await api.call(.get, "/v1/users/\(ana.id)", token: ana.token)
             _ = try await api.call(.get, "/v1/nothing")
-            let answer = try await api.call(.get, "/metrics")
+            let answer = try await api.call(.get, "/metrics", token: APIFixture.adminToken)
             #expect(answer.status == .ok && answer.headers[.contentType]?.hasPrefix("text/plain") == true)
             let text = String(decoding: answer.bytes, as: UTF8.self)
             for expected in [

@@ -164,7 +164,8 @@ struct ReplayCommandTests {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
             let server = try await ServerProcess(data: data, extraArguments: ["--demo-events", "500"])
-            let head = try #require(try await server.call("GET", "/health").json["position"] as? Int)
+            let head = try #require(
+                try await server.call("GET", "/health", token: server.adminToken).json["position"] as? Int)
             let follower = try ChildProcess(
                 try chorusExecutableURL().path,
                 ["replay", "--data", data, "--json", "--follow", "--from", String(head + 1)], output: .pipe)
@@ -225,7 +226,7 @@ struct ReplayCommandTests {
             let texts = posts.items.compactMap { $0["text"] as? String }
             #expect(texts.contains("before the incident"))
             #expect(!texts.contains("the incident"))
-            let health = try await served.call("GET", "/health")
+            let health = try await served.call("GET", "/health", token: served.adminToken)
             #expect(health.json["position"] as? Int == Int(position))
 
             for (method, path, body) in [

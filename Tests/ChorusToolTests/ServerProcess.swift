@@ -13,6 +13,9 @@ final class ServerProcess: @unchecked Sendable {
     let process: ChildProcess
     let port: Int
     let base: String
+    /// The server's admin token: the environment's `CHORUS_ADMIN_TOKEN`, or one of the tests' own. `/metrics` and the
+    /// positions of `/health` are for it alone.
+    let adminToken: String
     /// Where the server's standard error (its log) goes: a file, which a chatty server cannot fill as it can a pipe.
     let logFile: String
     /// Whether `logFile` is this object's own, removed with it.
@@ -35,6 +38,9 @@ final class ServerProcess: @unchecked Sendable {
             ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("chorus-serve-\(UUID().uuidString.lowercased()).log").path
         ownsLogFile = logFile == nil
+        adminToken = environment["CHORUS_ADMIN_TOKEN"] ?? "the-test-servers-admin-token"
+        var environment = environment
+        environment["CHORUS_ADMIN_TOKEN"] = adminToken
         var attempt = 1
         while true {
             let candidate = try port ?? LoopbackPort.free()

@@ -17,13 +17,17 @@ struct AdminMiddleware: RouterMiddleware {
         guard let presented = AuthMiddleware.bearerToken(request) else {
             throw APIError.unauthorized("admin routes need the admin token")
         }
-        if let adminToken, Self.constantTimeEqual(presented, adminToken) {
-            return try await next(request, context)
-        }
+        if Self.presentsAdminToken(request, adminToken: adminToken) { return try await next(request, context) }
         if try await backend.user(forToken: presented) != nil {
             throw APIError.forbidden("admin routes need the admin token, not a user's")
         }
         throw APIError.unauthorized("admin routes need the admin token")
+    }
+
+    /// Whether `request` carries the configured admin token (never, when none is configured).
+    static func presentsAdminToken(_ request: Request, adminToken: String?) -> Bool {
+        guard let adminToken, let presented = AuthMiddleware.bearerToken(request) else { return false }
+        return constantTimeEqual(presented, adminToken)
     }
 
     /// Compares digests, so that the time taken says nothing about where two tokens differ, nor how long they are.

@@ -4,7 +4,8 @@ import ChorusProjections
 import Foundation
 import Hummingbird
 
-/// What operators and tools call: health, the contract, and the admin routes (admin token only).
+/// What operators and tools call: health (its positions for the admin token only), metrics and the admin routes (admin
+/// token only), and the contract.
 struct OperationsRoutes {
     let endpoints: Endpoints
     let adminToken: String?
@@ -97,15 +98,20 @@ struct OperationsRoutes {
         }
     }
 
+    /// `GET /health`: the log's head and the read models' position only for the admin token. Anyone may ask whether
+    /// the server is up, but positions counted from outside tell what happened inside (a password reset that found
+    /// an account moved the head by one), and how busy the app is.
     struct Health: JSONWritable {
-        let position: UInt64
-        let projections: [String: UInt64]
+        /// The log's head and the read models' positions; nil for anyone without the admin token.
+        let positions: (head: UInt64, projections: [String: UInt64])?
 
         func write(to json: inout JSONWriter) {
             json.object { body in
                 body.field("status", "ok")
-                body.field("position", position)
-                body.field("projections", Members(members: projections))
+                if let positions {
+                    body.field("position", positions.head)
+                    body.field("projections", Members(members: positions.projections))
+                }
             }
         }
     }
@@ -146,12 +152,18 @@ struct OperationsRoutes {
 
     func add(to router: Router<ChorusRequestContext>) {
         let backend = endpoints.backend
-        router.get("/health") { _, _ in
+        router.get("/health") { [adminToken] request, _ in
+            guard AdminMiddleware.presentsAdminToken(request, adminToken: adminToken) else {
+                return Endpoints.json(.ok, JSONBody.encode(Health(positions: nil)), position: nil)
+            }
             let health = Health(
-                position: backend.log.head.rawValue, projections: ["readModels": backend.projections.position.rawValue])
+                positions: (backend.log.head.rawValue, ["readModels": backend.projections.position.rawValue]))
             return Endpoints.json(.ok, JSONBody.encode(health), position: backend.projections.position)
         }
-        router.get("/metrics") { _, _ in
+        // Counters tell what happens inside (sign-ups, resets, how busy the app is): Prometheus scrapes with the admin
+        // token as its bearer token.
+        let operators = router.group().add(middleware: AdminMiddleware(adminToken: adminToken, backend: backend))
+        operators.get("/metrics") { _, _ in
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             let text = backend.metrics.render(

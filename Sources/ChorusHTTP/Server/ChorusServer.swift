@@ -21,8 +21,12 @@ public struct ServerConfiguration: Sendable {
     /// A request whose body has not all arrived this long after its head closes its connection; room for 10 MiB of
     /// media over a slow mobile link.
     public var requestTimeout: Duration = .seconds(120)
-    /// How often sign-ups and logins may be tried; nil turns the limits off (load tests).
-    public var rateLimits: RateLimits? = RateLimits()
+    /// How often sign-ins, resets and writes may be done (``RateLimits``); ``RateLimits/none`` for load tests.
+    public var rateLimits = RateLimits()
+    /// The most live streams one user holds open at once (opening one more closes their oldest); nil for no bound.
+    public var liveStreamsPerUser: Int? = 20
+    /// The reverse proxies whose `X-Forwarded-For` says who a request comes from (``ClientAddressMiddleware``).
+    public var trustedProxies: [IPAddressRange] = []
     /// Serves the data directory's log as it is, refusing every write with 403 (`chorus serve --read-only`).
     public var readOnly = false
     /// Logs every answered request at `debug` level (``AccessLogMiddleware``).
@@ -42,20 +46,6 @@ public struct ServerConfiguration: Sendable {
     public init() {}
 
     var baseURL: String { publicBaseURL ?? "http://\(host):\(port)" }
-}
-
-/// How often sign-ups and logins may be tried before `429 rate_limited` with `Retry-After`.
-public struct RateLimits: Sendable {
-    /// Guessing one account's password: 10 tries, then one every 30 s.
-    public var loginPerAccount = RateLimiter.Rule(burst: 10, every: .seconds(30))
-    /// Many accounts from one address: 300 tries, then 5 a second (an office or a campus behind one address).
-    public var loginPerAddress = RateLimiter.Rule(burst: 300, every: .milliseconds(200))
-    /// Accounts made from one address: 30, then one a minute.
-    public var registrationPerAddress = RateLimiter.Rule(burst: 30, every: .seconds(60))
-    /// The limiters' clock; tests move their own.
-    public var clock: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
-
-    public init() {}
 }
 
 /// The HTTP API of openapi.yaml over a ``ChorusBackend``, as a Hummingbird application whose service group also runs
@@ -100,21 +90,27 @@ public enum ChorusServer {
         let endpoints = Endpoints(
             backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL),
             consistencyTimeout: configuration.consistencyTimeout,
-            pages: configuration.keptPageBytes > 0 ? RenderedPages(budget: configuration.keptPageBytes) : nil)
+            pages: configuration.keptPageBytes > 0 ? RenderedPages(budget: configuration.keptPageBytes) : nil,
+            limiters: Limiters(configuration.rateLimits))
         let router = Router(context: ChorusRequestContext.self)
         // Middleware applies to the routes added after it, and to "no such route"; the first added is outermost.
         router.add(middleware: MetricsMiddleware(metrics: backend.metrics))
+        router.add(middleware: NoSniffMiddleware())
+        router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
         if configuration.logsRequests { router.add(middleware: AccessLogMiddleware()) }
         router.add(middleware: ErrorMiddleware())
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
         OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken, webhooks: webhooks).add(to: router)
-        AuthRoutes(endpoints: endpoints, limits: configuration.rateLimits.map(AuthRoutes.Limits.init)).addOpen(
-            to: router)
+        AuthRoutes(endpoints: endpoints).addOpen(to: router)
         MediaRoutes(endpoints: endpoints).addOpen(to: router)
 
         let signedIn = router.group("v1").add(middleware: AuthMiddleware(backend: backend))
-        AuthRoutes(endpoints: endpoints, limits: nil).addProtected(to: signedIn)
+        // Ending a session is never held back by the limits on writes: whoever fears for their account can always.
+        AuthRoutes(endpoints: endpoints).addProtected(to: signedIn)
+        AccountRoutes(endpoints: endpoints).addSessions(to: signedIn)
+        // Routes added from here on have the middleware; those above do not.
+        signedIn.add(middleware: WriteLimitMiddleware(writesPerUser: endpoints.limiters.writesPerUser))
         UserRoutes(endpoints: endpoints).add(to: signedIn)
         AccountRoutes(endpoints: endpoints).add(to: signedIn)
         ReportRoutes(endpoints: endpoints).add(to: signedIn)
@@ -125,7 +121,10 @@ public enum ChorusServer {
         MediaRoutes(endpoints: endpoints).addProtected(to: signedIn)
         let hub = LiveHub(
             readModels: backend.readModels, window: backend.liveEvents, maximumPending: configuration.liveBacklog)
-        LiveRoutes(endpoints: endpoints, heartbeat: configuration.heartbeat, hub: hub).add(to: signedIn)
+        LiveRoutes(
+            endpoints: endpoints, heartbeat: configuration.heartbeat, hub: hub,
+            slots: LiveStreamSlots(limit: configuration.liveStreamsPerUser, hub: hub)
+        ).add(to: signedIn)
         return router
     }
 }

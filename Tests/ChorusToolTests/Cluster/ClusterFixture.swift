@@ -88,12 +88,12 @@ final class ClusterFixture: Sendable {
     func waitUntilCaughtUp() async throws {
         let head = try clusterHead()
         for index in 0..<count where node(index).process.isRunning {
-            var health = try await node(index).call("GET", "/health")
+            var health = try await node(index).call("GET", "/health", token: node(index).adminToken)
             for _ in 0..<300 {
                 let readModels = (health.json["projections"] as? [String: Any])?["readModels"] as? Int
                 if health.json["position"] as? Int == Int(head), readModels == Int(head) { break }
                 try await Task.sleep(for: .milliseconds(100))
-                health = try await node(index).call("GET", "/health")
+                health = try await node(index).call("GET", "/health", token: node(index).adminToken)
             }
             guard health.json["position"] as? Int == Int(head) else {
                 throw ServerError("node \(index) is at \(health.json) after 30 s, the cluster at \(head)")

@@ -43,7 +43,7 @@ struct ClusterTests {
             #expect(streamed.map(\.name).contains("post"), "node B streams the post written on node A")
 
             // Node A's /metrics counts the commits it made to the cluster (a sign-up and a post at least).
-            let metrics = try await a.call("GET", "/metrics").text.split(separator: "\n")
+            let metrics = try await a.call("GET", "/metrics", token: a.adminToken).text.split(separator: "\n")
             let commits = metrics.first { $0.hasPrefix("chorus_cluster_commits_total ") }?.split(separator: " ").last
             #expect(commits.flatMap { Double($0) } ?? 0 >= 2, "\(String(describing: commits))")
         }
@@ -242,7 +242,8 @@ struct ClusterTests {
                     headers: ["Idempotency-Key": "seed-\(index)"])
                 posts.append(try #require(posted.json["id"] as? String))
             }
-            let singleHead = try #require(try await single.call("GET", "/health").json["position"] as? Int)
+            let singleHead = try #require(
+                try await single.call("GET", "/health", token: single.adminToken).json["position"] as? Int)
             #expect(await single.stop() == 0)
 
             let moved = try await runChorus([

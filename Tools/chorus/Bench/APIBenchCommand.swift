@@ -144,6 +144,8 @@ struct APIBenchCommand: AsyncParsableCommand {
 /// `chorus serve` as a child process on a free port.
 final class BenchServer: @unchecked Sendable {
     let base: String
+    /// The server's admin token, made for this run: `/metrics` and the positions of `/health` are for it alone.
+    let adminToken = "bench-admin-" + UUID().uuidString
     private let process: ChildProcess
     var processIdentifier: Int32 { process.processIdentifier }
 
@@ -153,7 +155,8 @@ final class BenchServer: @unchecked Sendable {
         base = "http://127.0.0.1:\(port)"
         process = try ChildProcess(
             Executables.current.path,
-            ["serve", "--data", data, "--port", String(port)] + arguments, output: .discarded, errors: .discarded)
+            ["serve", "--data", data, "--port", String(port)] + arguments,
+            environment: ["CHORUS_ADMIN_TOKEN": adminToken], output: .discarded, errors: .discarded)
         for _ in 0..<600 {
             if (try? await request("GET", "/health").status) == 200 { return }
             try await Task.sleep(for: .milliseconds(100))
@@ -243,5 +246,15 @@ final class BenchServer: @unchecked Sendable {
         -> (status: Int, body: [String: Any])
     {
         try await HTTPJSONClient(base: base).call(method, path, token: token, json: json)
+    }
+
+    /// `/health` as the admin sees it: with the log's head (`position`) and the read models' positions.
+    func health() async throws -> [String: Any] {
+        try await request("GET", "/health", token: adminToken).body
+    }
+
+    /// `/metrics`, in Prometheus's text format.
+    func metrics() async throws -> String {
+        try await HTTPJSONClient(base: base).text("/metrics", token: adminToken)
     }
 }

@@ -231,9 +231,7 @@ private struct ClusterCommitCounts {
     init(of nodes: [BenchServer]) async throws {
         (commits, repeatedDecisions) = (0, 0)
         for node in nodes {
-            guard let url = URL(string: node.base + "/metrics") else { throw BenchmarkError("no URL for \(node.base)") }
-            let (data, _) = try await URLSession.shared.data(from: url)
-            let text = String(decoding: data, as: UTF8.self)
+            let text = try await node.metrics()
             commits += Self.value(of: "chorus_cluster_commits_total", in: text)
             repeatedDecisions += Self.value(of: "chorus_cluster_repeated_decisions_total", in: text)
         }

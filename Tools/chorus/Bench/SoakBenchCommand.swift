@@ -82,7 +82,7 @@ struct SoakBenchCommand: AsyncParsableCommand {
         for minute in 1...minutes {
             let round = try wrk.run(url: server.base, script: script, seconds: 60, connections: connections, threads: 1)
             let heap = server.anonymousMemoryMiB()
-            let head = (try? await server.request("GET", "/health").body["position"] as? Int) ?? 0
+            let head = (try? await server.health()["position"] as? Int) ?? 0
             rounds.append((round.requestsPerSecond, round.p99Milliseconds, round.errors, heap))
             print(
                 String(

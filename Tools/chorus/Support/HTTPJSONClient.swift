@@ -29,10 +29,12 @@ struct HTTPJSONClient: Sendable {
         return (answer.status, answer.body)
     }
 
-    /// The body of `GET path` as text (`/metrics`).
-    func text(_ path: String) async throws -> String {
+    /// The body of `GET path` as text (`/metrics`), with `token` as the bearer token if given.
+    func text(_ path: String, token: String? = nil) async throws -> String {
         guard let url = URL(string: base + path) else { throw OperatorError("\(base + path) is not a URL") }
-        let (data, _) = try await URLSession.shared.data(from: url)
+        var request = URLRequest(url: url)
+        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        let (data, _) = try await URLSession.shared.data(for: request)
         return String(decoding: data, as: UTF8.self)
     }
 
