@@ -299,16 +299,19 @@ struct ReplayedEvent {
             Self.forEachField(of: decoded) { name, value in fields.append("\(name.text)=\(Self.plain(value))") }
             shown = fields.joined(separator: " ")
         case .undecodable(let problem):
-            shown = "(does not decode: \(problem))"
+            shown = "(does not decode: \(TerminalText.escaped(problem)))"
         }
-        return "\(event.position)  \(event.recordedAt.rfc3339)  \(event.type)  "
-            + "\(event.stream)#\(event.streamVersion)  by \(event.actor.isEmpty ? "-" : event.actor)  \(shown)"
+        // The envelope's text too: an imported log's records hold whatever its file held.
+        let actor = event.actor.isEmpty ? "-" : TerminalText.escaped(event.actor)
+        return "\(event.position)  \(event.recordedAt.rfc3339)  \(TerminalText.escaped(event.type))  "
+            + "\(TerminalText.escaped(event.stream.rawValue))#\(event.streamVersion)  by \(actor)  \(shown)"
     }
 
+    /// A field's value in a line for people: text escaped (``TerminalText``), and quoted when it has spaces.
     private static func plain(_ value: FieldValue) -> String {
         switch value {
         case .null: "null"
-        case .text(let text), .user(let text): text.contains(" ") || text.isEmpty ? "\"\(text)\"" : text
+        case .text(let text), .user(let text): TerminalText.field(text)
         case .integer(let number): "\(number)"
         case .flag(let flag): "\(flag)"
         case .labelled(let label, let inner): "\(label):\(plain(inner))"

@@ -115,6 +115,52 @@ struct JSONBytes {
         bytes.append(UInt8(ascii: "\""))
     }
 
-    /// A quoted string, escaped as `JSONEncoder` escapes it.
-    mutating func string(_ text: String) { bytes.appendJSONString(text) }
+    /// A quoted string, escaped as `JSONEncoder` escapes it, and DEL and the C1 controls too (`\u007f`, `\u009b`):
+    /// JSON may hold them as they are, but a terminal the lines are printed on takes them as commands (see
+    /// ``TerminalText``).
+    mutating func string(_ text: String) {
+        text.withBorrowedUTF8 { utf8 in
+            guard let first = Self.firstTerminalControl(in: utf8, from: 0) else { return bytes.appendJSONString(utf8) }
+            bytes.append(UInt8(ascii: "\""))
+            var (start, control) = (0, first)
+            while true {
+                bytes.appendJSONString(UnsafeBufferPointer(rebasing: utf8[start..<control]), quoted: false)
+                // DEL is one byte; a C1 control two, its code point in the second.
+                let codePoint = utf8[control] == 0x7F ? 0x7F : utf8[control + 1]
+                bytes += Array("\\u00".utf8)
+                bytes += [JSONTextBytes.hexDigit(codePoint >> 4), JSONTextBytes.hexDigit(codePoint & 0xF)]
+                start = control + (utf8[control] == 0x7F ? 1 : 2)
+                guard let next = Self.firstTerminalControl(in: utf8, from: start) else { break }
+                control = next
+            }
+            bytes.appendJSONString(UnsafeBufferPointer(rebasing: utf8[start...]), quoted: false)
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+
+    /// Where the first DEL (0x7F) or C1 control (U+0080–U+009F: 0xC2, then 0x80–0x9F) at or after `start` is in
+    /// `utf8`. Eight bytes at a time, as ``JSONEscapes`` looks: almost no text has either byte, and a replay writes
+    /// little else.
+    private static func firstTerminalControl(in utf8: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        /// The high bit of each byte of `word` that is `byte` (and maybe of bytes after one that is).
+        func matching(_ word: UInt64, _ byte: UInt8) -> UInt64 {
+            let difference = word ^ (ones &* UInt64(byte))
+            return (difference &- ones) & ~difference & (ones &* 0x80)
+        }
+        var index = start
+        let raw = UnsafeRawBufferPointer(utf8)
+        while index + 8 <= raw.count {
+            let word = raw.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            guard matching(word, 0x7F) | matching(word, 0xC2) == 0 else { break }
+            index += 8
+        }
+        while index < utf8.count {
+            let byte = utf8[index]
+            if byte == 0x7F { return index }
+            if byte == 0xC2, index + 1 < utf8.count, (0x80...0x9F).contains(utf8[index + 1]) { return index }
+            index += 1
+        }
+        return nil
+    }
 }
