@@ -109,7 +109,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/auth/login/post(login)/responses/400`.
             ///
@@ -224,7 +224,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `rate_limited`: too many sign-ups or logins from this address, or logins to this account; `Retry-After` says when to try again.
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/login/post(login)/responses/429`.
             ///
@@ -301,7 +301,7 @@ public enum Operations {
             }
         }
     }
-    /// Revokes this token (SessionEnded).
+    /// Revokes this token (SessionEnded); its live streams close. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `POST /v1/auth/logout`.
     /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)`.
@@ -384,7 +384,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)/responses/400`.
             ///
@@ -484,7 +484,7 @@ public enum Operations {
             }
         }
     }
-    /// PasswordResetRequested, when an account has this e-mail: a reset token, usable once within an hour, goes out through the password_reset.requested webhook. The answer is 202 with no body whether an account has the e-mail or not, so it tells no one who signed up. Limited per address and per account as logins are.
+    /// PasswordResetRequested, when an account has this e-mail: a reset token, usable once within an hour, goes out through the password_reset.requested webhook; PasswordResetUnmatched otherwise, which sends nothing. The answer is 202 with no body either way, after the same work (one event appended), so it tells no one who signed up. Limited per address and per account (the e-mail as a login looks it up: case and surrounding white space do not make another account).
     ///
     /// - Remark: HTTP `POST /v1/auth/password-reset`.
     /// - Remark: Generated from `#/paths//v1/auth/password-reset/post(requestPasswordReset)`.
@@ -580,7 +580,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/auth/password-reset/post(requestPasswordReset)/responses/400`.
             ///
@@ -672,7 +672,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `rate_limited`: too many sign-ups or logins from this address, or logins to this account; `Retry-After` says when to try again.
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/password-reset/post(requestPasswordReset)/responses/429`.
             ///
@@ -868,7 +868,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/auth/password-reset/confirm/post(confirmPasswordReset)/responses/400`.
             ///
@@ -960,7 +960,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -987,7 +988,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `rate_limited`: too many sign-ups or logins from this address, or logins to this account; `Retry-After` says when to try again.
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/password-reset/confirm/post(confirmPasswordReset)/responses/429`.
             ///
@@ -1184,7 +1185,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/auth/register/post(register)/responses/400`.
             ///
@@ -1276,7 +1277,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -1303,7 +1305,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `rate_limited`: too many sign-ups or logins from this address, or logins to this account; `Retry-After` says when to try again.
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/register/post(register)/responses/429`.
             ///
@@ -1514,7 +1516,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/conversations/get(conversations)/responses/400`.
             ///
@@ -1774,7 +1776,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/conversations/{userId}/messages/get(messages)/responses/400`.
             ///
@@ -2049,7 +2051,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/conversations/{userId}/read/post(readConversation)/responses/400`.
             ///
@@ -2136,6 +2138,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/conversations/{userId}/read/post(readConversation)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -2287,7 +2312,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/feed/following/get(followingFeed)/responses/400`.
             ///
@@ -2479,7 +2504,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/feed/home/get(homeFeed)/responses/400`.
             ///
@@ -2597,6 +2622,14 @@ public enum Operations {
     /// `after`) set to a `Chorus-Position` or an event id: every later event comes once. A comment line is sent
     /// every 15 s.
     ///
+    /// A stream lives as long as its session: when the session ends (logout, `DELETE /v1/me/sessions/{id}`, a
+    /// password change or reset, a suspension, the account's deletion) or expires, the stream sends the comment
+    /// `: session ended` and closes, within a second; reconnecting then answers 401. A user holds at most 20 streams
+    /// at once (the server's `--live-streams-per-user`): opening one more closes their oldest, which sends
+    /// `: closed: this account opened more live streams than it may` first. `post:{postId}` of a post hidden from
+    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is; a
+    /// stream sends no comment by a user blocked either way, and nothing of a post once it is hidden.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/live`.
     /// - Remark: Generated from `#/paths//v1/live/get(live)`.
@@ -2707,17 +2740,45 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            public struct BadRequest: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/live/GET/responses/400/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/live/GET/responses/400/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.Live.Output.BadRequest.Body
+                /// Creates a new `BadRequest`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.Live.Output.BadRequest.Body) {
+                    self.body = body
+                }
+            }
+            /// `bad_request`: an unknown topic, or `Last-Event-ID` (or `after`) that is not a position, or is past the log's head (a position the server never handed out).
             ///
             /// - Remark: Generated from `#/paths//v1/live/get(live)/responses/400`.
             ///
             /// HTTP response code: `400 badRequest`.
-            case badRequest(Components.Responses.BadRequest)
+            case badRequest(Operations.Live.Output.BadRequest)
             /// The associated value of the enum case if `self` is `.badRequest`.
             ///
             /// - Throws: An error if `self` is not `.badRequest`.
             /// - SeeAlso: `.badRequest`.
-            public var badRequest: Components.Responses.BadRequest {
+            public var badRequest: Operations.Live.Output.BadRequest {
                 get throws {
                     switch self {
                     case let .badRequest(response):
@@ -2894,7 +2955,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/get(getMe)/responses/400`.
             ///
@@ -3106,7 +3167,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/patch(editMe)/responses/400`.
             ///
@@ -3221,7 +3282,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -3243,6 +3305,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/patch(editMe)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -3464,7 +3549,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/400`.
             ///
@@ -3579,7 +3664,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -3601,6 +3687,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -3745,7 +3854,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/blocks/get(myBlocks)/responses/400`.
             ///
@@ -3930,7 +4039,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/mutes/get(myMutes)/responses/400`.
             ///
@@ -4149,7 +4258,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/password/post(changePassword)/responses/400`.
             ///
@@ -4264,7 +4373,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -4286,6 +4396,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/password/post(changePassword)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -4470,7 +4603,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/sessions/get(mySessions)/responses/400`.
             ///
@@ -4547,7 +4680,7 @@ public enum Operations {
             }
         }
     }
-    /// SessionEnded for one of the caller's sessions (another user's, or one that ended, is 404).
+    /// SessionEnded for one of the caller's sessions (another user's, or one that ended, is 404); its live streams close. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `DELETE /v1/me/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/me/sessions/{id}/delete(endSession)`.
@@ -4648,7 +4781,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/me/sessions/{id}/delete(endSession)/responses/400`.
             ///
@@ -4954,6 +5087,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -5465,7 +5621,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/messages/post(sendMessage)/responses/400`.
             ///
@@ -5603,7 +5759,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -5625,6 +5782,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/messages/post(sendMessage)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -5818,7 +5998,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/notifications/get(notifications)/responses/400`.
             ///
@@ -6080,7 +6260,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/notifications/read/post(readNotifications)/responses/400`.
             ///
@@ -6195,7 +6375,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -6217,6 +6398,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/notifications/read/post(readNotifications)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -6437,7 +6641,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/post(createPost)/responses/400`.
             ///
@@ -6575,7 +6779,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -6597,6 +6802,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/post(createPost)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -6781,7 +7009,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/get(getPost)/responses/400`.
             ///
@@ -7065,7 +7293,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)/responses/400`.
             ///
@@ -7249,7 +7477,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -7271,6 +7500,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -7431,7 +7683,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/delete(deletePost)/responses/400`.
             ///
@@ -7541,6 +7793,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/delete(deletePost)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -7760,7 +8035,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/get(getComments)/responses/400`.
             ///
@@ -8034,7 +8309,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)/responses/400`.
             ///
@@ -8218,7 +8493,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -8240,6 +8516,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -8407,7 +8706,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/{commentId}/delete(deleteComment)/responses/400`.
             ///
@@ -8540,6 +8839,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "gone",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/{commentId}/delete(deleteComment)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -8724,7 +9046,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/put(like)/responses/400`.
             ///
@@ -8857,6 +9179,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "gone",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/like/put(like)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -9041,7 +9386,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/delete(unlike)/responses/400`.
             ///
@@ -9174,6 +9519,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "gone",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/like/delete(unlike)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -9360,7 +9728,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/put(repost)/responses/400`.
             ///
@@ -9493,6 +9861,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "gone",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/put(repost)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -9679,7 +10070,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/delete(unrepost)/responses/400`.
             ///
@@ -9817,6 +10208,29 @@ public enum Operations {
                     }
                 }
             }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/delete(unrepost)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// `not_caught_up` (with Retry-After) or `unavailable`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/delete(unrepost)/responses/503`.
@@ -9871,7 +10285,7 @@ public enum Operations {
             }
         }
     }
-    /// ReportFiled: reports a post, a comment or a user (exactly one of postId, commentId, userId) to the admins' queue; the report.filed webhook tells the app's backend.
+    /// ReportFiled: reports a post, a comment or a user (exactly one of postId, commentId, userId) to the admins' queue; the report.filed webhook tells the app's backend. While the caller's report of the same post, comment or user is open, another is that report: its id again, and nothing filed.
     ///
     /// - Remark: HTTP `POST /v1/reports`.
     /// - Remark: Generated from `#/paths//v1/reports/post(fileReport)`.
@@ -10064,7 +10478,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/reports/post(fileReport)/responses/400`.
             ///
@@ -10179,7 +10593,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -10201,6 +10616,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/reports/post(fileReport)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -10404,7 +10842,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/get(rooms)/responses/400`.
             ///
@@ -10641,7 +11079,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/post(createRoom)/responses/400`.
             ///
@@ -10756,7 +11194,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -10778,6 +11217,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/rooms/post(createRoom)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -10964,7 +11426,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/get(room)/responses/400`.
             ///
@@ -11212,7 +11674,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/membership/put(joinRoom)/responses/400`.
             ///
@@ -11299,6 +11761,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/rooms/{id}/membership/put(joinRoom)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -11483,7 +11968,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/membership/delete(leaveRoom)/responses/400`.
             ///
@@ -11570,6 +12055,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/rooms/{id}/membership/delete(leaveRoom)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -11789,7 +12297,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/get(roomMessages)/responses/400`.
             ///
@@ -12086,7 +12594,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)/responses/400`.
             ///
@@ -12247,7 +12755,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -12269,6 +12778,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -12422,7 +12954,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/search/users/get(searchUsers)/responses/400`.
             ///
@@ -12598,7 +13130,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/get(getUser)/responses/400`.
             ///
@@ -12894,7 +13426,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/block/put(block)/responses/400`.
             ///
@@ -12986,7 +13518,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -13008,6 +13541,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/block/put(block)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -13217,7 +13773,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/block/delete(unblock)/responses/400`.
             ///
@@ -13309,7 +13865,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -13331,6 +13888,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/block/delete(unblock)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -13515,7 +14095,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)/responses/400`.
             ///
@@ -13630,7 +14210,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -13652,6 +14233,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -13836,7 +14440,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)/responses/400`.
             ///
@@ -13951,7 +14555,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -13973,6 +14578,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -14131,7 +14759,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/followers/get(getFollowers)/responses/400`.
             ///
@@ -14353,7 +14981,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/following/get(getFollowing)/responses/400`.
             ///
@@ -14577,7 +15205,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/likes/get(getUserLikes)/responses/400`.
             ///
@@ -14850,7 +15478,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/mute/put(mute)/responses/400`.
             ///
@@ -14942,7 +15570,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -14964,6 +15593,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/mute/put(mute)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -15173,7 +15825,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/mute/delete(unmute)/responses/400`.
             ///
@@ -15265,7 +15917,8 @@ public enum Operations {
                     }
                 }
             }
-            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field: name, major, bio),
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
             /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
             /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
             /// expired).
@@ -15287,6 +15940,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/mute/delete(unmute)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
                             response: self
                         )
                     }
@@ -15461,7 +16137,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `bad_request`: malformed JSON, wrong types, unknown query values, bad cursors or headers.
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/posts/get(getUserPosts)/responses/400`.
             ///

@@ -22,12 +22,12 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/login`.
     /// - Remark: Generated from `#/paths//v1/auth/login/post(login)`.
     func login(_ input: Operations.Login.Input) async throws -> Operations.Login.Output
-    /// Revokes this token (SessionEnded).
+    /// Revokes this token (SessionEnded); its live streams close. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `POST /v1/auth/logout`.
     /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)`.
     func logout(_ input: Operations.Logout.Input) async throws -> Operations.Logout.Output
-    /// PasswordResetRequested, when an account has this e-mail: a reset token, usable once within an hour, goes out through the password_reset.requested webhook. The answer is 202 with no body whether an account has the e-mail or not, so it tells no one who signed up. Limited per address and per account as logins are.
+    /// PasswordResetRequested, when an account has this e-mail: a reset token, usable once within an hour, goes out through the password_reset.requested webhook; PasswordResetUnmatched otherwise, which sends nothing. The answer is 202 with no body either way, after the same work (one event appended), so it tells no one who signed up. Limited per address and per account (the e-mail as a login looks it up: case and surrounding white space do not make another account).
     ///
     /// - Remark: HTTP `POST /v1/auth/password-reset`.
     /// - Remark: Generated from `#/paths//v1/auth/password-reset/post(requestPasswordReset)`.
@@ -87,6 +87,14 @@ public protocol APIProtocol: Sendable {
     /// `after`) set to a `Chorus-Position` or an event id: every later event comes once. A comment line is sent
     /// every 15 s.
     ///
+    /// A stream lives as long as its session: when the session ends (logout, `DELETE /v1/me/sessions/{id}`, a
+    /// password change or reset, a suspension, the account's deletion) or expires, the stream sends the comment
+    /// `: session ended` and closes, within a second; reconnecting then answers 401. A user holds at most 20 streams
+    /// at once (the server's `--live-streams-per-user`): opening one more closes their oldest, which sends
+    /// `: closed: this account opened more live streams than it may` first. `post:{postId}` of a post hidden from
+    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is; a
+    /// stream sends no comment by a user blocked either way, and nothing of a post once it is hidden.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/live`.
     /// - Remark: Generated from `#/paths//v1/live/get(live)`.
@@ -124,7 +132,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/me/sessions`.
     /// - Remark: Generated from `#/paths//v1/me/sessions/get(mySessions)`.
     func mySessions(_ input: Operations.MySessions.Input) async throws -> Operations.MySessions.Output
-    /// SessionEnded for one of the caller's sessions (another user's, or one that ended, is 404).
+    /// SessionEnded for one of the caller's sessions (another user's, or one that ended, is 404); its live streams close. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `DELETE /v1/me/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/me/sessions/{id}/delete(endSession)`.
@@ -211,7 +219,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/posts/{id}/repost`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/delete(unrepost)`.
     func unrepost(_ input: Operations.Unrepost.Input) async throws -> Operations.Unrepost.Output
-    /// ReportFiled: reports a post, a comment or a user (exactly one of postId, commentId, userId) to the admins' queue; the report.filed webhook tells the app's backend.
+    /// ReportFiled: reports a post, a comment or a user (exactly one of postId, commentId, userId) to the admins' queue; the report.filed webhook tells the app's backend. While the caller's report of the same post, comment or user is open, another is that report: its id again, and nothing filed.
     ///
     /// - Remark: HTTP `POST /v1/reports`.
     /// - Remark: Generated from `#/paths//v1/reports/post(fileReport)`.
@@ -326,14 +334,14 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Revokes this token (SessionEnded).
+    /// Revokes this token (SessionEnded); its live streams close. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `POST /v1/auth/logout`.
     /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)`.
     public func logout(headers: Operations.Logout.Input.Headers = .init()) async throws -> Operations.Logout.Output {
         try await logout(Operations.Logout.Input(headers: headers))
     }
-    /// PasswordResetRequested, when an account has this e-mail: a reset token, usable once within an hour, goes out through the password_reset.requested webhook. The answer is 202 with no body whether an account has the e-mail or not, so it tells no one who signed up. Limited per address and per account as logins are.
+    /// PasswordResetRequested, when an account has this e-mail: a reset token, usable once within an hour, goes out through the password_reset.requested webhook; PasswordResetUnmatched otherwise, which sends nothing. The answer is 202 with no body either way, after the same work (one event appended), so it tells no one who signed up. Limited per address and per account (the e-mail as a login looks it up: case and surrounding white space do not make another account).
     ///
     /// - Remark: HTTP `POST /v1/auth/password-reset`.
     /// - Remark: Generated from `#/paths//v1/auth/password-reset/post(requestPasswordReset)`.
@@ -459,6 +467,14 @@ extension APIProtocol {
     /// `after`) set to a `Chorus-Position` or an event id: every later event comes once. A comment line is sent
     /// every 15 s.
     ///
+    /// A stream lives as long as its session: when the session ends (logout, `DELETE /v1/me/sessions/{id}`, a
+    /// password change or reset, a suspension, the account's deletion) or expires, the stream sends the comment
+    /// `: session ended` and closes, within a second; reconnecting then answers 401. A user holds at most 20 streams
+    /// at once (the server's `--live-streams-per-user`): opening one more closes their oldest, which sends
+    /// `: closed: this account opened more live streams than it may` first. `post:{postId}` of a post hidden from
+    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is; a
+    /// stream sends no comment by a user blocked either way, and nothing of a post once it is hidden.
+    ///
     ///
     /// - Remark: HTTP `GET /v1/live`.
     /// - Remark: Generated from `#/paths//v1/live/get(live)`.
@@ -554,7 +570,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// SessionEnded for one of the caller's sessions (another user's, or one that ended, is 404).
+    /// SessionEnded for one of the caller's sessions (another user's, or one that ended, is 404); its live streams close. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `DELETE /v1/me/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/me/sessions/{id}/delete(endSession)`.
@@ -783,7 +799,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// ReportFiled: reports a post, a comment or a user (exactly one of postId, commentId, userId) to the admins' queue; the report.filed webhook tells the app's backend.
+    /// ReportFiled: reports a post, a comment or a user (exactly one of postId, commentId, userId) to the admins' queue; the report.filed webhook tells the app's backend. While the caller's report of the same post, comment or user is open, another is that report: its id again, and nothing filed.
     ///
     /// - Remark: HTTP `POST /v1/reports`.
     /// - Remark: Generated from `#/paths//v1/reports/post(fileReport)`.
