@@ -1,4 +1,5 @@
 import ChorusProcesses
+import ChorusTestSupport
 import Foundation
 import Testing
 

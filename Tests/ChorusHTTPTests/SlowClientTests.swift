@@ -1,6 +1,7 @@
 import ChorusBackend
 import ChorusHTTP
 import ChorusProcesses
+import ChorusTestSupport
 import Foundation
 import HTTPTypes
 import Testing

@@ -1,3 +1,4 @@
+import ChorusTestSupport
 import Crypto
 import Foundation
 import HTTPTypes
@@ -92,7 +93,10 @@ final class WebhookReceiver: Sendable {
         let application = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)))
         task.withLock { $0 = Task { try await application.runService() } }
         for _ in 0..<100 {
-            if (try? connectToLoopback(port)) == true { return }
+            if let descriptor = try? connectToLoopback(port: port) {
+                close(descriptor)
+                return
+            }
             try await Task.sleep(for: .milliseconds(50))
         }
     }
@@ -110,20 +114,5 @@ final class WebhookReceiver: Sendable {
         mac.update(data: Array("\(received.id).\(received.timestamp).".utf8))
         mac.update(data: received.body)
         return received.signature == "v1," + Data(mac.finalize()).base64EncodedString()
-    }
-}
-
-/// Whether something listens on the loopback port.
-private func connectToLoopback(_ port: Int) throws -> Bool {
-    let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(descriptor) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = in_port_t(UInt16(port).bigEndian)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
     }
 }

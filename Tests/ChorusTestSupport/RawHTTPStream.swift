@@ -2,16 +2,16 @@ import Foundation
 
 /// A streamed HTTP/1.1 response read over a plain socket: for Server-Sent Events, which never end, so a test client
 /// that waits for the whole body cannot read them.
-final class RawHTTPStream: @unchecked Sendable {
+public final class RawHTTPStream: @unchecked Sendable {
     private let socket: Int32
     private var buffer: [UInt8] = []
     /// The de-chunked body read so far, and how far the test has consumed it.
     private var body: [UInt8] = []
     private var consumed = 0
-    private(set) var status = 0
+    public private(set) var status = 0
 
     /// Connects to 127.0.0.1:`port`, sends a GET for `path`, and reads the response head.
-    init(port: Int, path: String, headers: [String: String]) throws {
+    public init(port: Int, path: String, headers: [String: String]) throws {
         socket = try connectToLoopback(port: port)
         var request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
@@ -23,7 +23,7 @@ final class RawHTTPStream: @unchecked Sendable {
     deinit { close(socket) }
 
     /// The next SSE event or comment block (text up to a blank line).
-    func nextBlock() throws -> String {
+    public func nextBlock() throws -> String {
         while true {
             if let end = findBlankLine() {
                 let block = String(decoding: body[consumed..<end], as: UTF8.self)
@@ -35,7 +35,7 @@ final class RawHTTPStream: @unchecked Sendable {
     }
 
     /// The next event (comments skipped): its id, name and data.
-    func nextEvent() throws -> LiveEvent {
+    public func nextEvent() throws -> LiveEvent {
         while true {
             let block = try nextBlock()
             guard !block.hasPrefix(":") else { continue }
@@ -44,7 +44,7 @@ final class RawHTTPStream: @unchecked Sendable {
     }
 
     /// The next `count` events; throws if they have not all come within `heartbeats` heartbeats.
-    func nextEvents(_ count: Int, heartbeats: Int = 20) throws -> [LiveEvent] {
+    public func nextEvents(_ count: Int, heartbeats: Int = 20) throws -> [LiveEvent] {
         var events: [LiveEvent] = []
         var idle = 0
         while events.count < count {
@@ -60,7 +60,7 @@ final class RawHTTPStream: @unchecked Sendable {
     }
 
     /// Every event up to the first heartbeat: a stream sends all it has caught up with before it idles.
-    func eventsUntilHeartbeat() throws -> [LiveEvent] {
+    public func eventsUntilHeartbeat() throws -> [LiveEvent] {
         var events: [LiveEvent] = []
         while true {
             let block = try nextBlock()
@@ -131,7 +131,7 @@ final class RawHTTPStream: @unchecked Sendable {
 }
 
 /// A TCP socket connected to 127.0.0.1:`port`, whose reads time out after 30 s.
-func connectToLoopback(port: Int) throws -> Int32 {
+public func connectToLoopback(port: Int) throws -> Int32 {
     let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard descriptor >= 0 else { throw StreamError("socket failed") }
     var timeout = timeval(tv_sec: 30, tv_usec: 0)
@@ -153,13 +153,13 @@ func connectToLoopback(port: Int) throws -> Int32 {
 }
 
 /// One Server-Sent Event, its data parsed as JSON.
-struct LiveEvent: @unchecked Sendable {
-    let id: UInt64
-    let name: String
-    let data: [String: Any]
+public struct LiveEvent: @unchecked Sendable {
+    public let id: UInt64
+    public let name: String
+    public let data: [String: Any]
 }
 
-struct StreamError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct StreamError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
