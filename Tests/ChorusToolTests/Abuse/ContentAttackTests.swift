@@ -176,7 +176,7 @@ struct ContentAttackTests {
                 #expect(comments.status == 404, "comments\(order)")
             }
             for topics in ["post:\(post)", "notifications,post:\(post)"] {
-                #expect(try await server.call("GET", "/v1/live?topics=\(topics)", token: blocked.token).status == 404)
+                #expect(try await server.liveStatus("topics=\(topics)", token: blocked.token) == 404)
             }
             // The reader blocks the commenter: the author's post stays, the commenter's comments go, then and later.
             _ = try await server.call("PUT", "/v1/users/\(blocked.id)/block", token: reader.token)

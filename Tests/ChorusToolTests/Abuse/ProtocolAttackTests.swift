@@ -50,7 +50,8 @@ struct ProtocolAttackTests {
                 ("an HTTP version the server does not speak", "GET /health HTTP/9.9\r\nHost: x\r\n\r\n"),
                 (
                     "Content-Length beside chunked (request smuggling)",
-                    "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n0\r\n\r\n"
+                    "POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                        + "Content-Length: 5\r\n\r\n0\r\n\r\n"
                 ),
                 (
                     "two Content-Lengths that differ",

@@ -47,6 +47,15 @@ extension ServerProcess {
         }
     }
 
+    /// The status `GET /v1/live?query` answers `token`, read from the head alone: a stream answered where a refusal
+    /// was due never ends, and a client waiting for the whole answer would wait for good.
+    func liveStatus(_ query: String, token: String, headers: [String: String] = [:]) async throws -> Int {
+        let (port, headers) = (port, headers.merging(["Authorization": "Bearer \(token)"]) { $1 })
+        return try await BlockingWork.run {
+            try RawHTTPStream(port: port, path: "/v1/live?\(query)", headers: headers).status
+        }
+    }
+
     /// Sends `request` as it is over a new connection, and answers what comes back until the server closes the
     /// connection (or 5 s pass).
     func rawExchange(_ request: [UInt8]) async throws -> String {
@@ -71,11 +80,12 @@ extension ServerProcess {
 
 extension RawHTTPStream {
     /// The next block but heartbeats (which a loaded machine may send in the middle of anything), read off the calling
-    /// task's thread.
+    /// task's thread; throws after two heartbeats in a row (30 s), when nothing else is coming.
     func next() async throws -> String {
         try await BlockingWork.run {
             var block = try self.nextBlock()
-            while block == ": heartbeat" { block = try self.nextBlock() }
+            for _ in 0..<2 where block == ": heartbeat" { block = try self.nextBlock() }
+            guard block != ": heartbeat" else { throw StreamError("nothing but heartbeats came") }
             return block
         }
     }

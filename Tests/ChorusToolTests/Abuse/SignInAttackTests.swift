@@ -115,7 +115,8 @@ struct SignInAttackTests {
             }
             let seen = Set(
                 answers.values.map { answer in
-                    "\(answer.status) \(answer.headers.filter { $0.key != "date" }.sorted { $0.key < $1.key }) \(answer.text)"
+                    let headers = answer.headers.filter { $0.key != "date" }.sorted { $0.key < $1.key }
+                    return "\(answer.status) \(headers) \(answer.text)"
                 })
             #expect(seen.count == 1, "\(seen)")
             #expect(answers[victim.email]?.status == 202 && answers[victim.email]?.headers["chorus-position"] == nil)
