@@ -129,8 +129,10 @@ private struct LoginAttempt {
     /// Takes an attempt of the account from `address`, or throws `429 rate_limited`.
     init(account: String, address: String?, limits: Limiters) throws {
         (self.account, self.limits) = (account, limits)
-        pair = account + " " + (address ?? "")
-        let addressHasFailed = !(limits.loginFailuresPerAccountAndAddress?.isUntouched(pair) ?? true)
+        let pair = account + " " + (address ?? "")
+        self.pair = pair
+        // With no count per address, no address is known not to have failed.
+        let addressHasFailed = limits.loginFailuresPerAccountAndAddress.map { !$0.isUntouched(pair) } ?? true
         if let wait = limits.loginFailuresPerAccountAndAddress?.attempt(pair) {
             throw Limiters.refusal(wait, "wrong passwords for this account from this address")
         }

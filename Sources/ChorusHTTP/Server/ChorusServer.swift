@@ -96,7 +96,9 @@ public enum ChorusServer {
         // Middleware applies to the routes added after it, and to "no such route"; the first added is outermost.
         router.add(middleware: MetricsMiddleware(metrics: backend.metrics))
         router.add(middleware: NoSniffMiddleware())
-        router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+        if !configuration.trustedProxies.isEmpty {
+            router.add(middleware: ClientAddressMiddleware(trustedProxies: configuration.trustedProxies))
+        }
         if configuration.logsRequests { router.add(middleware: AccessLogMiddleware()) }
         router.add(middleware: ErrorMiddleware())
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
