@@ -25,6 +25,8 @@ struct BenchDayCommandTests {
             #expect(figure(name) > 0, "figure \(name): \(figures)")
         }
         #expect(figure("probe_posts_lost") == 0)
+        // Users' writes are limited as in production, and a day's traffic meets no limit.
+        #expect(figures["rate_limited_answers"] == 0, "\(figures)")
         let reused = try #require(figures["feed_pages_reused_share"])
         #expect((0...1).contains(reused))
     }

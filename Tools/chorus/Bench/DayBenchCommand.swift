@@ -178,6 +178,8 @@ struct DayBenchCommand: AsyncParsableCommand {
         report.add("feed_reads_per_s", best?.reads.requestsPerSecond ?? 0, target: .atLeast(20_000))
         report.add("feed_read_p99_ms", best?.reads.p99Milliseconds ?? .nan, target: .atMost(10))
         report.add("social_writes_per_s", best?.social.requestsPerSecond ?? 0)
+        // Answers of a limit, on users' writes above all: a day of the app's traffic meets none.
+        report.add("rate_limited_answers", await Self.rateLimitedAnswers(of: server), target: .atMost(0))
         report.add("post_to_feed_p99_ms", best?.delivery.all.percentile(0.99) ?? .nan)
         report.add("held_back_post_to_feed_p99_ms", best?.delivery.heldBack.percentile(0.99) ?? .nan)
         report.add("probe_posts", Double(best?.delivery.all.count ?? 0))
@@ -242,6 +244,14 @@ struct DayBenchCommand: AsyncParsableCommand {
     ) -> String {
         let pause = Duration.seconds(Double(pacedConnections(rate: rate)) / Double(rate))
         return Wrk.mixedScript(tokens: tokens, requests: requests, pause: pause)
+    }
+
+    /// The server's count of requests answered `429` (`chorus_http_requests_total`), over every route.
+    private static func rateLimitedAnswers(of server: BenchServer) async -> Double {
+        let metrics = (try? await server.metrics()) ?? ""
+        return metrics.split(separator: "\n").filter {
+            $0.hasPrefix("chorus_http_requests_total{") && $0.contains(#"status="429""#)
+        }.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
     }
 
     /// The server's count of pages answered as kept, and read from the read models (`chorus_pages_total`).

@@ -67,7 +67,7 @@ struct PostgresBenchCommand: AsyncParsableCommand {
         try ("\\set n random(1, \(users))\n" + HomeTableExport.feedQuery + "\n").write(
             toFile: script, atomically: true, encoding: .utf8)
 
-        let server = try await BenchServer(data: data.root)
+        let server = try await BenchServer(data: data.root, arguments: ["--no-rate-limits"])
         defer { server.stop() }
         printProgress("signing in \(users) demo users")
         let tokens = try await server.logInDemoUsers(0..<users)
