@@ -79,13 +79,16 @@ extension ServerProcess {
 }
 
 extension RawHTTPStream {
-    /// The next block but heartbeats (which a loaded machine may send in the middle of anything), read off the calling
-    /// task's thread; throws after two heartbeats in a row (30 s), when nothing else is coming.
+    /// The next block but heartbeats (a stream held long on a loaded machine has some waiting), read off the calling
+    /// task's thread; throws when nothing else came within 35 s, more than two heartbeats apart.
     func next() async throws -> String {
         try await BlockingWork.run {
+            let deadline = ContinuousClock.now + .seconds(35)
             var block = try self.nextBlock()
-            for _ in 0..<2 where block == ": heartbeat" { block = try self.nextBlock() }
-            guard block != ": heartbeat" else { throw StreamError("nothing but heartbeats came") }
+            while block == ": heartbeat" {
+                guard ContinuousClock.now < deadline else { throw StreamError("nothing but heartbeats came") }
+                block = try self.nextBlock()
+            }
             return block
         }
     }

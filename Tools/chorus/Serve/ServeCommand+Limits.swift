@@ -47,7 +47,7 @@ extension ServeCommand {
     static func apply(_ change: String, to limits: inout RateLimits) throws {
         let parts = change.split(separator: "=", maxSplits: 1).map(String.init)
         guard parts.count == 2, let limit = RateLimits.named.first(where: { $0.name == parts[0] }) else {
-            throw ValidationError("--rate-limit \(change): \(rateLimitHelp)")
+            throw ValidationError("--rate-limit (or CHORUS_RATE_LIMITS) \(change): \(rateLimitHelp)")
         }
         if parts[1] == "off" {
             limits[keyPath: limit.rule] = nil
@@ -57,8 +57,8 @@ extension ServeCommand {
         guard rule.count == 2, let burst = Int(rule[0]), burst >= 1, let every = duration(rule[1]), every > .zero
         else {
             throw ValidationError(
-                "--rate-limit \(change): give a burst of at least 1 and a positive interval, such as \(limit.name)=10,5m"
-            )
+                "--rate-limit (or CHORUS_RATE_LIMITS) \(change): give a burst of at least 1 and a positive interval, "
+                    + "such as \(limit.name)=10,5m")
         }
         limits[keyPath: limit.rule] = RateLimits.Rule(burst: burst, every: every)
     }
