@@ -20,8 +20,10 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
 
     /// A request's head has arrived and its end has not.
     private var readingRequest = false
-    /// A request has arrived whole and its answer has not ended.
-    private var awaitingAnswer = false
+    /// Requests that arrived whole, and answers that ended: a request waits for its answer while there are more of
+    /// the first (an answer may also end before its request has, as a refusal of a body too large does).
+    private var requestsRead = 0
+    private var answersEnded = 0
     /// A malformed request waits for the answer before it to end.
     private var pendingAnswer: APIError?
     /// The connection is answered and closing: nothing more is read from it.
@@ -32,7 +34,9 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
         switch unwrapInboundIn(data) {
         case .head: readingRequest = true
         case .body: break
-        case .end: (readingRequest, awaitingAnswer) = (false, true)
+        case .end:
+            readingRequest = false
+            requestsRead += 1
         }
         context.fireChannelRead(data)
     }
@@ -43,7 +47,7 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         context.write(data, promise: promise)
-        awaitingAnswer = false
+        answersEnded += 1
         if let pending = pendingAnswer {
             pendingAnswer = nil
             answer(pending, context: context)
@@ -56,7 +60,7 @@ final class MalformedRequestHandler: ChannelDuplexHandler, RemovableChannelHandl
             return
         }
         let refusal = APIError.badRequest("the request is not valid HTTP/1.1: \(Self.describe(error))")
-        if awaitingAnswer {
+        if requestsRead > answersEnded {
             pendingAnswer = refusal
         } else {
             answer(refusal, context: context)
