@@ -130,6 +130,35 @@ struct ContentAttackTests {
         }
     }
 
+    @Test("chorus log verify escapes what it quotes of a log: an imported event type with control characters")
+    func verifyEscapes() async throws {
+        try await withTemporaryDirectory { root in
+            let data = DataDirectory(root + "/data")
+            let hostile = "Posted\u{1B}]0;owned\u{7}\u{9B}2J\u{7F}"
+            let log = try data.openLog()
+            try await log.withWriter {
+                _ = try await log.append(
+                    AppendRequest(
+                        stream: try StreamID("imported"), events: [NewEvent(type: hostile, payload: [])],
+                        actor: "importer"))
+            }
+            log.close()
+            for arguments in [
+                ["log", "verify", "--data", data.root], ["log", "verify", "--data", data.root, "--json"],
+            ] {
+                let run = try await runChorus(arguments)
+                #expect(run.status == 1, "the event does not decode: \(run.standardOutput)")
+                let raw = run.standardOutput.unicodeScalars.filter {
+                    $0.value < 0x20 && $0 != "\n" || (0x7F...0x9F).contains($0.value)
+                }
+                #expect(raw.isEmpty, "\(arguments): \(raw.map { String($0.value, radix: 16) })")
+                #expect(run.standardOutput.contains("position 1") || run.standardOutput.contains(#""position":1"#))
+            }
+            let text = try await runChorus(["log", "verify", "--data", data.root])
+            #expect(text.standardOutput.contains(#"Posted\u{1B}]0;owned\u{7}\u{9B}2J\u{7F}"#), "\(text.standardOutput)")
+        }
+    }
+
     @Test("names that show nothing or turn the text after them around, and e-mails with hidden characters, are refused")
     func spoofedNames() async throws {
         try await withServerUnderAttack { server in

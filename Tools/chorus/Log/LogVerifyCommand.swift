@@ -63,11 +63,13 @@ struct LogVerifyCommand: AsyncParsableCommand {
                 + stateSummary, object)
     }
 
-    /// Reports the first problem and exits 1.
+    /// Reports the first problem and exits 1. The problem may quote the log (an unknown event type from an imported
+    /// file), so its text is escaped for the terminal.
     private func fail(position: LogPosition?, _ message: String) -> Never {
         var object: [String: Any] = ["sound": false, "problem": message]
         if let position { object["position"] = position.rawValue }
-        output.emit("log NOT sound: " + (position.map { "position \($0): " } ?? "") + message, object)
+        output.emit(
+            "log NOT sound: " + (position.map { "position \($0): " } ?? "") + TerminalText.escaped(message), object)
         Self.exit(withError: ExitCode(1))
     }
 }

@@ -86,7 +86,8 @@ enum JSONLine {
             case "\n": text += "\\n"
             case "\r": text += "\\r"
             case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
+            // DEL and C1 too: JSON may hold them raw, and a terminal takes them as commands.
+            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value):
                 text += "\\u00" + String(scalar.value >> 4, radix: 16) + String(scalar.value & 0xF, radix: 16)
             default: text.unicodeScalars.append(scalar)
             }
