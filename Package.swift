@@ -150,6 +150,7 @@ let package = Package(
                 "ChorusDomain",
                 "ChorusProjections",
                 "ChorusBackend",
+                "ChorusCluster",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),

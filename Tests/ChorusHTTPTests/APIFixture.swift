@@ -122,34 +122,38 @@ struct FixtureError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-/// Runs `body` against a server on a fresh data directory. bcrypt runs at its lowest cost to keep tests fast.
-/// `fanOutLimit`: see ``ChorusBackend``.
+extension APIFixture {
+    /// The options of the test servers: `chorus serve`'s, with bcrypt at its lowest cost, no fixed port, an admin
+    /// token, a shorter wait for read models, and warnings only in the log. `withAPI` gives each its own data
+    /// directory.
+    static var options: ServeOptions {
+        var options = ServeOptions()
+        options.server.port = 0
+        options.server.publicBaseURL = "http://chorus.test"
+        options.server.consistencyTimeout = consistencyTimeout
+        options.server.adminToken = adminToken
+        options.passwordHasher = PasswordHasher(cost: 4)
+        options.logLevel = .warning
+        return options
+    }
+}
+
+/// Runs `body` against a server on a fresh data directory, built from `options` (``APIFixture/options`` changed as a
+/// test needs) by the function `chorus serve` builds its server with.
 func withAPI(
-    _ setup: TestingSetup = .router, fanOutLimit: Int = ProjectionEngine.defaultFanOutLimit,
-    configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ setup: TestingSetup = .router, options: ServeOptions = APIFixture.options,
     _ body: @escaping @Sendable (APIFixture) async throws -> Void
 ) async throws {
     try await withTemporaryDirectory { directory in
+        var options = options
+        options.data = DataDirectory(directory)
         var logger = Logger(label: "chorus.test")
-        logger.logLevel = .warning
-        let backend = try ChorusBackend(
-            data: DataDirectory(directory), fanOutLimit: fanOutLimit, passwordHasher: PasswordHasher(cost: 4),
-            logger: logger)
-        var configuration = ServerConfiguration()
-        configuration.port = 0
-        configuration.publicBaseURL = "http://chorus.test"
-        configuration.consistencyTimeout = APIFixture.consistencyTimeout
-        configuration.adminToken = APIFixture.adminToken
-        configure(&configuration)
-        defer { backend.close() }
-        // The test client runs the backend's services as `chorus serve` does, and shuts them down at the end.
-        let application = Application(
-            router: ChorusServer.makeRouter(backend: backend, configuration: configuration),
-            server: ChorusServer.serverBuilder(configuration),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)), services: backend.services(), logger: logger
-        )
-        try await application.test(setup) { client in
-            try await body(APIFixture(client: client, backend: backend))
+        logger.logLevel = options.logLevel
+        try await ChorusApplication.run(options, logger: logger) { application, backend in
+            // The test client runs the backend's services as `chorus serve` does, and shuts them down at the end.
+            try await application.test(setup) { client in
+                try await body(APIFixture(client: client, backend: backend))
+            }
         }
     }
 }

@@ -133,7 +133,9 @@ struct AccountAPITests {
         var limits = RateLimits()
         let frozen = ContinuousClock.now
         limits.clock = { frozen }
-        try await withAPI(configure: { $0.rateLimits = limits }) { api in
+        var options = APIFixture.options
+        options.server.rateLimits = limits
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             var statuses: [HTTPResponse.Status] = []
             for spelling in [ana.email, " \(ana.email)", ana.email.uppercased(), "\t\(ana.email)", "\(ana.email)\n"] {

@@ -13,7 +13,9 @@ struct AccountDeletionAPITests {
         "deleting an account needs the password, takes out everything it wrote and every follow, shows it as deleted to partners, frees the e-mail, and destroys its key"
     )
     func deleteAccount() async throws {
-        try await withAPI(configure: { $0.adminToken = "admin" }) { api in
+        var options = APIFixture.options
+        options.server.adminToken = "admin"
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let post = try await api.post(ana, "Ana's post")

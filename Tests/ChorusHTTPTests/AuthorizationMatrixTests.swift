@@ -50,7 +50,9 @@ struct AuthorizationMatrixTests {
 
     @Test("each route answers its audience, and refuses every other caller with 401 or 403 and appends nothing")
     func matrix() async throws {
-        try await withAPI(configure: { $0.adminToken = "the-admin-token" }) { api in
+        var options = APIFixture.options
+        options.server.adminToken = "the-admin-token"
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let cy = try await api.register("Cy")

@@ -26,7 +26,9 @@ struct ConsistencyAPITests {
     func notCaughtUp() async throws {
         // Long enough for the registration's own answer on a loaded machine (the whole suite runs at once; 2 s was
         // seen to fall short there).
-        try await withAPI(configure: { $0.consistencyTimeout = .seconds(10) }) { api in
+        var options = APIFixture.options
+        options.server.consistencyTimeout = .seconds(10)
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             let answer = try await api.call(
                 .get, "/v1/feed/home", token: ana.token, headers: ["Chorus-Min-Position": "\(api.head.rawValue + 10)"])

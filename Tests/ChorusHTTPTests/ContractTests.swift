@@ -18,7 +18,9 @@ struct ContractTests {
 
     @Test("every response of a walk through the app conforms to openapi.yaml: route, status and body")
     func responsesConform() async throws {
-        try await withAPI(configure: { $0.adminToken = "admin" }) { api in
+        var options = APIFixture.options
+        options.server.adminToken = "admin"
+        try await withAPI(options: options) { api in
             let contract = try await Self.servedDocument(api)
             var problems: [String] = []
             func expect(_ method: HTTPRequest.Method, _ template: String, _ answer: APIFixture.Answer) {

@@ -134,7 +134,9 @@ struct DeletionAPITests {
 
     @Test("the feed topic sends post_removed and a post topic comment_removed, and a resumed stream sends them once")
     func liveRemovals() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token)

@@ -92,7 +92,10 @@ struct HostileInputTests {
         // Opening and reading 2,000 streams can take longer than a minute on a busy machine: the test client's own
         // connection must not be closed as idle meanwhile.
         // One user holds them all, past the bound on streams per user, which `LiveSessionTests` proves.
-        try await withAPI(.live, configure: { ($0.idleTimeout, $0.liveStreamsPerUser) = (.seconds(600), nil) }) { api in
+        var options = APIFixture.options
+        options.server.idleTimeout = .seconds(600)
+        options.server.liveStreamsPerUser = nil
+        try await withAPI(.live, options: options) { api in
             let port = try #require(api.client.port)
             let ana = try await api.register("Ana")
             let request =

@@ -12,7 +12,10 @@ struct HybridFanOutAPITests {
         "posts of an author past the fan-out limit reach followers' feeds, pages, cursors and live streams alike, both ways across it"
     )
     func acrossTheLimit() async throws {
-        try await withAPI(.live, fanOutLimit: 2, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.fanOutLimit = 2
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let (ana, bo, cy) = (
                 try await api.register("Ana"), try await api.register("Bo"), try await api.register("Cy")
             )

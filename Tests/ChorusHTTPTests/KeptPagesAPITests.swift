@@ -27,7 +27,9 @@ struct KeptPagesAPITests {
     )
     func keptPagesNeverGoStale(seed: UInt64) async throws {
         // A limit of 2 followers: authors cross it both ways as the follows come and go.
-        try await withAPI(fanOutLimit: 2) { api in
+        var options = APIFixture.options
+        options.fanOutLimit = 2
+        try await withAPI(options: options) { api in
             var plain = ServerConfiguration()
             plain.publicBaseURL = "http://chorus.test"
             plain.keptPageBytes = 0
@@ -135,7 +137,9 @@ struct KeptPagesAPITests {
 
     @Test("with --kept-pages off every page is read again")
     func keepingNone() async throws {
-        try await withAPI(configure: { $0.keptPageBytes = 0 }) { api in
+        var options = APIFixture.options
+        options.server.keptPageBytes = 0
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             _ = try await api.post(ana, "mine")
             for _ in 0..<3 { try await api.call(.get, "/v1/feed/following", token: ana.token) }

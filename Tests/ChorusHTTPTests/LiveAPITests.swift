@@ -11,7 +11,9 @@ import Testing
 struct LiveAPITests {
     @Test("a stream resumed after Last-Event-ID gets each later change on its topics exactly once, in log order")
     func resume() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let post = try await api.post(ana, "ana's post")
@@ -66,7 +68,10 @@ struct LiveAPITests {
         "a stream handed more events at once than the server keeps for it reads them itself: each comes once, in order")
     func streamBehindTheHub() async throws {
         // One event kept for a stream: posts committed together, applied in one batch, are more than that.
-        try await withAPI(.live, configure: { ($0.heartbeat, $0.liveBacklog) = (.milliseconds(300), 1) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        options.server.liveBacklog = 1
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let cy = try await api.register("Cy")
             #expect(try await api.call(.put, "/v1/users/\(cy.id)/follow", token: ana.token).status == .ok)
@@ -103,7 +108,9 @@ struct LiveAPITests {
         "a deleted account's message, once sent live in plain, is never sent in plain again to a stream resumed before it"
     )
     func erasedMessages() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let after = try #require(try await api.call(.get, "/v1/me", token: ana.token).position)
@@ -137,7 +144,9 @@ struct LiveAPITests {
         "profile:{userId} sends the new profile when that user edits it, once each, and resumes after Last-Event-ID"
     )
     func profileEdits() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let start = try #require(try await api.call(.get, "/v1/me", token: ana.token).position)
@@ -175,7 +184,9 @@ struct LiveAPITests {
         "feed sends a followed user's plain repost as the post with repostedBy, and post_removed when an unrepost or an unfollow takes a post out; post:{id} sends repost counts; each resumes after Last-Event-ID once"
     )
     func repostsAndRemovals() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let dee = try await api.register("Dee")
@@ -236,7 +247,9 @@ struct LiveAPITests {
 
     @Test("feed sends post_removed for a blocked user's posts that a followed user's repost kept in the feed")
     func blockRemovesReposted() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let dee = try await api.register("Dee")
@@ -260,7 +273,9 @@ struct LiveAPITests {
 
     @Test("idle streams get heartbeat comments; unknown topics are 400 and a stream needs a token")
     func heartbeatsAndRefusals() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(100) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(100)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let port = try #require(api.client.port)
             let token = ana.token

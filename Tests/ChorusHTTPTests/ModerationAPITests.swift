@@ -8,7 +8,9 @@ import Testing
 struct ModerationAPITests {
     @Test("reports go to the admins' queue; resolving removes the content, or suspends its author until lifted")
     func reportsAndSuspension() async throws {
-        try await withAPI(configure: { $0.adminToken = "admin" }) { api in
+        var options = APIFixture.options
+        options.server.adminToken = "admin"
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo Troll")
             let cy = try await api.register("Cy")

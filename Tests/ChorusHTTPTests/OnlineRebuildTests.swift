@@ -14,7 +14,9 @@ struct OnlineRebuildTests {
         "through a whole online rebuild no request fails, no read goes back in position, and the result equals an offline rebuild"
     )
     func rebuildUnderLoad() async throws {
-        try await withAPI(configure: { $0.adminToken = "admin" }) { api in
+        var options = APIFixture.options
+        options.server.adminToken = "admin"
+        try await withAPI(options: options) { api in
             let users = [try await api.register("Ana"), try await api.register("Bo"), try await api.register("Cy")]
             for user in users { for index in 0..<30 { _ = try await api.post(user, "\(user.id) \(index)") } }
             let generation = try FileManager.default.destinationOfSymbolicLink(atPath: api.backend.data.projections)

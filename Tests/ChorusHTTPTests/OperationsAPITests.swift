@@ -32,7 +32,9 @@ struct OperationsAPITests {
 
     @Test("admin routes open to the admin token only: a user's token is 403, none or another 401")
     func admin() async throws {
-        try await withAPI(configure: { $0.adminToken = "admin-secret" }) { api in
+        var options = APIFixture.options
+        options.server.adminToken = "admin-secret"
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             let status = try await api.call(.get, "/v1/admin/projections", token: "admin-secret")
             #expect(status.status == .ok)

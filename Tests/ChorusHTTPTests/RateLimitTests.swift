@@ -44,13 +44,10 @@ struct RateLimitTests {
         let clock = TestClock()
         var limits = Self.limits(clock)
         limits.loginPerAddress = nil
-        try await withAPI(
-            .live,
-            configure: {
-                $0.rateLimits = limits
-                $0.trustedProxies = [IPAddressRange("127.0.0.1")!]
-            }
-        ) { api in
+        var options = APIFixture.options
+        options.server.rateLimits = limits
+        options.server.trustedProxies = [IPAddressRange("127.0.0.1")!]
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana", email: "ana@example.com")
             let attacker = "203.0.113.7"
             for guess in ["wrong-1", "wrong-2", "wrong-3"] {
@@ -86,7 +83,9 @@ struct RateLimitTests {
     @Test("X-Forwarded-For is believed only from trusted proxies: a client that sends it cannot pick its address")
     func forwardedForFromUntrustedPeers() async throws {
         let clock = TestClock()
-        try await withAPI(.live, configure: { $0.rateLimits = Self.limits(clock) }) { api in
+        var options = APIFixture.options
+        options.server.rateLimits = Self.limits(clock)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             for index in 0..<5 {
                 let answer = try await Self.logIn(
@@ -124,7 +123,9 @@ struct RateLimitTests {
     @Test("sign-ups and logins from one address are limited over a real socket")
     func perAddress() async throws {
         let clock = TestClock()
-        try await withAPI(.live, configure: { $0.rateLimits = Self.limits(clock) }) { api in
+        var options = APIFixture.options
+        options.server.rateLimits = Self.limits(clock)
+        try await withAPI(.live, options: options) { api in
             let first = try await api.register("Cy")
             _ = try await api.register("Di")
             let head = api.head
@@ -165,7 +166,9 @@ struct RateLimitTests {
         var limits = RateLimits()
         limits.writesPerUser = .init(burst: 4, every: .seconds(2))
         limits.clock = { clock.now }
-        try await withAPI(configure: { $0.rateLimits = limits }) { api in
+        var options = APIFixture.options
+        options.server.rateLimits = limits
+        try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             for index in 0..<4 { _ = try await api.post(ana, "post \(index)") }
@@ -195,7 +198,9 @@ struct RateLimitTests {
         limits.roomsPerUser = .init(burst: 2, every: .seconds(300))
         limits.reportsPerUser = .init(burst: 3, every: .seconds(60))
         limits.clock = { clock.now }
-        try await withAPI(configure: { $0.rateLimits = limits }) { api in
+        var options = APIFixture.options
+        options.server.rateLimits = limits
+        try await withAPI(options: options) { api in
             let (spammer, stranger, friend) = (
                 try await api.register("Spam"), try await api.register("Cy"), try await api.register("Di")
             )

@@ -80,7 +80,9 @@ struct RoomAPITests {
     @Test(
         "room:{id} streams the room's messages and joins to members only, in order, resuming after Last-Event-ID once")
     func live() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let room = try #require(

@@ -27,13 +27,10 @@ struct SlowClientTests {
     @Test(
         "a body that never finishes, and a head that never finishes, are cut off; the server answers others meanwhile")
     func cutOff() async throws {
-        try await withAPI(
-            .live,
-            configure: {
-                $0.requestTimeout = .seconds(1)
-                $0.idleTimeout = .seconds(2)
-            }
-        ) { api in
+        var options = APIFixture.options
+        options.server.requestTimeout = .seconds(1)
+        options.server.idleTimeout = .seconds(2)
+        try await withAPI(.live, options: options) { api in
             let port = try #require(api.client.port)
             let ana = try await api.registerThroughBackend("Ana")
             let head = api.head
@@ -79,13 +76,10 @@ struct SlowClientTests {
 
     @Test("a body trickled a byte at a time, each within the idle timeout, is cut off at the request deadline")
     func trickle() async throws {
-        try await withAPI(
-            .live,
-            configure: {
-                $0.requestTimeout = .seconds(2)
-                $0.idleTimeout = .seconds(1)
-            }
-        ) { api in
+        var options = APIFixture.options
+        options.server.requestTimeout = .seconds(2)
+        options.server.idleTimeout = .seconds(1)
+        try await withAPI(.live, options: options) { api in
             let port = try #require(api.client.port)
             let ana = try await api.registerThroughBackend("Ana")
             let head = api.head
@@ -117,13 +111,10 @@ struct SlowClientTests {
 
     @Test("a live stream is never cut off as idle, though its client sends nothing")
     func liveStreamsStay() async throws {
-        try await withAPI(
-            .live,
-            configure: {
-                $0.idleTimeout = .seconds(1)
-                $0.heartbeat = .milliseconds(300)
-            }
-        ) { api in
+        var options = APIFixture.options
+        options.server.idleTimeout = .seconds(1)
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let port = try #require(api.client.port)
             let ana = try await api.registerThroughBackend("Ana")
             let stream = try await BlockingWork.run {

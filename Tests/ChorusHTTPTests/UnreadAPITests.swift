@@ -89,7 +89,9 @@ struct UnreadAPITests {
 
     @Test("the conversations topic sends read when the partner reads, once, resuming after Last-Event-ID")
     func liveReceipts() async throws {
-        try await withAPI(.live, configure: { $0.heartbeat = .milliseconds(300) }) { api in
+        var options = APIFixture.options
+        options.server.heartbeat = .milliseconds(300)
+        try await withAPI(.live, options: options) { api in
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
             let message = try await api.call(

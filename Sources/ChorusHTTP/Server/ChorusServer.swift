@@ -53,9 +53,13 @@ public struct ServerConfiguration: Sendable {
 /// connections and drains its requests, then the read models stop, then the log writer commits what it holds; the
 /// caller closes the backend after `runService` returns.
 public enum ChorusServer {
+    /// The Hummingbird application of the API.
+    public typealias HTTPApplication = Application<RouterResponder<ChorusRequestContext>>
+
+    /// The application over `backend`; ``ChorusApplication/run(_:logger:_:)`` opens the backend and builds it.
     public static func makeApplication(
         backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger
-    ) throws -> some ApplicationProtocol {
+    ) throws -> HTTPApplication {
         let webhooks = try Webhooks(backend: backend, configuration: configuration, logger: logger)
         // Erasures reach the outbox, also one left from when webhooks were configured.
         let outbox = try webhooks?.outbox ?? Webhooks.dormantOutbox(backend: backend, configuration: configuration)

@@ -1,9 +1,6 @@
 import ArgumentParser
 import ChorusBackend
-import ChorusCluster
-import ChorusDomain
 import ChorusHTTP
-import ChorusLog
 import ChorusProjections
 import Foundation
 import Logging
@@ -127,103 +124,31 @@ struct ServeCommand: AsyncParsableCommand {
     var keptPages: String?
 
     mutating func run() async throws {
-        let environment = ProcessInfo.processInfo.environment
-        var settings = ServerConfiguration()
-        settings.host = host ?? environment["CHORUS_HOST"] ?? settings.host
-        if let port = try port ?? environment["CHORUS_PORT"].map(Self.port) { settings.port = port }
-        settings.publicBaseURL = publicURL ?? environment["CHORUS_PUBLIC_URL"]
-        settings.adminToken = environment["CHORUS_ADMIN_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
-        guard (1...65_535).contains(settings.port) else { throw ValidationError("--port must be from 1 to 65535") }
-        let data = self.data.directory
-
-        let levelName = logLevel ?? environment["CHORUS_LOG_LEVEL"] ?? "info"
-        guard let level = Logger.Level(rawValue: levelName.lowercased()) else {
-            let names = Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ValidationError("--log-level (or CHORUS_LOG_LEVEL) must be one of \(names), not \(levelName)")
-        }
-        settings.logsRequests = level <= .debug
+        let options = try options(environment: ProcessInfo.processInfo.environment)
         LoggingSystem.bootstrap { label in
             var handler = DeferredMetadataLogHandler(StreamLogHandler.standardError(label: label))
-            handler.logLevel = level
+            handler.logLevel = options.logLevel
             return handler
         }
         let logger = Logger(label: "chorus.serve")
-        settings.readOnly = readOnly
-        try applyLimits(to: &settings, environment: environment)
-        if readOnly, demoEvents != nil { throw ValidationError("--demo-events writes; it cannot go with --read-only") }
-        if let demoEvents {
-            guard demoEvents > 0 else { throw ValidationError("--demo-events must be positive") }
-            try await fillWithDemo(data, events: demoEvents, logger: logger)
+        if let demoEvents = options.demoEvents {
+            try await fillWithDemo(options.data, events: demoEvents, logger: logger)
         }
-        if readOnly, !FileManager.default.fileExists(atPath: data.log + "/data.mdb") {
-            throw ValidationError("--read-only serves an existing log, and \(data.log) holds none")
+        if options.server.readOnly, !FileManager.default.fileExists(atPath: options.data.log + "/data.mdb") {
+            throw ValidationError("--read-only serves an existing log, and \(options.data.log) holds none")
         }
-        let maximumLogSize =
-            try maxLogSize
-            ?? environment["CHORUS_MAX_LOG_SIZE"].map { text in
-                guard let size = ByteCount(argument: text) else {
-                    throw ValidationError("CHORUS_MAX_LOG_SIZE: \(ByteCount.help)")
-                }
-                return size
-            }
-        if let maximumLogSize, maximumLogSize.bytes < ByteCount.minimumLogSize {
-            throw ValidationError("--max-log-size must be at least 1M")
+        let mode =
+            options.server.readOnly
+            ? "read-only" : options.cluster.map { "cluster node of \($0.address)" } ?? "read-write"
+        try await ChorusApplication.run(options, logger: logger) { application, backend in
+            logger.info(
+                "serving",
+                metadata: [
+                    "data": "\(options.data.root)", "address": "\(options.server.host):\(options.server.port)",
+                    "position": "\(backend.log.head)", "mode": "\(mode)",
+                ])
+            try await application.runService()
         }
-        let erasureDelayText = erasureDelay ?? environment["CHORUS_ERASURE_DELAY"] ?? "10m"
-        guard let erasureDelay = Self.duration(erasureDelayText), erasureDelay > .zero else {
-            throw ValidationError(
-                "--erasure-delay (or CHORUS_ERASURE_DELAY) must be a positive duration such as 500ms, 30s, 10m or 1h, "
-                    + "not \(erasureDelayText)")
-        }
-        let fanOutLimit =
-            try fanOutLimit
-            ?? environment["CHORUS_FAN_OUT_LIMIT"].map { text in
-                guard let limit = Int(text) else {
-                    throw ValidationError("CHORUS_FAN_OUT_LIMIT must be a whole number")
-                }
-                return limit
-            }
-        if let fanOutLimit, fanOutLimit < 1 { throw ValidationError("--fan-out-limit must be at least 1") }
-        if let text = keptPages ?? environment["CHORUS_KEPT_PAGES"] {
-            guard let bytes = text == "off" ? 0 : ByteCount(argument: text)?.bytes else {
-                throw ValidationError(
-                    "--kept-pages (or CHORUS_KEPT_PAGES) must be off or \(ByteCount.help), not \(text)")
-            }
-            settings.keptPageBytes = bytes
-        }
-        let clusterDatabase = try clusterDatabase(environment, logger: logger)
-        if clusterDatabase != nil, readOnly || demoEvents != nil {
-            throw ValidationError(
-                "--cluster cannot go with --read-only or --demo-events (fill a cluster with `chorus cluster init`)")
-        }
-        // The pool runs until the server has stopped and closed the backend.
-        let pool = clusterDatabase.map { database in Task { await database.run() } }
-        defer { pool?.cancel() }
-        if let clusterDatabase {
-            do {
-                try await ChorusBackend.joinCluster(clusterDatabase, data: data)
-            } catch {
-                throw OperatorError(
-                    "could not join the cluster at \(clusterDatabase.address): \(ClusterError.summary(error))")
-            }
-        }
-        let backend = try ChorusBackend(
-            data: data, readOnly: readOnly, maximumLogSize: maximumLogSize?.bytes,
-            fanOutLimit: fanOutLimit ?? ProjectionEngine.defaultFanOutLimit, erasureDelay: erasureDelay,
-            cluster: clusterDatabase, logger: logger)
-        defer { backend.close() }
-        logger.info(
-            "serving",
-            metadata: [
-                "data": "\(data.root)", "address": "\(settings.host):\(settings.port)",
-                "position": "\(backend.log.head)",
-                "mode":
-                    "\(readOnly ? "read-only" : clusterDatabase.map { "cluster node of \($0.address)" } ?? "read-write")",
-            ])
-        settings.webhooks = try Self.webhooks(environment)
-        let application = try ChorusServer.makeApplication(
-            backend: backend, configuration: settings, logger: logger)
-        try await application.runService()
         logger.info("stopped")
     }
 
@@ -240,62 +165,4 @@ struct ServeCommand: AsyncParsableCommand {
             metadata: ["events": "\(summary.events)", "users": "\(summary.users)", "e-mail": "user0@demo.chorus"])
     }
 
-    /// The cluster to join, from --cluster or CHORUS_CLUSTER_URL; nil for a single node.
-    private func clusterDatabase(_ environment: [String: String], logger: Logger) throws -> ClusterDatabase? {
-        guard let url = cluster ?? environment["CHORUS_CLUSTER_URL"].flatMap({ $0.isEmpty ? nil : $0 }) else {
-            return nil
-        }
-        let address: ClusterAddress
-        do { address = try ClusterAddress(url) } catch let error as ClusterError {
-            throw ValidationError("--cluster (or CHORUS_CLUSTER_URL): \(error.description)")
-        }
-        let timeoutText = clusterWriteTimeout ?? environment["CHORUS_CLUSTER_WRITE_TIMEOUT"] ?? "5s"
-        guard let timeout = Self.duration(timeoutText), timeout >= .milliseconds(1) else {
-            throw ValidationError(
-                "--cluster-write-timeout (or CHORUS_CLUSTER_WRITE_TIMEOUT) must be a duration such as 500ms or 5s, "
-                    + "not \(timeoutText)")
-        }
-        return ClusterDatabase(address: address, lockTimeout: timeout, logger: logger)
-    }
-
-    /// The webhook settings of the environment; nil without `CHORUS_WEBHOOK_URL`.
-    private static func webhooks(_ environment: [String: String]) throws -> WebhookConfiguration? {
-        guard let url = environment["CHORUS_WEBHOOK_URL"], !url.isEmpty else { return nil }
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-            parsed.host != nil
-        else { throw ValidationError("CHORUS_WEBHOOK_URL must be an http or https URL, not \(url)") }
-        guard let secret = environment["CHORUS_WEBHOOK_SECRET"], let signer = WebhookSigner(secret: secret) else {
-            throw ValidationError(
-                "CHORUS_WEBHOOK_URL needs CHORUS_WEBHOOK_SECRET: whsec_ and the base64 of at least 16 random bytes")
-        }
-        var configuration = WebhookConfiguration(url: url, signer: signer)
-        func milliseconds(_ name: String) throws -> Duration? {
-            guard let text = environment[name] else { return nil }
-            guard let value = Int64(text), value > 0 else {
-                throw ValidationError("\(name) must be a positive number of milliseconds, not \(text)")
-            }
-            return .milliseconds(value)
-        }
-        if let delay = try milliseconds("CHORUS_WEBHOOK_RETRY_DELAY_MS") { configuration.retryDelay = delay }
-        if let delay = try milliseconds("CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS") { configuration.maximumRetryDelay = delay }
-        if let timeout = try milliseconds("CHORUS_WEBHOOK_TIMEOUT_MS") { configuration.timeout = timeout }
-        return configuration
-    }
-
-    /// `500ms`, `30s`, `10m` or `1h`.
-    static func duration(_ text: String) -> Duration? {
-        let units: [(String, Int64)] = [("ms", 1), ("s", 1_000), ("m", 60_000), ("h", 3_600_000)]
-        for (suffix, milliseconds) in units where text.hasSuffix(suffix) {
-            guard let value = Int64(text.dropLast(suffix.count)), value >= 0, value <= Int64.max / milliseconds else {
-                return nil
-            }
-            return .milliseconds(value * milliseconds)
-        }
-        return nil
-    }
-
-    private static func port(_ text: String) throws -> Int {
-        guard let port = Int(text) else { throw ValidationError("CHORUS_PORT must be a number, not \(text)") }
-        return port
-    }
 }

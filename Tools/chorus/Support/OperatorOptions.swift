@@ -8,8 +8,10 @@ struct DataDirectoryOption: ParsableArguments {
     @Option(help: "The data directory (CHORUS_DATA; default ./chorus-data).")
     var data: String?
 
-    var directory: DataDirectory {
-        DataDirectory(data ?? ProcessInfo.processInfo.environment["CHORUS_DATA"] ?? "./chorus-data")
+    var directory: DataDirectory { directory(environment: ProcessInfo.processInfo.environment) }
+
+    func directory(environment: [String: String]) -> DataDirectory {
+        DataDirectory(data ?? environment["CHORUS_DATA"] ?? "./chorus-data")
     }
 
     /// The directory, which must already hold a log: operator commands never make an empty one by mistake.

@@ -1,0 +1,175 @@
+import ArgumentParser
+import ChorusHTTP
+import Testing
+
+@testable import chorus
+
+/// `chorus serve`'s flags and environment made into the options the server is built from: every flag, its variable,
+/// its default, and what a bad value is told. The process-level tests (`ServeOptionsTests`) show that a refusal stops
+/// serve before it opens anything.
+@Suite("chorus serve: flags and environment to options")
+struct ServeOptionsParsingTests {
+    private func options(_ arguments: [String], _ environment: [String: String] = [:]) throws -> ServeOptions {
+        try ServeCommand.parse(arguments).options(environment: environment)
+    }
+
+    /// What the options say of one setting, as text: a flag, its variable and the default are compared through it.
+    private struct Setting: Sendable {
+        let flag: [String]
+        let variable: (name: String, value: String)?
+        let expected: String
+        let read: @Sendable (ServeOptions) -> String
+    }
+
+    private static let settings: [Setting] = [
+        Setting(flag: ["--data", "/srv/a"], variable: ("CHORUS_DATA", "/srv/a"), expected: "/srv/a") { $0.data.root },
+        Setting(flag: ["--host", "0.0.0.0"], variable: ("CHORUS_HOST", "0.0.0.0"), expected: "0.0.0.0") {
+            $0.server.host
+        },
+        Setting(flag: ["--port", "9000"], variable: ("CHORUS_PORT", "9000"), expected: "9000") { "\($0.server.port)" },
+        Setting(
+            flag: ["--public-url", "https://x.example"], variable: ("CHORUS_PUBLIC_URL", "https://x.example"),
+            expected: "https://x.example"
+        ) { $0.server.publicBaseURL ?? "" },
+        Setting(flag: ["--log-level", "debug"], variable: ("CHORUS_LOG_LEVEL", "DEBUG"), expected: "debug true") {
+            "\($0.logLevel) \($0.server.logsRequests)"
+        },
+        Setting(flag: ["--read-only"], variable: nil, expected: "true") { "\($0.server.readOnly)" },
+        Setting(flag: ["--demo-events", "500"], variable: nil, expected: "500") { "\($0.demoEvents ?? 0)" },
+        Setting(flag: ["--no-rate-limits"], variable: ("CHORUS_RATE_LIMITS", "off"), expected: "nil nil") {
+            "\($0.server.rateLimits.writesPerUser.map(\.burst) as Int?) \($0.server.rateLimits.loginPerAddress as Any?)"
+        },
+        Setting(
+            flag: ["--rate-limit", "rooms-per-user=3,1m", "--rate-limit", "reports-per-user=off"],
+            variable: ("CHORUS_RATE_LIMITS", "rooms-per-user=3,1m reports-per-user=off"), expected: "3 true true"
+        ) {
+            let (rooms, reports) = ($0.server.rateLimits.roomsPerUser, $0.server.rateLimits.reportsPerUser)
+            return "\(rooms?.burst ?? 0) \(rooms?.interval == .seconds(60)) \(reports == nil)"
+        },
+        Setting(
+            flag: ["--live-streams-per-user", "off"], variable: ("CHORUS_LIVE_STREAMS_PER_USER", "off"),
+            expected: "nil"
+        ) { "\($0.server.liveStreamsPerUser as Int?)" },
+        Setting(
+            flag: ["--trusted-proxies", "10.0.0.0/8, 192.168.1.1"],
+            variable: ("CHORUS_TRUSTED_PROXIES", "10.0.0.0/8,192.168.1.1"), expected: "10.0.0.0/8 192.168.1.1"
+        ) { $0.server.trustedProxies.map(\.description).joined(separator: " ") },
+        Setting(flag: ["--max-log-size", "2G"], variable: ("CHORUS_MAX_LOG_SIZE", "2G"), expected: "2147483648") {
+            "\($0.maximumLogSize ?? 0)"
+        },
+        Setting(flag: ["--erasure-delay", "30s"], variable: ("CHORUS_ERASURE_DELAY", "30s"), expected: "30000 ms") {
+            "\(Int($0.erasureDelay / .milliseconds(1))) ms"
+        },
+        Setting(flag: ["--fan-out-limit", "7"], variable: ("CHORUS_FAN_OUT_LIMIT", "7"), expected: "7") {
+            "\($0.fanOutLimit)"
+        },
+        Setting(flag: ["--kept-pages", "off"], variable: ("CHORUS_KEPT_PAGES", "off"), expected: "0") {
+            "\($0.server.keptPageBytes)"
+        },
+        Setting(
+            flag: ["--cluster", "postgresql://chorus@db:5433/log", "--cluster-write-timeout", "2s"],
+            variable: ("CHORUS_CLUSTER_URL", "postgresql://chorus@db:5433/log"), expected: "db 5433 chorus log"
+        ) { options in
+            guard let address = options.cluster?.address else { return "" }
+            return "\(address.host) \(address.port) \(address.user) \(address.database)"
+        },
+    ]
+
+    @Test("with no flag and no variable, every setting is serve's default")
+    func defaults() throws {
+        let options = try options([])
+        #expect(options.data.root == "./chorus-data")
+        #expect(options.server.host == "127.0.0.1" && options.server.port == 8080)
+        #expect(options.server.publicBaseURL == nil && options.server.adminToken == nil)
+        #expect(options.logLevel == .info && !options.server.logsRequests && !options.server.readOnly)
+        #expect(options.demoEvents == nil && options.maximumLogSize == nil && options.cluster == nil)
+        #expect(options.server.rateLimits.writesPerUser == RateLimits().writesPerUser)
+        #expect(options.server.liveStreamsPerUser == 20 && options.server.trustedProxies.isEmpty)
+        #expect(options.erasureDelay == .seconds(600) && options.server.keptPageBytes == 64 << 20)
+        #expect(options.fanOutLimit == ServeOptions().fanOutLimit && options.server.webhooks == nil)
+    }
+
+    @Test("each flag sets its setting, its variable sets the same when the flag is not given, and the flag wins")
+    func flagsAndVariables() throws {
+        let defaults = try options([])
+        for setting in Self.settings {
+            #expect(setting.read(defaults) != setting.expected, "\(setting.flag) is not the default")
+            #expect(setting.read(try options(setting.flag)) == setting.expected, "\(setting.flag)")
+            guard let variable = setting.variable else { continue }
+            let fromVariable = try options([], [variable.name: variable.value])
+            #expect(setting.read(fromVariable) == setting.expected, "\(variable.name)")
+            let overruled = try options(setting.flag, [variable.name: "overruled"])
+            #expect(setting.read(overruled) == setting.expected, "\(setting.flag) over \(variable.name)")
+        }
+        let cluster = ["--cluster", "postgresql://chorus@db/log"]
+        #expect(try options(cluster).cluster?.writeTimeout == .seconds(5))
+        #expect(try options(cluster + ["--cluster-write-timeout", "2s"]).cluster?.writeTimeout == .seconds(2))
+        let fromVariable = try options(cluster, ["CHORUS_CLUSTER_WRITE_TIMEOUT": "750ms"])
+        #expect(fromVariable.cluster?.writeTimeout == .milliseconds(750))
+    }
+
+    @Test("the admin token and the webhooks come from the environment only")
+    func environmentOnly() throws {
+        let options = try options(
+            [],
+            [
+                "CHORUS_ADMIN_TOKEN": "admin-token", "CHORUS_WEBHOOK_URL": "https://hooks.example/in",
+                "CHORUS_WEBHOOK_SECRET": "whsec_" + "MDEyMzQ1Njc4OWFiY2RlZg==", "CHORUS_WEBHOOK_RETRY_DELAY_MS": "250",
+                "CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS": "60000", "CHORUS_WEBHOOK_TIMEOUT_MS": "3000",
+            ])
+        #expect(options.server.adminToken == "admin-token")
+        let webhooks = try #require(options.server.webhooks)
+        #expect(webhooks.url == "https://hooks.example/in")
+        #expect(webhooks.retryDelay == .milliseconds(250) && webhooks.maximumRetryDelay == .seconds(60))
+        #expect(webhooks.timeout == .seconds(3))
+        #expect(try self.options([], ["CHORUS_ADMIN_TOKEN": ""]).server.adminToken == nil, "empty is none")
+    }
+
+    @Test("a value a setting cannot take is refused, naming the flag or the variable and what was wrong")
+    func refusals() throws {
+        let refusals: [([String], [String: String], String)] = [
+            (["--port", "0"], [:], "--port must be from 1 to 65535"),
+            ([], ["CHORUS_PORT": "http"], "CHORUS_PORT must be a number, not http"),
+            (["--log-level", "loud"], [:], "must be one of trace, debug"),
+            ([], ["CHORUS_LOG_LEVEL": "loud"], "not loud"),
+            (["--demo-events", "0"], [:], "--demo-events must be positive"),
+            (["--demo-events", "10", "--read-only"], [:], "cannot go with --read-only"),
+            (["--rate-limit", "nope=1,1s"], [:], "NAME is one of login-per-address"),
+            ([], ["CHORUS_RATE_LIMITS": "rooms-per-user=0,1m"], "a burst of at least 1"),
+            (["--live-streams-per-user", "0"], [:], "a positive number or off"),
+            ([], ["CHORUS_TRUSTED_PROXIES": "proxy.internal"], "proxy.internal is neither"),
+            (["--max-log-size", "1K"], [:], "--max-log-size must be at least 1M"),
+            ([], ["CHORUS_MAX_LOG_SIZE": "big"], "CHORUS_MAX_LOG_SIZE: a whole number of bytes"),
+            (["--erasure-delay", "0s"], [:], "must be a positive duration"),
+            ([], ["CHORUS_ERASURE_DELAY": "soon"], "not soon"),
+            (["--fan-out-limit", "0"], [:], "--fan-out-limit (or CHORUS_FAN_OUT_LIMIT) must be at least 1, not 0"),
+            ([], ["CHORUS_FAN_OUT_LIMIT": "many"], "not many"),
+            (["--kept-pages", "lots"], [:], "must be off or a whole number"),
+            (["--cluster", "mysql://db/log"], [:], "--cluster (or CHORUS_CLUSTER_URL)"),
+            (["--cluster", "postgresql://u@db/log", "--cluster-write-timeout", "0ms"], [:], "not 0ms"),
+            (["--cluster", "postgresql://u@db/log", "--read-only"], [:], "--cluster cannot go with --read-only"),
+            ([], ["CHORUS_WEBHOOK_URL": "ftp://x"], "must be an http or https URL"),
+            ([], ["CHORUS_WEBHOOK_URL": "https://x.example"], "needs CHORUS_WEBHOOK_SECRET"),
+            (
+                [], ["CHORUS_WEBHOOK_URL": "https://x.example", "CHORUS_WEBHOOK_SECRET": "whsec_short"],
+                "needs CHORUS_WEBHOOK_SECRET"
+            ),
+            (
+                [],
+                [
+                    "CHORUS_WEBHOOK_URL": "https://x.example",
+                    "CHORUS_WEBHOOK_SECRET": "whsec_MDEyMzQ1Njc4OWFiY2RlZg==", "CHORUS_WEBHOOK_TIMEOUT_MS": "-1",
+                ],
+                "CHORUS_WEBHOOK_TIMEOUT_MS must be a positive number of milliseconds, not -1"
+            ),
+        ]
+        for (arguments, environment, message) in refusals {
+            do {
+                _ = try options(arguments, environment)
+                Issue.record("\(arguments) \(environment) was taken")
+            } catch let error as ValidationError {
+                #expect(error.message.contains(message), "\(arguments) \(environment): \(error.message)")
+            }
+        }
+    }
+}
