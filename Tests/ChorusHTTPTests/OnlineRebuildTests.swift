@@ -104,11 +104,7 @@ struct OnlineRebuildTests {
 
         /// Returns once the load has made `count` requests.
         func waitForRequests(_ count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(30)
-            while requests.load(ordering: .relaxed) < count {
-                guard ContinuousClock.now < deadline else { throw FixtureError("the load made no \(count) requests") }
-                try await Task.sleep(for: .milliseconds(5))
-            }
+            try await eventually("\(count) requests of the load") { requests.load(ordering: .relaxed) >= count }
         }
     }
 }

@@ -24,7 +24,7 @@ struct CrashSafetyTests {
                     smallIndexBatches: round.isMultiple(of: 2))
                 // Kill only once this round's writer is appending, at a random moment after that.
                 let acknowledgedBefore = acknowledgedPositions(in: ackFile).count
-                try await waitUntil {
+                try await eventually("the writer appending") {
                     acknowledgedPositions(in: ackFile).count > acknowledgedBefore || !child.isRunning
                 }
                 try #require(child.isRunning, "the writer exited by itself in round \(round)")

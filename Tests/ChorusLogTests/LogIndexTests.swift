@@ -83,7 +83,7 @@ struct LogIndexTests {
                 // A fourth stream: the batch is written, though it holds 10 events of the 4,096 it may.
                 // (It is written after the append is answered.)
                 _ = try await log.append(tick("s3", "9"))
-                try await waitUntil { log.statistics.indexedThrough == 10 }
+                try await eventually("indexed through 10") { log.statistics.indexedThrough == 10 }
                 _ = try await log.append(tick("s0", "10"))
                 #expect(try log.read(stream: "s0", limit: 100).map(\.text) == ["0", "3", "6", "10"])
                 #expect(try log.streamVersion(of: "s3") == 1)

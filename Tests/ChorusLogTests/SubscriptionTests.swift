@@ -19,7 +19,7 @@ struct SubscriptionTests {
                     }
                 }
                 for index in 1...3 { _ = try await log.append(tick("s", "new \(index)")) }
-                try await waitUntil { received.withLock { $0.count } == 5 }
+                try await eventually("five delivered") { received.withLock { $0.count } == 5 }
                 log.close()
                 try await subscriber.value
                 #expect(received.withLock { $0 } == ["old 2", "old 3", "new 1", "new 2", "new 3"])
@@ -36,23 +36,11 @@ struct SubscriptionTests {
                 let waiting = Task {
                     for try await _ in log.subscribe() { count.withLock { $0 += 1 } }
                 }
-                try await waitUntil { count.withLock { $0 } == 1 }
+                try await eventually("one delivered") { count.withLock { $0 } == 1 }
                 waiting.cancel()
                 try await waiting.value
                 #expect(count.withLock { $0 } == 1)
             }
         }
-    }
-}
-
-/// Polls `condition` until it holds; fails the test after `seconds`.
-func waitUntil(seconds: Double = 10, _ condition: () throws -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(seconds)
-    while try !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within \(seconds) s")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(5))
     }
 }

@@ -183,10 +183,13 @@ struct ReplayCommandTests {
             var bytes: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 65_536)
             var received: String { String(decoding: bytes, as: UTF8.self) }
-            let deadline = ContinuousClock.now + .seconds(20)
-            while !received.contains("seen live by replay"), ContinuousClock.now < deadline {
-                let count = read(output.fileDescriptor, &chunk, chunk.count)
-                if count > 0 { bytes += chunk[..<count] } else { try await Task.sleep(for: .milliseconds(50)) }
+            try await eventually("replay's line of the post", timeout: .seconds(20), every: .milliseconds(50)) {
+                var count = read(output.fileDescriptor, &chunk, chunk.count)
+                while count > 0 {
+                    bytes += chunk[..<count]
+                    count = read(output.fileDescriptor, &chunk, chunk.count)
+                }
+                return received.contains("seen live by replay")
             }
             let lines = try received.split(separator: "\n").map { try lastJSONLine(String($0)) }
             #expect(lines.first?["type"] as? String == "SessionStarted")

@@ -119,9 +119,8 @@ struct ServeCommandTests {
                 }
                 // SIGTERM as soon as the first answer is in, with the others on their way (on a busy machine a fixed
                 // pause could end before any request reached the server).
-                let deadline = ContinuousClock.now + .seconds(10)
-                while answered.count.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
-                    try await Task.sleep(for: .milliseconds(2))
+                try await eventually("a first answer", every: .milliseconds(2)) {
+                    answered.count.load(ordering: .relaxed) > 0
                 }
                 let status = await server.stop()
                 #expect(status == 0, "a clean exit")

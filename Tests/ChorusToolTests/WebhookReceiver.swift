@@ -53,13 +53,9 @@ final class WebhookReceiver: Sendable {
         Issue.record("the receiver was still answering requests after 30 s")
     }
 
-    /// Returns once more than `count` requests came; fails after 30 s.
+    /// Returns once more than `count` requests came; throws after 30 s.
     func waitForRequests(moreThan count: Int) async throws {
-        for _ in 0..<300 {
-            if received.count > count { return }
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        Issue.record("no request past \(count) came within 30 s")
+        try await eventually("a request past \(count)") { received.count > count }
     }
 
     /// Starts listening; until then connections are refused (the receiver is down).

@@ -84,13 +84,11 @@ final class LiveCollector: Sendable {
     /// Waits until `count` events in all have come (at most 30 s), and returns them all.
     @discardableResult
     func waitFor(_ count: Int, sourceLocation: String = #function) async throws -> [LiveUpdate] {
-        for _ in 0..<600 {
+        try await eventually("\(sourceLocation): \(count) live events, of which came \(delivered)") {
             if let error = received.failure.withLock({ $0 }) { throw error }
-            let delivered = self.delivered
-            if delivered.count >= count { return delivered }
-            try await Task.sleep(for: .milliseconds(50))
+            return delivered.count >= count
         }
-        throw ServerError("\(sourceLocation): \(delivered.count) of \(count) live events came: \(delivered)")
+        return delivered
     }
 
     func stop() { task.cancel() }

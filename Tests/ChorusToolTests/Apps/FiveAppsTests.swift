@@ -28,8 +28,15 @@ struct FiveAppsTests {
             try await bo.send("Did the server just restart?", toRoom: room.id)
             try await ana.send("It did", toRoom: room.id)
             let events = try await live.waitFor(4)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(live.delivered.count == 4, "nothing twice")
+            // One more after those: a message delivered again would come before it.
+            try await bo.send("See you", toRoom: room.id)
+            let withMarker = try await live.waitFor(5)
+            #expect(withMarker.count == 5 && withMarker.prefix(4).map(\.position) == events.map(\.position))
+            if case .message(let message) = withMarker.last?.event {
+                #expect(message.text == "See you", "nothing twice")
+            } else {
+                Issue.record("the fifth event is no message: \(withMarker)")
+            }
             let texts = events.compactMap { update -> String? in
                 guard case .message(let message) = update.event else { return nil }
                 return message.text
@@ -38,7 +45,7 @@ struct FiveAppsTests {
             #expect(events.map(\.position) == events.map(\.position).sorted())
 
             let history = try await bo.messages(inRoom: room.id).first(10)
-            #expect(history.map(\.text) == texts)
+            #expect(history.map(\.text) == texts + ["See you"])
             #expect(history.allSatisfy { $0.roomId == room.id })
 
             try await bo.logOut()

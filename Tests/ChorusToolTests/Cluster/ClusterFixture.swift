@@ -88,15 +88,13 @@ final class ClusterFixture: Sendable {
     func waitUntilCaughtUp() async throws {
         let head = try clusterHead()
         for index in 0..<count where node(index).process.isRunning {
-            var health = try await node(index).call("GET", "/health", token: node(index).adminToken)
-            for _ in 0..<300 {
-                let readModels = (health.json["projections"] as? [String: Any])?["readModels"] as? Int
-                if health.json["position"] as? Int == Int(head), readModels == Int(head) { break }
-                try await Task.sleep(for: .milliseconds(100))
-                health = try await node(index).call("GET", "/health", token: node(index).adminToken)
-            }
-            guard health.json["position"] as? Int == Int(head) else {
-                throw ServerError("node \(index) is at \(health.json) after 30 s, the cluster at \(head)")
+            var health: [String: Any] = [:]
+            try await eventually(
+                "node \(index) at the cluster's head \(head), not at \(health)", every: .milliseconds(100)
+            ) {
+                health = try await node(index).call("GET", "/health", token: node(index).adminToken).json
+                let readModels = (health["projections"] as? [String: Any])?["readModels"] as? Int
+                return health["position"] as? Int == Int(head) && readModels == Int(head)
             }
         }
     }

@@ -170,8 +170,8 @@ struct ClusterTests {
             // seen on a loaded machine), never longer: a node stuck on a dead connection would not resume at all.
             let restarted = ContinuousClock.now
             for index in 0..<3 {
-                let user = try await Self.eventually { try await cluster.node(index).register("After\(index)") }
-                let posted = try await Self.eventually {
+                let user = try await eventually { try await cluster.node(index).register("After\(index)") }
+                let posted = try await eventually {
                     let answer = try await cluster.node(index).call(
                         "POST", "/v1/posts", token: user.token, json: ["text": "after the restart"])
                     guard answer.status == 201 else { throw ServerError("\(answer.status)") }
@@ -348,15 +348,6 @@ struct ClusterTests {
         }
     }
 
-    /// `body`'s answer once it stops throwing (at most 30 s).
-    static func eventually<R>(_ body: () async throws -> R) async throws -> R {
-        var lastError: (any Error)?
-        for _ in 0..<150 {
-            do { return try await body() } catch { lastError = error }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        throw lastError ?? ServerError("never")
-    }
 }
 
 /// Tells background writers to stop, and counts the posts they have had acknowledged so far.
