@@ -2,19 +2,25 @@
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: start test deps fuzz-deps postgres-deps
+.PHONY: start test lint deps fuzz-deps postgres-deps
 
 ## Starts Chorus: `chorus serve` (release build) on ./chorus-data at 127.0.0.1:8080, filled with demo data the first
 ## time. CHORUS_DATA, CHORUS_HOST, CHORUS_PORT and CHORUS_ADMIN_TOKEN change the defaults.
 start: deps
 	$(SWIFT) run -c release chorus serve --demo-events 20000
 
-## Runs every test: the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml. The cluster
+## Runs every test: the format check, the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml. The cluster
 ## tests start a throwaway PostgreSQL of their own (initdb in a temporary directory, loopback only).
-test: deps fuzz-deps postgres-deps
+test: deps fuzz-deps postgres-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	Tests/ContractFuzzing/run
+
+## Checks that every Swift file but the generated client is formatted as .swift-format says (`swift format -i` on a
+## file fixes it).
+lint:
+	$(SWIFT) format lint --strict --parallel \
+		$$(find Package.swift Sources Projections Tools Tests -name '*.swift' -not -path 'Sources/ChorusClient/Generated/*')
 
 ## Installs LMDB's headers and library (Debian: liblmdb-dev) when pkg-config cannot find them.
 deps:

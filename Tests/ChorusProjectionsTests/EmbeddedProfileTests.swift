@@ -79,7 +79,9 @@ struct EmbeddedProfileTests {
         let home = try view.homeFeed(viewer: nil, page: PageRequest(limit: 100))
         home.items.forEach(add)
         for post in home.items {
-            try view.comments(on: post.id, page: PageRequest(limit: 100))?.items.forEach { found.append($0.author) }
+            for comment in try view.comments(on: post.id, page: PageRequest(limit: 100))?.items ?? [] {
+                found.append(comment.author)
+            }
         }
         for user in users {
             try view.followingFeed(of: user, page: PageRequest(limit: 100)).items.forEach(add)

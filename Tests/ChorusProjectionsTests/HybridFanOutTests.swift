@@ -124,10 +124,12 @@ struct HybridFanOutTests {
                 }
                 let rebuilt = app.directory + "/rebuilt-\(limit)-\(postLimit)"
                 _ = try ProjectionEngine.rebuild(
-                    log: app.log, keys: TestDataKeys.shared, into: rebuilt, fanOutLimit: limit, fanOutPostLimit: postLimit)
+                    log: app.log, keys: TestDataKeys.shared, into: rebuilt, fanOutLimit: limit,
+                    fanOutPostLimit: postLimit)
                 let rebuiltTables = try dumpReadModels(atDirectory: rebuilt)
                 for name in ProjectionEngine.tables.map(\.name) {
-                    #expect(rebuiltTables[name] == tables[name], "table \(name) rebuilt with limits \(limit), \(postLimit)")
+                    #expect(
+                        rebuiltTables[name] == tables[name], "table \(name) rebuilt with limits \(limit), \(postLimit)")
                 }
             }
         }

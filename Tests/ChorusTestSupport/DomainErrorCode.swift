@@ -11,4 +11,3 @@ public func domainErrorCode(_ body: () async throws -> Void) async -> DomainErro
         return nil
     }
 }
-
