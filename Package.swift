@@ -281,6 +281,16 @@ let package = Package(
             path: "Tests/ChorusClientTests"
         ),
         // The `chorus` command, run as a process: end to end.
+        // Every Swift sample of README.md and docs/, compiled, and checked to be what the docs show.
+        .testTarget(
+            name: "DocSampleTests",
+            dependencies: [
+                "ChorusClient", "ChorusLog", "ChorusDomain", "ChorusProjections", "ChorusBackend",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/DocSampleTests"
+        ),
         .testTarget(
             name: "ChorusToolTests",
             dependencies: [
