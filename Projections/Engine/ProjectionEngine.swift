@@ -20,7 +20,7 @@ public final class ProjectionEngine: Sendable {
     public static let layoutVersion: UInt64 = 11
 
     /// The followers from which on an author's posts are merged into the Following feeds when read instead of written
-    /// into each (hybrid fan-out); measured in BENCHMARKS.md, "Hybrid fan-out".
+    /// into each (hybrid fan-out; ``FeedFanOut`` says how it was chosen).
     public static let defaultFanOutLimit = FeedFanOut.defaultLimit
     /// The posts and reposts from which on an author's next are merged too, so that a follow or an unfollow moves at
     /// most this many feed entries.
@@ -86,7 +86,7 @@ public final class ProjectionEngine: Sendable {
         var configuration = KeyValueStoreConfiguration()
         configuration.writesInPlace = true
         // Address space, not disk: a 1M-event rebuild otherwise grows the map four times, and every growth remaps
-        // the file, so that each page is faulted in again (about 4 % of a rebuild). A build is one transaction, which
+        // the file, so that each page is faulted in again. A build is one transaction, which
         // starts over from the first event when the map fills: room for twice what the demo log stores per event.
         configuration.initialMapSize = max(4 << 30, Int(clamping: log.head.rawValue) &* Self.mapBytesPerEvent)
         let store = try KeyValueStore(

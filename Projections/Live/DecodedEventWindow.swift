@@ -4,7 +4,7 @@ import Synchronization
 
 /// The log's newest events, decoded once for every live stream. Every stream walks the same positions as the read
 /// models apply them, and decoding an event (opening its sealed fields) cost each stream more than all else it did:
-/// with 200 streams open it was a fifth of the server's work (BENCHMARKS.md, `chorus bench day`).
+/// with a few hundred streams open it was a large share of the server's work (`chorus bench day`).
 ///
 /// Keeps the events of the last ``capacity`` positions read, in order. A batch that holds an account's deletion or
 /// the end of its erasure is never kept, and empties the window: what it kept was decoded under keys that may since be

@@ -5,7 +5,7 @@ import Synchronization
 /// Walks the events the read models apply once for every open live stream, and wakes only the streams that an event
 /// may concern (``LiveInterest``) or whose heartbeat is due. Each stream used to wait for every batch itself and look
 /// at its events: with a thousand streams open, waking all of them for every batch took most of the server
-/// (BENCHMARKS.md, `chorus bench day`), where a batch that concerns ten of them now wakes ten.
+/// (`chorus bench day`), where a batch that concerns ten of them now wakes ten.
 ///
 /// A stream walks the events up to where the hub has walked (``subscribe(_:through:heartbeat:)`` says how far), then
 /// hands its interest over: from then on the hub learns from every event for it (whom its viewer follows) and keeps

@@ -4,8 +4,7 @@ import ChorusLog
 /// What one live stream can tell about an event without the read models: whether the event may change anything on
 /// its viewer's topics (``ReadView/liveChanges(of:decoded:for:on:)``), erring towards yes. A stream reads the read
 /// models only for the events that may: with many streams open, most of the log's batches concern few of them, and a
-/// snapshot for every stream at every batch was most of what the streams cost the server (BENCHMARKS.md,
-/// `chorus bench day`).
+/// snapshot for every stream at every batch was most of what the streams cost the server (`chorus bench day`).
 ///
 /// Keep ``mayConcern(_:)`` in step with `liveChanges`: an event it wrongly passes over never reaches the stream.
 public struct LiveInterest: Sendable {

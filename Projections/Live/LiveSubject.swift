@@ -2,7 +2,7 @@ import ChorusDomain
 
 /// What an event may concern, in the terms a live stream's interest is kept in (``LiveInterest/listens(to:)``): how
 /// the live hub finds the streams an event may concern by looking them up (``LiveStreamIndex``), where asking every
-/// open stream about every event cost the server in proportion to the streams open (BENCHMARKS.md, `chorus bench day`).
+/// open stream about every event cost the server in proportion to the streams open (`chorus bench day`).
 public enum LiveSubject: Hashable, Sendable {
     /// Posts and reposts by this user, which may reach their own feed and their followers'.
     case postsBy(UserID)

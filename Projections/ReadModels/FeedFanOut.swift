@@ -18,9 +18,12 @@ import ChorusStorage
 /// Not derived: which posts were held back depends on the order of follows and posts, not on the tables at the end,
 /// so it is kept event by event even while a build replays the log, and ``FollowingFeeds`` derives from it.
 struct FeedFanOut: ReadModel {
-    /// The default ``limit``: see BENCHMARKS.md, "Hybrid fan-out", for how it was measured.
+    /// The default ``limit``. The write side sets it: one post of an author at the limit holds the read models up
+    /// while its feed entries are written, and every read waiting for a later position waits behind it; this keeps
+    /// that a small part of a read's latency (`stall_ms_at_limit`, `chorus bench fanout`). A lower limit costs every
+    /// reader of those authors a merge on every page.
     static let defaultLimit = 2_000
-    /// The default ``postLimit``: see BENCHMARKS.md, "Hybrid fan-out".
+    /// The default ``postLimit``.
     static let defaultPostLimit = 1_000
 
     /// user → their followers, and the posts and plain reposts they have made, deleted or not (``Counters``, two

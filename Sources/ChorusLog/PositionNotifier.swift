@@ -85,7 +85,7 @@ package final class PositionNotifier: Sendable {
     /// Ends every wait made with `endsOnShutdown` with `CancellationError`, and each one made after it at once: a
     /// server's live streams, on its graceful shutdown. One call for all of them, where a shutdown handler set up for
     /// every wait of every stream (a task group and two tasks each time) had the server answer less than half the
-    /// feed reads with 1,000 streams open (BENCHMARKS.md).
+    /// feed reads with 1,000 streams open.
     package func endShutdownWaits() {
         let ending = state.withLock { state in
             state.isShutDown = true

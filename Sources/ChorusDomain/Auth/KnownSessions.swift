@@ -2,7 +2,7 @@ import ChorusLog
 import Synchronization
 
 /// Sessions found in the decision state, kept to answer every request of theirs without reading the state again (a
-/// read transaction and a lookup were 2 % of answering a kept feed page).
+/// read transaction and a lookup on every request, of which a kept feed page has little else).
 ///
 /// A session's entry in the `sessions` table is written once, when it starts, and removed when it ends (logout, a
 /// password change, an erasure), so what one read found holds until the log next removes a session: an entry counts

@@ -234,7 +234,7 @@ public enum Validate {
         }
         if !isASCII { hasher.update(data: Array(email.lowercased().utf8)) }
         let digest = hasher.finalize()
-        // Lowercase hex by hand: String(format:) took about 100 µs per key on Linux, a twentieth of a log import.
+        // Lowercase hex by hand: String(format:) is slow on Linux, and a log import makes a key for every account.
         func digit(_ nibble: UInt8) -> UInt8 {
             nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
         }

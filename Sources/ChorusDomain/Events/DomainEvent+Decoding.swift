@@ -15,7 +15,7 @@ extension DomainEvent {
 
     /// Decodes an event from the fields that decoding reads: for a caller whose events lie in memory the call could
     /// change (an array's elements), which would otherwise copy the whole event, retaining and releasing its strings
-    /// and payload, to hand it on (2 % of an import).
+    /// and payload, to hand it on.
     static func decode(
         typeName: String, version: UInt16, payload: [UInt8], at stored: LogPosition, keys: any PersonalDataKeys
     ) throws -> DomainEvent {

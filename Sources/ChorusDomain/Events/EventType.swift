@@ -40,8 +40,8 @@ enum EventType: String, CaseIterable, Sendable {
 
     /// The type stored under `name`; nil for a name no Chorus wrote. Found in a table of its own: `init(rawValue:)`,
     /// like a `switch` over the names, compares `name` with each case's in turn, a call into the runtime for every
-    /// one that does not match (2.9 % of a replay's samples, most of the demo's events being follows, the sixteenth
-    /// case), and a dictionary hashed every name through SipHash (2.4 %).
+    /// one that does not match (a follow, the commonest event, is the sixteenth case), and a dictionary hashed every
+    /// name through SipHash.
     init?(storedName name: String) {
         guard let type = name.withBorrowedUTF8({ Self.byName.type(named: $0) }) else { return nil }
         self = type

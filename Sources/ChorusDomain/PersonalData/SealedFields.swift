@@ -34,7 +34,7 @@ enum SealedFields {
 
     /// Lends `body` the authenticated context: the type, NUL and the owner's id. On the stack: an import opens a
     /// quarter of a million sealed sections. Copied from the strings' UTF-8 views in one closure: a closure for each
-    /// string's bytes copied the box and retained the key at every level (5 % of `chorus replay`'s samples).
+    /// string's bytes copied the box and retained the key at every level.
     private static func withContext<R>(_ owner: UserID, _ type: String, _ body: (UnsafeRawBufferPointer) throws -> R)
         rethrows -> R
     {

@@ -23,7 +23,7 @@ struct AuthMiddleware: RouterMiddleware {
     }
 
     /// The token of `Authorization: Bearer <token>`: the scheme in any case, blanks around either part ignored. Read
-    /// byte by byte; splitting, lowercasing and trimming it with Foundation was 4 % of answering a feed page.
+    /// byte by byte; splitting, lowercasing and trimming it with Foundation made strings on every request.
     /// The field is found by walking the fields: `headers[.authorization]` joins every field of the name into a new
     /// string. Two Authorization fields count as none, as their joined value did.
     static func bearerToken(_ request: Request) -> String? {

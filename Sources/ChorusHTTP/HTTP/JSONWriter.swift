@@ -2,7 +2,7 @@ import ChorusLog
 import ChorusProjections
 
 /// Writes JSON straight into bytes. Every answer goes through here: Foundation's `JSONEncoder` built a tree of
-/// boxed values per answer and took 40 % of the server's time rendering feeds.
+/// boxed values per answer, and was most of the server's time rendering feeds.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
     /// Whether the next value in the current object or array is its first (no comma before it).

@@ -8,7 +8,7 @@ import NIOCore
 /// Hummingbird hands each connection to a task on Swift's global executor, so every request crossed threads twice:
 /// from the event loop that read it to a pool thread that answered it, and back to write the answer. Handlers here do
 /// no blocking work longer than an LMDB lookup (appends wait for the log writer's thread, bcrypt for its own threads),
-/// so they can run where the bytes arrive. Measured in BENCHMARKS.md.
+/// so they can run where the bytes arrive (`chorus bench api` measures the result).
 struct EventLoopBoundHTTP1: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 

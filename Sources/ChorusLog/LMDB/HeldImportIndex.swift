@@ -4,8 +4,8 @@ import Synchronization
 /// The index entries of an import into an empty log, held in memory batch by batch instead of written with each
 /// batch's records, and written once, at the end, appended in key order to the empty tables
 /// (``DecisionBatch/writeIndex(heldIn:)``). Batch by batch, nearly every entry was a search and a page copied somewhere
-/// in a tree that grows to a million entries: with the decision state's changes, written likewise, 30 % of an import's
-/// samples, on the log's writer, which they made its bottleneck. Until they are written the log's checkpoint stays
+/// in a tree that grows to a million entries: with the decision state's changes, written likewise, they were the
+/// log's writer's work, and made it the import's bottleneck. Until they are written the log's checkpoint stays
 /// where it was, so a log whose import stopped without writing them reads its events after the checkpoint back at its
 /// next opening, as after any crash.
 ///
@@ -128,8 +128,8 @@ public final class HeldImportIndex: Sendable {
     /// The runs' entries as one run's, in key order: each stream once, by name, its entries from every run in turn
     /// (in version order); the commands by id. The distinct names are sorted, not the runs' streams (a user's stream
     /// is in most runs, and equal names compare to their last byte). Written from the runs themselves, stream by
-    /// stream, each run handed on was copied, its four arrays retained and released: 1.2 % of an import's samples, on
-    /// the one core its end runs on.
+    /// stream, each run handed on was copied, its four arrays retained and released, on the one core an import's end
+    /// runs on.
     private static func merged(_ held: Held) -> IndexEntries {
         let names = held.streams
         // How many entries each stream has, in all the runs.

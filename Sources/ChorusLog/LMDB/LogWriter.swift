@@ -11,8 +11,8 @@ import Synchronization
 ///
 /// One exception (``Limits/callersCommitWhenAlone``, on unless configured off): an appender that finds no commit under
 /// way, nothing queued, and the last group a lone one commits its job on its own thread. Handing one job to a sleeping
-/// thread and being woken by it again cost two thread wake-ups per append (20–50 µs, depending on the machine, against
-/// a 300 µs fsync); a lone appender is then nearly as fast as raw LMDB on any machine. Under concurrency the writer
+/// thread and being woken by it again cost two thread wake-ups per append, a large part of an fsync's time on some
+/// machines; a lone appender is then nearly as fast as raw LMDB on any machine. Under concurrency the writer
 /// thread does the work, so at most one caller's thread waits on an fsync at a time, and only while appends are rare.
 final class LogWriter: @unchecked Sendable {
     struct Limits {

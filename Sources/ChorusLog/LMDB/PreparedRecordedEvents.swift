@@ -23,8 +23,8 @@ public struct PreparedRecordedEvents: Sendable {
     /// each holding its event's position (nil otherwise); without them they are encoded here. Each event is read in
     /// place, by index: iterated, each was copied (its strings and payload retained and released). `indexInKeyOrder`
     /// false leaves the index entries' streams in the order they came, for a batch whose entries are held
-    /// (``HeldImportIndex``), which orders the names of them all once, at its end: sorted here, each batch's were 3 %
-    /// of an import's samples. Appended otherwise, they are sorted then.
+    /// (``HeldImportIndex``), which orders the names of them all once, at its end, rather than each batch's here.
+    /// Appended otherwise, they are sorted then.
     public init?(_ events: [RecordedEvent], records: EncodedRecords? = nil, indexInKeyOrder: Bool = true) {
         guard let first = events.first, (records?.count ?? events.count) == events.count else { return nil }
         // Most streams of a batch have a single event.

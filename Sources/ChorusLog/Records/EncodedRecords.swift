@@ -3,7 +3,7 @@
 /// (``PreparedRecordedEvents``).
 ///
 /// Encoded there, the event is a value of its own. Encoded later from an array of events, each was copied first (its
-/// strings and payload retained and released, about 3 % of an import): the encoder writes the records through raw
+/// strings and payload retained and released): the encoder writes the records through raw
 /// pointers, which for all the compiler knows could change the array's elements.
 public struct EncodedRecords: Sendable {
     /// The records, back to back from the start, then room for more; the i-th ends at `ends[i]`. Grown by

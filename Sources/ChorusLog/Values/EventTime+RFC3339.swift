@@ -11,7 +11,7 @@ extension EventTime {
         let (year, month, day) = Self.civilDate(daysSince1970: days)
         let (hour, minute, second) = (secondOfDay / 3600, secondOfDay % 3600 / 60, secondOfDay % 60)
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 24) { characters in
-            // Two digits at a time, each at its fixed place: with a loop over the digits, this was 4.4 % of a replay.
+            // Two digits at a time, each at its fixed place: a replay writes one time for every event.
             func pair(_ value: Int64, at offset: Int) {
                 let tens = value / 10
                 characters[offset] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: tens)

@@ -11,7 +11,7 @@ public struct StreamID: Hashable, Sendable, CustomStringConvertible, Expressible
         guard length > 0, length <= Self.maximumUTF8Length else {
             throw .invalidAppend("a stream id must be 1 to \(Self.maximumUTF8Length) UTF-8 bytes, not \(length)")
         }
-        // Through the bytes where they lie: the UTF-8 view's iterator, a byte at a time, was 1 % of an import.
+        // Through the bytes where they lie, not the UTF-8 view's iterator a byte at a time: every append checks.
         let holdsNUL = rawValue.utf8.withContiguousStorageIfAvailable { $0.contains(0) } ?? rawValue.utf8.contains(0)
         guard !holdsNUL else {
             throw .invalidAppend("a stream id must not contain NUL")

@@ -312,12 +312,12 @@ package final class LMDBEnvironment: @unchecked Sendable {
 
     /// ``write(durable:_:)`` without a result, and not generic: the log's appends call it. Code generic over the
     /// result, compiled once for every type in this module, handles `R` through its value witnesses and runtime
-    /// metadata, which cost a one-event append about 2 µs (`chorus bench log`).
+    /// metadata, which a one-event append felt (`chorus bench log`).
     package func write(durable: Bool = true, _ body: (LMDBWriteTransaction) throws -> Void) throws {
         writeSerializer.lock()
         defer { writeSerializer.unlock() }
-        // Skipping the fsync takes the environment-wide flag: measured with LMDB 0.9.24, a transaction begun with
-        // MDB_NOSYNC still paid a full sync at commit (12.7 ms against 0.15 ms for 2,500 puts).
+        // Skipping the fsync takes the environment-wide flag: with LMDB 0.9.24, a transaction begun with MDB_NOSYNC
+        // still paid a full sync at its commit.
         if !durable { mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 1) }
         defer { if !durable { mdb_env_set_flags(handle, UInt32(MDB_NOSYNC), 0) } }
         let flags: UInt32 = 0

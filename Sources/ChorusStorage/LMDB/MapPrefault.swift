@@ -10,7 +10,7 @@ import Glibc
 ///
 /// A page of the file that was never written is a hole: the first touch through the map makes the kernel read it,
 /// that is, zero a page of page cache (with readahead, a large folio at a time). On the virtual machines Chorus is
-/// measured on that costs about 8 µs a page, 13 % of a rebuild, all of it on the writer's thread. Touched here first
+/// measured on that is a large part of a rebuild, all of it on the writer's thread. Touched here first
 /// (`MADV_POPULATE_READ`, Linux 5.14), the pages are ready when the writer comes, which only marks them written. They
 /// are the file's own pages, so what the writer does not use costs page cache, not disk. Elsewhere this does nothing.
 package enum MapPrefault {

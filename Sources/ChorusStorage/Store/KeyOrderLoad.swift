@@ -7,8 +7,8 @@ import Glibc
 
 /// Writes to empty tables that arrive in any key order, stored in key order at the end: an external sort.
 ///
-/// A write in random key order costs a descent through the table's B-tree to a page that is rarely in the CPU's cache,
-/// about 1 µs; a write in key order (`MDB_APPEND`) goes to the last page, several times less. So the writes are
+/// A write in random key order costs a descent through the table's B-tree to a page that is rarely in the CPU's
+/// cache; a write in key order (`MDB_APPEND`) goes to the last page, several times cheaper. So the writes are
 /// collected into runs of at most ``runBytes``, each sorted on a thread of its own (the other core) and spilled to a
 /// file beside the store, and at the end the runs are merged and appended. Memory stays flat whatever the number of
 /// writes. Of several writes to one key, the last one counts, as it would have in the table.

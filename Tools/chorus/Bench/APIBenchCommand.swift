@@ -45,8 +45,7 @@ struct APIBenchCommand: AsyncParsableCommand {
     var connections = 32
 
     /// wrk shares the machine with the server it measures: every core its threads take is one the server cannot use.
-    /// One thread keeps 32 connections busy at these rates; on 2 cores a second one cost the server about 8 % of its
-    /// throughput (BENCHMARKS.md).
+    /// One thread keeps 32 connections busy at these rates; on 2 cores a second one took throughput from the server.
     @Option(help: "Threads wrk runs; it shares the machine with the server it measures.")
     var wrkThreads = 1
 
@@ -105,8 +104,7 @@ struct APIBenchCommand: AsyncParsableCommand {
 
     /// GET /v1/feed/following and GET /health (the ceiling) in ``rounds`` alternating runs, the feed first in every
     /// other round: what each answered over all its rounds (``Wrk/Result/init(combining:)``). Run one after the
-    /// other, 10 s each, a slow spell of the shared machine fell on one of them: three runs in a row gave ratios of
-    /// 0.899, 0.722 and 0.789 (BENCHMARKS.md).
+    /// other, 10 s each, a slow spell of the shared machine fell on one of them, and the ratio swung from run to run.
     private func feedAndCeiling(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) throws
         -> (feed: Wrk.Result, health: Wrk.Result)
     {

@@ -30,8 +30,7 @@ struct LogBenchmark {
         progress("raw LMDB and one writer: \(commits) durable commits each, in \(Self.rounds) alternating rounds")
         let raw = try RawLMDBBaseline(directory: workDirectory + "/raw")
         // The same bytes as the log's: a baseline 7 bytes a value longer got neighbouring pages where the log gets
-        // separate ones, and a sync of separate pages costs more (BENCHMARKS.md, "The baseline stores what the log
-        // stores").
+        // separate ones, and a sync of separate pages costs more.
         let sample = request(stream: "single")
         let stored = LMDBEventLog.storedSize(of: sample.events[0], stream: sample.stream, actor: sample.actor)
         var rawTime = Duration.zero

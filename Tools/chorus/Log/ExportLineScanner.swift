@@ -12,7 +12,7 @@ struct ExportLineScanner {
 
     /// The event, or nil when the line is not in export's own form or a field is out of range. Made here, each field
     /// moved in: through an ``ExportedEvent``, its strings and payload were retained for the event and released with
-    /// the exported one (about 1.5 % of an import).
+    /// the exported one.
     mutating func event() -> RecordedEvent? {
         guard take("{"),
             let actor = field("actor", Self.string),
@@ -86,7 +86,7 @@ struct ExportLineScanner {
 
     /// The bytes of a string up to its closing quote, quotes taken, for a field that must be base64: escapes and
     /// control characters are not in its alphabet, and the decoder refuses them. Found with `memchr`, many bytes at a
-    /// time: the payload is most of a line, and the loop above, with its three tests, took about 1 % of an import.
+    /// time: the payload is most of a line, too long for the loop above and its three tests a byte.
     private mutating func base64Bytes() -> UnsafeRawBufferPointer? {
         guard take("\""), index < bytes.count,
             let quote = memchr(bytes.baseAddress! + index, Int32(UInt8(ascii: "\"")), bytes.count - index)
@@ -109,7 +109,7 @@ struct ExportLineScanner {
     private static func string(_ scanner: inout Self) -> String? {
         guard let raw = scanner.stringBytes() else { return nil }
         // Ids, stream names and types are ASCII, valid UTF-8 as they are. `String(validating:)` looks up generic
-        // metadata on every call (2 % of an import): only strings with other bytes go through it.
+        // metadata on every call: only strings with other bytes go through it.
         guard raw.allSatisfy({ $0 < 0x80 }) else { return String(validating: raw, as: UTF8.self) }
         return String(decoding: raw, as: UTF8.self)
     }

@@ -7,9 +7,8 @@ import ChorusLog
 /// cores. Batches are appended one at a time, in order, and a refused batch stops the import before the next one is
 /// appended.
 struct ImportBatches {
-    /// Events per batch unless told otherwise: 16,384 imported the 1M-event demo log 12 % faster than 4,096, for
-    /// about 100 MB more memory (then with two batches held at once; three now, one read, one decoded, one appended,
-    /// and the import's maximum RSS was 756–761 MB).
+    /// Events per batch unless told otherwise: larger batches import faster, for more memory (three batches are held
+    /// at once: one read, one decoded, one appended).
     static let defaultSize = 16_384
 
     private let importer: RecordedEventImporter

@@ -69,8 +69,8 @@ struct ReplayedEvent {
     }
 
     /// Calls `body` with each field of `decoded`, sorted by name. Written straight from the event rather than gathered
-    /// into an array first: the array, made and destroyed for every event, was most of the 5 % of a replay's samples
-    /// spent destroying what it made of each event.
+    /// into an array first: the array, made and destroyed for every event, was most of what a replay spent
+    /// destroying what it made of each event.
     private static func forEachField(of decoded: DomainEvent, _ body: (FieldName, FieldValue) -> Void) {
         guard !forEachCommonField(of: decoded, body) else { return }
         // A DomainEvent is a case whose one value is the event's struct.

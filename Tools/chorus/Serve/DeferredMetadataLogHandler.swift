@@ -2,7 +2,7 @@ import Logging
 
 /// swift-log's `StreamLogHandler`, given its metadata only when a message is logged. `StreamLogHandler` formats all of
 /// its metadata whenever an item is set, and Hummingbird sets a request id on every request's logger: that formatting
-/// (the id's description included) was 3 % of the server's CPU for each request, almost none of which logs anything.
+/// (the id's description included) was felt on every request, almost none of which logs anything.
 /// The lines written are the same.
 struct DeferredMetadataLogHandler: LogHandler {
     private var stream: StreamLogHandler
