@@ -281,6 +281,8 @@ let package = Package(
             path: "Tests/ChorusClientTests"
         ),
         // The `chorus` command, run as a process: end to end.
+        // The modules' imports against docs/ARCHITECTURE.md's module table.
+        .testTarget(name: "ArchitectureTests", path: "Tests/ArchitectureTests"),
         // Every Swift sample of README.md and docs/, compiled, and checked to be what the docs show.
         .testTarget(
             name: "DocSampleTests",
