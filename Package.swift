@@ -55,6 +55,9 @@ let package = Package(
         // File calls glibc declares only under _GNU_SOURCE: write-back started without waiting (sync_file_range), disk
         // blocks allocated past a file's end (fallocate); only ChorusStorage imports it.
         .target(name: "CFileCalls", path: "Sources/CFileCalls"),
+        // Text as bytes, fast: strings' UTF-8 borrowed where it lies, JSON strings and numbers written into bytes. For
+        // the log's records, the server's answers and the tools' JSON lines alike.
+        .target(name: "ChorusText", path: "Sources/ChorusText", swiftSettings: crossModuleOptimization),
         // Child processes started and reaped without Foundation's Process: servers in tests, PostgreSQL's programs,
         // benchmark helpers.
         .target(name: "ChorusProcesses", dependencies: ["CSpawn"], path: "Sources/ChorusProcesses"),
@@ -74,6 +77,7 @@ let package = Package(
             name: "ChorusLog",
             dependencies: [
                 "CCRC32C",
+                "ChorusText",
                 "ChorusStorage",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -85,6 +89,7 @@ let package = Package(
             name: "ChorusDomain",
             dependencies: [
                 "ChorusLog",
+                "ChorusText",
                 "ChorusStorage",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -151,6 +156,7 @@ let package = Package(
                 "ChorusProjections",
                 "ChorusBackend",
                 "ChorusCluster",
+                "ChorusText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -203,6 +209,7 @@ let package = Package(
                 "ChorusHTTP",
                 "ChorusDemo",
                 "ChorusProcesses",
+                "ChorusText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
                 .product(name: "Logging", package: "swift-log"),
@@ -263,7 +270,8 @@ let package = Package(
         .testTarget(
             name: "ChorusHTTPTests",
             dependencies: [
-                "ChorusHTTP", "ChorusBackend", "ChorusProjections", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
+                "ChorusHTTP", "ChorusText", "ChorusBackend", "ChorusProjections", "ChorusDomain", "ChorusLog",
+                "ChorusTestSupport",
                 "ChorusProcesses",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),

@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusText
 import Foundation
 import Testing
 

@@ -1,4 +1,5 @@
 import ChorusLog
+import ChorusText
 
 /// The kinds of event the log holds, by the type names it stores them under (``DomainEvent/typeName``).
 enum EventType: String, CaseIterable, Sendable {

@@ -1,5 +1,6 @@
 import ChorusLog
 import ChorusProjections
+import ChorusText
 
 /// Writes JSON straight into bytes. Every answer goes through here: Foundation's `JSONEncoder` built a tree of
 /// boxed values per answer, and was most of the server's time rendering feeds.

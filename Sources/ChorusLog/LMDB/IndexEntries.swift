@@ -1,4 +1,5 @@
 import ChorusStorage
+import ChorusText
 import Foundation
 
 /// An ``UnindexedTail``'s index entries grouped by stream, each stream's in version order, and its commands by id;

@@ -1,3 +1,4 @@
+import ChorusText
 import Foundation
 
 /// The stored form of one event. Little-endian, fixed header, then the variable parts:

@@ -4,6 +4,7 @@ import ChorusDomain
 import ChorusLog
 import ChorusProjections
 import ChorusStorage
+import ChorusText
 import Foundation
 import Synchronization
 

@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusText
 import Foundation
 
 /// A recorded event for people and for tools such as `jq`: its envelope and its decoded fields, read off the event's

@@ -1,5 +1,5 @@
-import ChorusHTTP
 import ChorusLog
+import ChorusText
 import Foundation
 
 /// A JSON object written straight into bytes, in the order its parts are given: the caller sorts the keys.

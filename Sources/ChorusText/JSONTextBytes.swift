@@ -1,5 +1,3 @@
-import ChorusLog
-
 /// The pieces of JSON text both writers put into bytes, the server's answers (``JSONWriter``) and the operator tools'
 /// lines (`chorus replay --json`, `chorus log export`): strings, escaped as `JSONEncoder` escapes them, and whole
 /// numbers. Each value reserves the array's room once and is written through a pointer: appending a byte at a time
