@@ -146,8 +146,27 @@ let package = Package(
             ],
             path: "Sources/ChorusBackend"
         ),
+        // Delivery from the log: a durable outbox that follows it, and a sender that retries across restarts; today
+        // the signed webhooks, whose content the HTTP API renders.
+        .target(
+            name: "ChorusDelivery",
+            dependencies: [
+                "ChorusStorage",
+                "ChorusLog",
+                "ChorusDomain",
+                "ChorusProjections",
+                "ChorusBackend",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Sources/ChorusDelivery"
+        ),
         // The HTTP API of openapi.yaml over a backend: routes, request decoding, JSON, middleware, live streams, the
-        // server, and the signed webhooks it sends out.
+        // server, and the content of the signed webhooks ChorusDelivery sends.
         .target(
             name: "ChorusHTTP",
             dependencies: [
@@ -156,6 +175,7 @@ let package = Package(
                 "ChorusProjections",
                 "ChorusBackend",
                 "ChorusCluster",
+                "ChorusDelivery",
                 "ChorusText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -167,7 +187,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 "ChorusStorage",
             ],
             path: "Sources/ChorusHTTP",
@@ -207,6 +226,7 @@ let package = Package(
                 "ChorusBackend",
                 "ChorusCluster",
                 "ChorusHTTP",
+                "ChorusDelivery",
                 "ChorusDemo",
                 "ChorusProcesses",
                 "ChorusText",

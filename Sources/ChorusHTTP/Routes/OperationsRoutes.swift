@@ -1,4 +1,5 @@
 import ChorusBackend
+import ChorusDelivery
 import ChorusLog
 import ChorusProjections
 import Foundation
@@ -178,9 +179,7 @@ struct OperationsRoutes {
         ReportRoutes(endpoints: endpoints).addAdmin(to: admin)
         AccountRoutes(endpoints: endpoints).addAdmin(to: admin)
         admin.get("webhooks") { [webhooks] _, _ in
-            let status =
-                try webhooks?.status()
-                ?? WebhookOutbox.Status(delivered: 0, pending: 0, failing: 0, abandoned: 0, lastError: nil)
+            let status = try webhooks?.status() ?? .none
             return Endpoints.json(
                 .ok, JSONWriter.encode(WebhookStatus(enabled: webhooks != nil, status: status)),
                 position: backend.projections.position)

@@ -1,4 +1,5 @@
 import ChorusBackend
+import ChorusDelivery
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
@@ -145,7 +146,7 @@ struct Webhooks {
         outbox = try WebhookOutbox(directory: backend.data.webhooks, startingAt: backend.log.head)
         service = WebhookService(
             backend: backend, outbox: outbox,
-            events: WebhookEvents(
+            content: WebhookEvents(
                 renderer: ObjectRenderer(publicBaseURL: configuration.baseURL), tokens: backend.tokens,
                 keys: backend.keys),
             configuration: webhooks, logger: logger)

@@ -1,3 +1,4 @@
+import ChorusDelivery
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
@@ -10,7 +11,7 @@ import ChorusProjections
 /// - `message.created`, `{recipient, message}`: a message to the recipient
 /// - `password_reset.requested`, `{userId, email, token, expiresAt}`
 /// - `report.filed`, `{report}` (as `GET /v1/admin/reports` shows it), in order among reports
-struct WebhookEvents: Sendable {
+struct WebhookEvents: WebhookContent {
     let renderer: ObjectRenderer
     let tokens: SessionTokens
     let keys: any PersonalDataKeys

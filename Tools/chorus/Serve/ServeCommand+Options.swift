@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChorusBackend
 import ChorusCluster
+import ChorusDelivery
 import ChorusHTTP
 import Foundation
 import Logging

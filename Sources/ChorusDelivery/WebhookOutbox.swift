@@ -17,15 +17,22 @@ import Foundation
 ///
 /// Bodies hold names and texts in plain; a deleted account's are forgotten within the erasure delay
 /// (``forget(_:deletedThrough:timeout:)``).
-final class WebhookOutbox: PersonalDataHolder {
+package final class WebhookOutbox: PersonalDataHolder {
     /// One webhook to send.
-    struct Webhook: Sendable, Equatable {
+    package struct Webhook: Sendable, Equatable {
         /// `webhook-id`: stable across retries.
-        let id: String
-        let type: String
+        package let id: String
+        package let type: String
         /// Whom it is about: its order is kept per recipient.
-        let recipient: String
-        let body: [UInt8]
+        package let recipient: String
+        package let body: [UInt8]
+
+        package init(id: String, type: String, recipient: String, body: [UInt8]) {
+            self.id = id
+            self.type = type
+            self.recipient = recipient
+            self.body = body
+        }
     }
 
     /// A webhook waiting, with how its delivery went so far.
@@ -39,14 +46,17 @@ final class WebhookOutbox: PersonalDataHolder {
     }
 
     /// What `GET /v1/admin/webhooks` shows.
-    struct Status: Sendable, Equatable {
-        var delivered: UInt64
-        var pending: Int
+    package struct Status: Sendable, Equatable {
+        package var delivered: UInt64
+        package var pending: Int
         /// Pending webhooks whose last attempt failed.
-        var failing: Int
+        package var failing: Int
         /// Given up on after the retry window.
-        var abandoned: UInt64
-        var lastError: String?
+        package var abandoned: UInt64
+        package var lastError: String?
+
+        /// Nothing sent yet, nothing waiting: the status of a server with no outbox.
+        package static let none = Status(delivered: 0, pending: 0, failing: 0, abandoned: 0, lastError: nil)
     }
 
     private static let checkpointKey = Array("position".utf8)
@@ -64,7 +74,7 @@ final class WebhookOutbox: PersonalDataHolder {
 
     /// Opens (creating if needed) the outbox in `directory`. A new one starts at `startingAt`: webhooks are for what
     /// happens from when they are configured on, not for the history before.
-    init(directory: String, startingAt head: LogPosition, following: Bool = true) throws {
+    package init(directory: String, startingAt head: LogPosition, following: Bool = true) throws {
         isFollowed = following
         store = try CompactableStore(directory: directory, tables: ["checkpoint", "pending", "stats"])
         checkpointTable = store.table("checkpoint")
@@ -77,7 +87,7 @@ final class WebhookOutbox: PersonalDataHolder {
         }
     }
 
-    func close() { store.close() }
+    package func close() { store.close() }
 
     /// The last log position whose webhooks are in.
     var checkpoint: LogPosition {
@@ -160,7 +170,7 @@ final class WebhookOutbox: PersonalDataHolder {
     /// log through their deletions (at once if nothing takes the log into it), then compacts the outbox so that no
     /// freed page keeps them, nor the bodies of webhooks delivered before. Dropped, not counted as abandoned: there is
     /// no one left to tell.
-    func forget(_ users: [UserID], deletedThrough position: LogPosition, timeout: Duration) async throws {
+    package func forget(_ users: [UserID], deletedThrough position: LogPosition, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while isFollowed, try checkpoint < position {
             guard ContinuousClock.now < deadline else {
@@ -184,7 +194,7 @@ final class WebhookOutbox: PersonalDataHolder {
         _ = try store.compact()
     }
 
-    func status() throws -> Status {
+    package func status() throws -> Status {
         try store.read { transaction in
             var pending = 0
             var failing = 0

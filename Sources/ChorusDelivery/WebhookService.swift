@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import ChorusBackend
 import ChorusDomain
 import ChorusLog
+import ChorusProjections
 import Foundation
 import Logging
 import NIOCore
@@ -42,14 +43,22 @@ public struct WebhookConfiguration: Sendable {
 
 /// Sends the outbox's webhooks: follows the log into the outbox once the read models have applied each event, and
 /// delivers each recipient's webhooks in order, one at a time, retrying with exponential backoff across restarts.
-struct WebhookService: Service {
+package struct WebhookService: Service {
     let backend: ChorusBackend
     let outbox: WebhookOutbox
-    let events: WebhookEvents
+    let content: any WebhookContent
     let configuration: WebhookConfiguration
     let logger: Logger
 
-    func run() async throws {
+    package init(
+        backend: ChorusBackend, outbox: WebhookOutbox, content: any WebhookContent, configuration: WebhookConfiguration,
+        logger: Logger
+    ) {
+        (self.backend, self.outbox, self.content) = (backend, outbox, content)
+        (self.configuration, self.logger) = (configuration, logger)
+    }
+
+    package func run() async throws {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
@@ -77,7 +86,7 @@ struct WebhookService: Service {
                 guard let last = recorded.last else { continue }
                 let made = try backend.readModels.snapshot { view in
                     try recorded.flatMap { event in
-                        try events.webhooks(of: event, in: view).enumerated().map {
+                        try content.webhooks(of: event, in: view).enumerated().map {
                             (position: event.position, index: $0.offset, webhook: $0.element)
                         }
                     }
