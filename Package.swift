@@ -61,6 +61,9 @@ let package = Package(
         // Child processes started and reaped without Foundation's Process: servers in tests, PostgreSQL's programs,
         // benchmark helpers.
         .target(name: "ChorusProcesses", dependencies: ["CSpawn"], path: "Sources/ChorusProcesses"),
+        // What tests and benchmarks start: free loopback ports, the programs built beside this one, a throwaway
+        // PostgreSQL. Only the tests and `chorus bench` link it, never the server's modules.
+        .target(name: "ChorusFixtures", dependencies: ["ChorusProcesses"], path: "Sources/ChorusFixtures"),
         // LMDB for the rest of the package: environments, transactions, key-value stores, key-order loads.
         .target(
             name: "ChorusStorage",
@@ -117,7 +120,6 @@ let package = Package(
             dependencies: [
                 "ChorusLog",
                 "ChorusDomain",
-                "ChorusProcesses",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -228,7 +230,7 @@ let package = Package(
                 "ChorusHTTP",
                 "ChorusDelivery",
                 "ChorusDemo",
-                "ChorusProcesses",
+                "ChorusProcesses", "ChorusFixtures",
                 "ChorusText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "ConsoleKitTerminal", package: "console-kit"),
@@ -260,7 +262,8 @@ let package = Package(
         .testTarget(
             name: "ChorusLogTests",
             dependencies: [
-                "CCRC32C", "ChorusLog", "ChorusStorage", "ChorusProcesses", "LogCrashWriter", "ChorusTestSupport",
+                "CCRC32C", "ChorusLog", "ChorusStorage", "ChorusProcesses", "ChorusFixtures", "LogCrashWriter",
+                "ChorusTestSupport",
             ],
             path: "Tests/ChorusLogTests"
         ),
@@ -325,7 +328,7 @@ let package = Package(
             name: "ChorusToolTests",
             dependencies: [
                 "chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend", "ChorusCluster",
-                "ChorusProcesses",
+                "ChorusProcesses", "ChorusFixtures",
                 // A webhook receiver on loopback.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

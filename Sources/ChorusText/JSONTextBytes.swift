@@ -1,9 +1,9 @@
-/// The pieces of JSON text both writers put into bytes, the server's answers (``JSONWriter``) and the operator tools'
-/// lines (`chorus replay --json`, `chorus log export`): strings, escaped as `JSONEncoder` escapes them, and whole
-/// numbers. Each value reserves the array's room once and is written through a pointer: appending a byte at a time
-/// checked the array's room and uniqueness at every byte (a call into the runtime), two thirds of a replay's writing.
-/// Inlinable, like what they call: the tools' writer is in another module, where a call for each string, digit and
-/// nibble made a replay's writing a fifth slower.
+/// The pieces of JSON text both writers put into bytes, the server's answers (ChorusHTTP's `JSONWriter`) and the
+/// operator tools' lines (`chorus replay --json`, `chorus log export`): strings, escaped as `JSONEncoder` escapes them,
+/// and whole numbers. Each value reserves the array's room once and is written through a pointer: appending a byte at
+/// a time checked the array's room and uniqueness at every byte (a call into the runtime), most of a replay's writing.
+/// Inlinable, like what they call: both writers are in other modules, where a call for each string, digit and nibble
+/// made a replay's writing slower.
 extension [UInt8] {
     /// Appends `utf8` as a JSON string, between quotes unless `quoted` is false (for a string written in parts):
     /// `"`, `\` and control characters escaped (`\b \f \n \r \t`, the others as `\u00XX`), everything else as it is.

@@ -1,4 +1,5 @@
 import ChorusDomain
+import ChorusFixtures
 import ChorusProcesses
 import ChorusTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ChorusFixtures
 import ChorusProcesses
 import Foundation
 import NIOCore

@@ -1,3 +1,4 @@
+import ChorusFixtures
 import ChorusProcesses
 import ChorusTestSupport
 import Foundation

@@ -1,4 +1,5 @@
 import ChorusCluster
+import ChorusFixtures
 import ChorusProcesses
 import ChorusTestSupport
 import Foundation

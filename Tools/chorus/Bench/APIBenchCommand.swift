@@ -2,6 +2,7 @@ import ArgumentParser
 import ChorusBackend
 import ChorusCluster
 import ChorusDemo
+import ChorusFixtures
 import ChorusLog
 import ChorusProcesses
 import ChorusProjections

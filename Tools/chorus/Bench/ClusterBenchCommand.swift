@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusCluster
+import ChorusFixtures
 import ChorusProcesses
 import Foundation
 import Synchronization

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChorusBackend
 import ChorusCluster
+import ChorusFixtures
 import ChorusProcesses
 import Foundation
 

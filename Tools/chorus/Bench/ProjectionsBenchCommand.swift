@@ -2,6 +2,7 @@ import ArgumentParser
 import ChorusBackend
 import ChorusDemo
 import ChorusDomain
+import ChorusFixtures
 import ChorusLog
 import ChorusProcesses
 import ChorusProjections

@@ -21,7 +21,7 @@ public final class LocalPostgresServer: Sendable {
     /// Makes the database cluster and starts the server on `port`.
     public init(port: Int) throws {
         guard let programs = Self.programs() else {
-            throw ClusterError(
+            throw LocalPostgresError(
                 "no PostgreSQL programs under /usr/lib/postgresql: install Debian's postgresql (make test does)")
         }
         self.programs = programs
@@ -105,8 +105,14 @@ public final class LocalPostgresServer: Sendable {
         let run = try ChildProcess.runBlocking(executable, arguments, directory: "/")
         let text = run.output + run.errors
         guard run.status == 0 else {
-            throw ClusterError("\((program as NSString).lastPathComponent) failed (\(run.status)): \(text)")
+            throw LocalPostgresError("\((program as NSString).lastPathComponent) failed (\(run.status)): \(text)")
         }
         return text
     }
+}
+
+/// PostgreSQL's programs missing, or one of them failing, with what it printed.
+public struct LocalPostgresError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
 }
