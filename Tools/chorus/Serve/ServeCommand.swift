@@ -164,5 +164,4 @@ struct ServeCommand: AsyncParsableCommand {
             "demo data written; every demo user's password is 'password'",
             metadata: ["events": "\(summary.events)", "users": "\(summary.users)", "e-mail": "user0@demo.chorus"])
     }
-
 }
