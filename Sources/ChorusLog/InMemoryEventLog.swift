@@ -1,8 +1,9 @@
-import ChorusLog
 import Synchronization
 
-/// A second implementation of the log seam, in memory and nothing like LMDB: for tests that prove the domain and the
-/// read models use the log through ``EventLog`` alone. Not durable; one decision at a time.
+/// The log seam in memory, nothing like LMDB: for tests, a program's own among them, of code written against
+/// ``EventLog``, and for this package's proof that the domain and the read models use the log through it alone. Keeps
+/// the log's promises but durability: positions from 1 without gaps, expected versions, command ids, the decision
+/// state. Not durable; one decision at a time.
 public final class InMemoryEventLog: EventLog {
     private struct Contents {
         var events: [RecordedEvent] = []
