@@ -233,17 +233,9 @@ private struct ClusterCommitCounts {
         (commits, repeatedDecisions) = (0, 0)
         for node in nodes {
             let text = try await node.metrics()
-            commits += Self.value(of: "chorus_cluster_commits_total", in: text)
-            repeatedDecisions += Self.value(of: "chorus_cluster_repeated_decisions_total", in: text)
+            commits += MetricsText.sum(of: "chorus_cluster_commits_total", in: text)
+            repeatedDecisions += MetricsText.sum(of: "chorus_cluster_repeated_decisions_total", in: text)
         }
-    }
-
-    /// A metric without dimensions in Prometheus's text format; 0 before it was first recorded.
-    private static func value(of name: String, in text: String) -> Double {
-        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") {
-            return Double(line.dropFirst(name.count + 1)) ?? 0
-        }
-        return 0
     }
 
     static func - (after: Self, before: Self) -> Self {

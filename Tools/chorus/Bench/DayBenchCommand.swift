@@ -111,10 +111,6 @@ struct DayBenchCommand: AsyncParsableCommand {
         }
         let authors = Array(signedIn.prefix(users))
         let tokens = authors.map(\.token)
-        // wrk draws each post's author at random: the effective fan-out is the authors' mean.
-        let followersPerPost = Double(authors.map(\.followers).reduce(0, +)) / Double(users)
-        let feedEntriesPerPost =
-            Double(authors.map { $0.followers < fanOutLimit ? $0.followers + 1 : 0 }.reduce(0, +)) / Double(users)
 
         let probe = try await makeProbe(server, signedIn)
         defer { probe.close() }
@@ -165,21 +161,32 @@ struct DayBenchCommand: AsyncParsableCommand {
                     stage.delivery.heldBack.percentile(0.99), stage.lagMax, stage.liveEvents))
             guard stage.keptUp else { break }
         }
+        return report(
+            stages, followers: authors.map(\.followers), seconds: seconds,
+            rateLimitedAnswers: await Self.rateLimitedAnswers(of: server))
+    }
 
+    /// The figures of a day: the workload's, then those of the best stage the server sustained.
+    private func report(_ stages: [Stage], followers: [Int], seconds: Int, rateLimitedAnswers: Double)
+        -> BenchmarkReport
+    {
         let best = stages.filter(\.sustained).max { $0.posts.requestsPerSecond < $1.posts.requestsPerSecond }
         var report = BenchmarkReport(suite: "day")
         report.add("events", Double(events))
         report.add("authors", Double(users))
-        report.add("top_followers", Double(authors.map(\.followers).max() ?? 0))
-        report.add("followers_per_post", followersPerPost)
-        report.add("feed_entries_per_post", feedEntriesPerPost)
+        report.add("top_followers", Double(followers.max() ?? 0))
+        // wrk draws each post's author at random: the effective fan-out is the authors' mean.
+        report.add("followers_per_post", Double(followers.reduce(0, +)) / Double(users))
+        report.add(
+            "feed_entries_per_post",
+            Double(followers.map { $0 < fanOutLimit ? $0 + 1 : 0 }.reduce(0, +)) / Double(users))
         report.add("stage_seconds", Double(seconds))
         report.add("posts_per_s", best?.posts.requestsPerSecond ?? 0, target: .atLeast(4_600))
         report.add("feed_reads_per_s", best?.reads.requestsPerSecond ?? 0, target: .atLeast(20_000))
         report.add("feed_read_p99_ms", best?.reads.p99Milliseconds ?? .nan, target: .atMost(10))
         report.add("social_writes_per_s", best?.social.requestsPerSecond ?? 0)
         // Answers of a limit, on users' writes above all: a day of the app's traffic meets none.
-        report.add("rate_limited_answers", await Self.rateLimitedAnswers(of: server), target: .atMost(0))
+        report.add("rate_limited_answers", rateLimitedAnswers, target: .atMost(0))
         report.add("post_to_feed_p99_ms", best?.delivery.all.percentile(0.99) ?? .nan)
         report.add("held_back_post_to_feed_p99_ms", best?.delivery.heldBack.percentile(0.99) ?? .nan)
         report.add("probe_posts", Double(best?.delivery.all.count ?? 0))
@@ -249,18 +256,14 @@ struct DayBenchCommand: AsyncParsableCommand {
     /// The server's count of requests answered `429` (`chorus_http_requests_total`), over every route.
     private static func rateLimitedAnswers(of server: BenchServer) async -> Double {
         let metrics = (try? await server.metrics()) ?? ""
-        return metrics.split(separator: "\n").filter {
-            $0.hasPrefix("chorus_http_requests_total{") && $0.contains(#"status="429""#)
-        }.compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+        return MetricsText.sum(of: "chorus_http_requests_total", labeled: [#"status="429""#], in: metrics)
     }
 
     /// The server's count of pages answered as kept, and read from the read models (`chorus_pages_total`).
     private static func pageCounts(of server: BenchServer) async -> (reused: Double, rendered: Double) {
         let metrics = (try? await server.metrics()) ?? ""
         func count(_ result: String) -> Double {
-            let name = "chorus_pages_total{result=\"\(result)\"} "
-            let line = metrics.split(separator: "\n").first { $0.hasPrefix(name) }
-            return line.flatMap { Double($0.dropFirst(name.count)) } ?? 0
+            MetricsText.sum(of: "chorus_pages_total", labeled: [#"result="\#(result)""#], in: metrics)
         }
         return (count("reused"), count("rendered"))
     }
