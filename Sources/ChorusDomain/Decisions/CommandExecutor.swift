@@ -7,13 +7,13 @@ public final class CommandExecutor: Sendable {
     public let log: any EventLog
     /// The users' data keys, which the events' personal fields are sealed under.
     public let keys: any PersonalDataKeys
-    private let state: DecisionState
-    private let media: any MediaCatalog
-    private let hasher: PasswordHasher
+    let state: DecisionState
+    let media: any MediaCatalog
+    let hasher: PasswordHasher
     /// Where every bcrypt hash and check runs, bounded.
-    private let passwordWork: PasswordWork
+    let passwordWork: PasswordWork
     /// Verified against when no user has the e-mail, so that a login takes as long either way.
-    private let decoyHash: String
+    let decoyHash: String
     /// Brings the decision state to this Chorus's format before the first decision (``DecisionStateUpgrade``).
     private let upgrade: StateUpgradeOnce
     /// Sessions found valid, answered again until the log removes a session (``KnownSessions``).
@@ -51,50 +51,10 @@ public final class CommandExecutor: Sendable {
     public func execute(
         _ command: Command, idempotencyKey: String? = nil, durability: WriteDurability = .durable
     ) async throws -> CommandResult {
-        var prepared: PreparedCommand
-        switch command {
-        case .registerUser(_, let password, _, _, _):
-            // bcrypt runs off the threads tasks run on, and never in the writer.
-            let (media, hasher) = (self.media, self.hasher)
-            let registration = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
-            // A replayed registration hands out a session, so it must know the password.
-            if let idempotencyKey,
-                let first = try await passwordWork.run({
-                    try self.firstRegistration(registration, password: password, key: idempotencyKey)
-                })
-            {
-                return first
-            }
-            // Made and stored durably before the writer seals the new user's fields under it.
-            if case .register(let event, _) = registration.decision { _ = try keys.makeKey(for: event.user) }
-            prepared = registration
-        case .logIn:
-            prepared = try command.prepare(media: media, hasher: hasher)
-            if case .logIn(let email, let password, let session, let expiresAt) = prepared.decision {
-                // The writer checks again that the user exists.
-                let user = try await passwordWork.run { try self.authenticate(email: email, password: password) }
-                prepared.decision = .startSession(SessionStarted(session: session, user: user, expiresAt: expiresAt))
-            }
-        case .changePassword(let user, _, let currentPassword, _):
-            let (media, hasher) = (self.media, self.hasher)
-            prepared = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
-            // A retry finds the password changed: it is answered from the first result before any check.
-            if let idempotencyKey, let first = try firstResult(prepared, key: idempotencyKey) { return first }
-            let checked = try await passwordWork.run { try self.checkPassword(currentPassword, of: user) }
-            if case .changePassword(let user, let keep, let newHash, _) = prepared.decision {
-                prepared.decision = .changePassword(user: user, keep: keep, newHash: newHash, checkedHash: checked)
-            }
-        case .deleteAccount(let user, let password):
-            prepared = try command.prepare(media: media, hasher: hasher)
-            if let idempotencyKey, let first = try firstResult(prepared, key: idempotencyKey) { return first }
-            let checked = try await passwordWork.run { try self.checkPassword(password, of: user) }
-            prepared.decision = .deleteAccount(user, checkedHash: checked)
-        case .resetPassword:
-            let (media, hasher) = (self.media, self.hasher)
-            prepared = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
-            if let idempotencyKey, let first = try firstResult(prepared, key: idempotencyKey) { return first }
-        default:
-            prepared = try command.prepare(media: media, hasher: hasher)
+        let prepared: PreparedCommand
+        switch try await prepare(command, idempotencyKey: idempotencyKey) {
+        case .answered(let first): return first
+        case .prepared(let ready): prepared = ready
         }
         try await upgrade.run()
         let (state, keys) = (self.state, self.keys)
@@ -106,7 +66,7 @@ public final class CommandExecutor: Sendable {
                     throw DomainError(
                         .idempotencyConflict, "idempotency key \(idempotencyKey) was used for another request")
                 }
-                if case .register = prepared.decision {
+                if prepared.decision is RegisterUser {
                     // It committed after the check above: its password was not checked against this one.
                     throw DomainError(
                         .idempotencyConflict, "a request with idempotency key \(idempotencyKey) was in flight")
@@ -123,9 +83,9 @@ public final class CommandExecutor: Sendable {
             }
             return result
         }
-        if case .deleteAccount(let user, _) = prepared.decision, result.appended {
+        if let deletion = prepared.decision as? DeleteAccount, result.appended {
             // If this fails, the erasure that follows the deletion destroys it.
-            try? destroyKey(of: user)
+            try? destroyKey(of: deletion.user)
         }
         return result
     }
@@ -163,7 +123,7 @@ public final class CommandExecutor: Sendable {
 
     /// The first result recorded under `key` for `prepared`'s caller, if any; another request's is a conflict. The
     /// fingerprint leaves passwords out, so a retry with other passwords counts as the same request.
-    private func firstResult(_ prepared: PreparedCommand, key: String) throws -> CommandResult? {
+    func firstResult(_ prepared: PreparedCommand, key: String) throws -> CommandResult? {
         let state = self.state
         guard let first = try log.readState({ try state.idempotentResult(caller: prepared.caller, key: key, in: $0) })
         else { return nil }
@@ -171,35 +131,6 @@ public final class CommandExecutor: Sendable {
             throw DomainError(.idempotencyConflict, "idempotency key \(key) was used for another request")
         }
         return first.result
-    }
-
-    /// The first result of a registration under `key`, if there is one and `password` is the one it registered.
-    private func firstRegistration(_ prepared: PreparedCommand, password: String, key: String) throws -> CommandResult?
-    {
-        let state = self.state
-        let first = try log.readState { transaction -> (fingerprint: UInt64, result: CommandResult, hash: String?)? in
-            guard let first = try state.idempotentResult(caller: prepared.caller, key: key, in: transaction) else {
-                return nil
-            }
-            let hash = try first.result.session.flatMap { try state.passwordHash(of: $0.user, in: transaction) }
-            return (first.fingerprint, first.result, hash)
-        }
-        guard let first else { return nil }
-        guard first.fingerprint == prepared.fingerprint, let hash = first.hash, hasher.verify(password, against: hash)
-        else { throw DomainError(.idempotencyConflict, "idempotency key \(key) was used for another request") }
-        return first.result
-    }
-
-    /// The stored hash of `user`'s password, if `password` is it; ``DomainError/Code/wrongPassword`` otherwise.
-    private func checkPassword(_ password: String, of user: UserID) throws -> String {
-        let state = self.state
-        guard let hash = try log.readState({ try state.passwordHash(of: user, in: $0) }) else {
-            throw DomainError(.unknownUser, "no user \(user)")
-        }
-        guard hasher.verify(password, against: hash) else {
-            throw DomainError(.wrongPassword, "the current password is wrong")
-        }
-        return hash
     }
 
     /// The sessions of `user` that have neither ended nor expired at `now`, each with when it started, newest first
@@ -218,21 +149,6 @@ public final class CommandExecutor: Sendable {
         }.sorted { $0.session > $1.session }
     }
 
-    /// The user with this e-mail and password; ``DomainError/Code/invalidCredentials`` otherwise.
-    public func authenticate(email: String, password: String) throws -> UserID {
-        let emailKey = Validate.accountKey(forEmail: email)
-        let state = self.state
-        let found = try log.readState { transaction -> (UserID, String)? in
-            // An e-mail no account can have (empty, or past LMDB's key size) simply finds none.
-            guard let user = try state.user(withEmailKey: emailKey, in: transaction),
-                let hash = try state.passwordHash(of: user, in: transaction)
-            else { return nil }
-            return (user, hash)
-        }
-        let matches = hasher.verify(password, against: found?.1 ?? decoyHash)
-        guard let found, matches else { throw DomainError(.invalidCredentials, "the e-mail or the password is wrong") }
-        return found.0
-    }
 }
 
 /// Runs a log's ``DecisionStateUpgrade`` once for everyone who waits on it; a failed run is tried again by the next

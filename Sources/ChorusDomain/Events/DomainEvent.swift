@@ -1,8 +1,8 @@
 import ChorusLog
 
 /// Everything that can happen in Chorus, in the past tense. Each is stored as one log event; its stream is the
-/// aggregate it belongs to (a user, a post, a conversation). The events themselves are declared by area: accounts and
-/// sessions, posts with their likes, reposts and comments, relationships, messaging, moderation.
+/// aggregate it belongs to (a user, a post, a conversation). Each event is declared in its feature's folder under
+/// `Features`, with its codec and what it changes in the decision state (``StoredEvent``); this file lists them.
 public enum DomainEvent: Sendable, Hashable {
     case userRegistered(UserRegistered)
     case profileEdited(ProfileEdited)
@@ -42,49 +42,87 @@ public enum DomainEvent: Sendable, Hashable {
 }
 
 extension DomainEvent {
+    /// Every kind of event, as the log stores it: a new one is added here and as a case above.
+    static let storedTypes: [any StoredEvent.Type] = [
+        UserRegistered.self,
+        ProfileEdited.self,
+        PostCreated.self,
+        PostEdited.self,
+        PostDeleted.self,
+        Liked.self,
+        Unliked.self,
+        Reposted.self,
+        Unreposted.self,
+        CommentAdded.self,
+        CommentDeleted.self,
+        Followed.self,
+        Unfollowed.self,
+        MessageSent.self,
+        RoomCreated.self,
+        RoomJoined.self,
+        RoomLeft.self,
+        RoomMessageSent.self,
+        NotificationsRead.self,
+        ConversationRead.self,
+        SessionStarted.self,
+        SessionEnded.self,
+        PasswordChanged.self,
+        PasswordResetRequested.self,
+        PasswordResetUnmatched.self,
+        Blocked.self,
+        Unblocked.self,
+        Muted.self,
+        Unmuted.self,
+        ReportFiled.self,
+        ReportResolved.self,
+        UserSuspended.self,
+        UserUnsuspended.self,
+        AccountDeleted.self,
+        ErasureCompleted.self,
+    ]
+
+    /// The event's own type, which knows how it is stored.
+    var stored: any StoredEvent {
+        switch self {
+        case .userRegistered(let event): event
+        case .profileEdited(let event): event
+        case .postCreated(let event): event
+        case .postEdited(let event): event
+        case .postDeleted(let event): event
+        case .liked(let event): event
+        case .unliked(let event): event
+        case .reposted(let event): event
+        case .unreposted(let event): event
+        case .commentAdded(let event): event
+        case .commentDeleted(let event): event
+        case .followed(let event): event
+        case .unfollowed(let event): event
+        case .messageSent(let event): event
+        case .roomCreated(let event): event
+        case .roomJoined(let event): event
+        case .roomLeft(let event): event
+        case .roomMessageSent(let event): event
+        case .notificationsRead(let event): event
+        case .conversationRead(let event): event
+        case .sessionStarted(let event): event
+        case .sessionEnded(let event): event
+        case .passwordChanged(let event): event
+        case .passwordResetRequested(let event): event
+        case .passwordResetUnmatched(let event): event
+        case .blocked(let event): event
+        case .unblocked(let event): event
+        case .muted(let event): event
+        case .unmuted(let event): event
+        case .reportFiled(let event): event
+        case .reportResolved(let event): event
+        case .userSuspended(let event): event
+        case .userUnsuspended(let event): event
+        case .accountDeleted(let event): event
+        case .erasureCompleted(let event): event
+        }
+    }
+
     /// The aggregate the event belongs to: `user-…`, `post-…`, `room-…`, `report-…`, or `conversation-…` (the two user
     /// ids, sorted).
-    public var stream: StreamID {
-        let name =
-            switch self {
-            case .userRegistered(let event): "user-\(event.user)"
-            case .profileEdited(let event): "user-\(event.user)"
-            case .followed(let event): "user-\(event.follower)"
-            case .unfollowed(let event): "user-\(event.follower)"
-            case .postCreated(let event): "post-\(event.post)"
-            case .postEdited(let event): "post-\(event.post)"
-            case .postDeleted(let event): "post-\(event.post)"
-            case .liked(let event): "post-\(event.post)"
-            case .unliked(let event): "post-\(event.post)"
-            case .reposted(let event): "post-\(event.post)"
-            case .unreposted(let event): "post-\(event.post)"
-            case .commentAdded(let event): "post-\(event.post)"
-            case .commentDeleted(let event): "post-\(event.post)"
-            case .messageSent(let event): "conversation-\(min(event.from, event.to))-\(max(event.from, event.to))"
-            case .roomCreated(let event): "room-\(event.room)"
-            case .roomJoined(let event): "room-\(event.room)"
-            case .roomLeft(let event): "room-\(event.room)"
-            case .roomMessageSent(let event): "room-\(event.room)"
-            case .notificationsRead(let event): "user-\(event.user)"
-            case .conversationRead(let event):
-                "conversation-\(min(event.reader, event.partner))-\(max(event.reader, event.partner))"
-            case .sessionStarted(let event): "user-\(event.user)"
-            case .sessionEnded(let event): "user-\(event.user)"
-            case .passwordChanged(let event): "user-\(event.user)"
-            case .passwordResetRequested(let event): "user-\(event.user)"
-            case .passwordResetUnmatched: "password-resets"
-            case .blocked(let event): "user-\(event.blocker)"
-            case .unblocked(let event): "user-\(event.blocker)"
-            case .muted(let event): "user-\(event.muter)"
-            case .unmuted(let event): "user-\(event.muter)"
-            case .reportFiled(let event): "report-\(event.report)"
-            case .reportResolved(let event): "report-\(event.report)"
-            case .userSuspended(let event): "user-\(event.user)"
-            case .userUnsuspended(let event): "user-\(event.user)"
-            case .accountDeleted(let event): "user-\(event.user)"
-            case .erasureCompleted(let event): "user-\(event.user)"
-            }
-        // Ids are 26 characters of base32: every name here is a valid stream id.
-        return StreamID(stringLiteral: name)
-    }
+    public var stream: StreamID { stored.stream }
 }

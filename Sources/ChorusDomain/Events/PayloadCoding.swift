@@ -86,6 +86,9 @@ public struct PayloadCursor {
         }
     }
 
+    /// The bytes not read yet.
+    public var remaining: Int { bytes.count - offset }
+
     /// Fails unless every byte was read.
     public func finish() throws {
         guard offset == bytes.count else { throw PayloadError.trailingBytes(bytes.count - offset) }
@@ -146,6 +149,9 @@ public struct PayloadReader {
     public mutating func readOptional<ID: ChorusIdentifier>(_: ID.Type) throws -> ID? {
         try readOptionalString().map(ID.init(unchecked:))
     }
+
+    /// The bytes not read yet.
+    public var remaining: Int { bytes.count - offset }
 
     /// Fails unless every byte was read.
     public func finish() throws {

@@ -1,0 +1,110 @@
+import ChorusLog
+
+/// Signs up, and signs the new user in.
+struct RegisterUser: Decision {
+    let registered: UserRegistered
+    let session: SessionStarted
+
+    static func prepare(
+        email: String, password: String, name: String, major: String?, bio: String?, _ context: CommandPreparation
+    ) throws(DomainError) -> PreparedCommand {
+        let email = try Validate.email(email)
+        try Validate.password(password)
+        var user = UserRegistered(
+            user: .make(), email: email, passwordHash: "", name: try Validate.name(name),
+            major: try Validate.profileField(major, field: "major", limit: FieldLimits.major, layout: .line),
+            bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio, layout: .paragraphs))
+        let fields = [user.email, user.name, user.major, user.bio]
+        user.passwordHash = context.hasher.hash(password)
+        let session = SessionStarted(session: .make(), user: user.user, expiresAt: context.sessionEnd)
+        return PreparedCommand(
+            caller: Validate.emailKey(email), actor: user.user.rawValue, tag: 1,
+            fields: { for field in fields { $0.write(field) } },
+            decision: RegisterUser(registered: user, session: session))
+    }
+
+    func decide(in context: DecisionContext) throws -> CommandResult {
+        let emailKey = Validate.emailKey(registered.email)
+        guard try context.state.user(withEmailKey: emailKey, in: context.transaction) == nil else {
+            throw DomainError(.emailTaken, "\(registered.email) is already registered")
+        }
+        return try context.record(
+            .userRegistered(registered), .sessionStarted(session), created: registered.user.rawValue, session: session)
+    }
+}
+
+struct EditProfile: Decision {
+    let edit: ProfileEdited
+
+    static func prepare(
+        user: UserID, name: String?, major: String?, bio: String?, image: ProfileImageChange?,
+        _ context: CommandPreparation
+    ) throws(DomainError) -> PreparedCommand {
+        if case .set(let image)? = image, !context.media.contains(image) {
+            throw DomainError(.unknownMedia, "no media \(image)")
+        }
+        let edit = ProfileEdited(
+            user: user, name: try name.map(Validate.name),
+            major: try major.map { (text) throws(DomainError) in
+                try Validate.profileField(text, field: "major", limit: FieldLimits.major, layout: .line)
+            },
+            bio: try bio.map { (text) throws(DomainError) in
+                try Validate.profileField(text, field: "bio", limit: FieldLimits.bio, layout: .paragraphs)
+            },
+            profileImage: image)
+        return PreparedCommand(
+            caller: user.rawValue, tag: 2,
+            fields: {
+                $0.write(edit.name)
+                $0.write(edit.major)
+                $0.write(edit.bio)
+                switch image {
+                case nil: $0.write(UInt8(0))
+                case .remove?: $0.write(UInt8(1))
+                case .set(let image)?: $0.write(image.rawValue)
+                }
+            }, decision: EditProfile(edit: edit))
+    }
+
+    func decide(in context: DecisionContext) throws -> CommandResult {
+        try context.requireUser(edit.user)
+        return try context.record(.profileEdited(edit))
+    }
+}
+
+/// Deletes the account, with everything it wrote and every relation it had (``AccountDeleted``).
+struct DeleteAccount: Decision {
+    let user: UserID
+    /// The stored hash the password was checked against, outside the writer (filled in by the executor).
+    var checkedHash = ""
+
+    static func prepare(user: UserID) -> PreparedCommand {
+        PreparedCommand(caller: user.rawValue, tag: 25, decision: DeleteAccount(user: user))
+    }
+
+    func decide(in context: DecisionContext) throws -> CommandResult {
+        // A password change that came in after the check makes it stale.
+        guard try context.state.passwordHash(of: user, in: context.transaction) == checkedHash else {
+            throw DomainError(.wrongPassword, "the password changed meanwhile")
+        }
+        let deletions: [DomainEvent] = try context.state.erasure(of: user, in: context.transaction)
+        try context.state.forgetRequests(byEmailOf: user, in: context.transaction)
+        return try context.recordEach(deletions)
+    }
+}
+
+/// The server records that nothing readable of a deleted account's personal data is left in its files.
+struct CompleteErasure: Decision {
+    let user: UserID
+
+    static func prepare(user: UserID) -> PreparedCommand {
+        PreparedCommand(
+            caller: Command.adminActor, tag: 26, fields: { $0.write(user) }, decision: CompleteErasure(user: user))
+    }
+
+    func decide(in context: DecisionContext) throws -> CommandResult {
+        guard let erasure = try context.state.erasure(of: user, in: context.transaction), erasure.completedAt == nil
+        else { return context.unchanged }
+        return try context.record(.erasureCompleted(ErasureCompleted(user: user)))
+    }
+}

@@ -1,0 +1,201 @@
+import ChorusLog
+
+public struct Followed: Sendable, Hashable {
+    public var follower: UserID
+    public var followee: UserID
+    public init(follower: UserID, followee: UserID) {
+        self.follower = follower
+        self.followee = followee
+    }
+}
+
+/// `followedAt`, the position of the follow this takes back (as `likedAt` in ``Unliked``); nil only in events
+/// recorded before schema version 2.
+public struct Unfollowed: Sendable, Hashable {
+    public var follower: UserID
+    public var followee: UserID
+    public var followedAt: LogPosition?
+    public init(follower: UserID, followee: UserID, followedAt: LogPosition?) {
+        self.follower = follower
+        self.followee = followee
+        self.followedAt = followedAt
+    }
+}
+
+/// `blocker` blocked `blocked`: neither can reach the other any more. The follows between them end by ``Unfollowed``
+/// events of the same command.
+public struct Blocked: Sendable, Hashable {
+    public var blocker: UserID
+    public var blocked: UserID
+    public init(blocker: UserID, blocked: UserID) {
+        self.blocker = blocker
+        self.blocked = blocked
+    }
+}
+
+/// `blockedAt`: the position of the block this lifts.
+public struct Unblocked: Sendable, Hashable {
+    public var blocker: UserID
+    public var blocked: UserID
+    public var blockedAt: LogPosition
+    public init(blocker: UserID, blocked: UserID, blockedAt: LogPosition) {
+        self.blocker = blocker
+        self.blocked = blocked
+        self.blockedAt = blockedAt
+    }
+}
+
+/// `muter` no longer sees `muted`'s posts in feeds, nor notifications of what `muted` does.
+public struct Muted: Sendable, Hashable {
+    public var muter: UserID
+    public var muted: UserID
+    public init(muter: UserID, muted: UserID) {
+        self.muter = muter
+        self.muted = muted
+    }
+}
+
+/// `mutedAt`: the position of the mute this lifts.
+public struct Unmuted: Sendable, Hashable {
+    public var muter: UserID
+    public var muted: UserID
+    public var mutedAt: LogPosition
+    public init(muter: UserID, muted: UserID, mutedAt: LogPosition) {
+        self.muter = muter
+        self.muted = muted
+        self.mutedAt = mutedAt
+    }
+}
+
+extension Followed: StoredEvent {
+    static let typeName = "Followed"
+    static let schemaVersion: UInt16 = 1
+    var stream: StreamID { .user(follower) }
+    var domainEvent: DomainEvent { .followed(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(follower)
+        payload.write(followee)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        self.init(
+            follower: try payload.read(UserID.self), followee: try payload.read(UserID.self))
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.put(state.follows, .init(follower.rawValue, followee.rawValue), since: position)
+    }
+}
+
+/// Version 2 appends the position of the follow (version 1: `followedAt` nil).
+extension Unfollowed: StoredEvent {
+    static let typeName = "Unfollowed"
+    static let schemaVersion: UInt16 = 2
+    var stream: StreamID { .user(follower) }
+    var domainEvent: DomainEvent { .unfollowed(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(follower)
+        payload.write(followee)
+        payload.write(followedAt)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        self.init(
+            follower: try payload.read(UserID.self), followee: try payload.read(UserID.self),
+            followedAt: version >= 2 ? try payload.readOptionalPosition() : nil)
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.remove(state.follows, .init(follower.rawValue, followee.rawValue))
+    }
+}
+
+extension Blocked: StoredEvent {
+    static let typeName = "Blocked"
+    static let schemaVersion: UInt16 = 1
+    var stream: StreamID { .user(blocker) }
+    var domainEvent: DomainEvent { .blocked(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(blocker)
+        payload.write(blocked)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        self.init(
+            blocker: try payload.read(UserID.self), blocked: try payload.read(UserID.self))
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.put(state.blocks, .init(blocker.rawValue, blocked.rawValue), since: position)
+    }
+}
+
+extension Unblocked: StoredEvent {
+    static let typeName = "Unblocked"
+    static let schemaVersion: UInt16 = 1
+    var stream: StreamID { .user(blocker) }
+    var domainEvent: DomainEvent { .unblocked(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(blocker)
+        payload.write(blocked)
+        payload.write(blockedAt.rawValue)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        self.init(
+            blocker: try payload.read(UserID.self), blocked: try payload.read(UserID.self),
+            blockedAt: LogPosition(try payload.readUInt64()))
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.remove(state.blocks, .init(blocker.rawValue, blocked.rawValue))
+    }
+}
+
+extension Muted: StoredEvent {
+    static let typeName = "Muted"
+    static let schemaVersion: UInt16 = 1
+    var stream: StreamID { .user(muter) }
+    var domainEvent: DomainEvent { .muted(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(muter)
+        payload.write(muted)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        self.init(
+            muter: try payload.read(UserID.self), muted: try payload.read(UserID.self))
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.put(state.mutes, .init(muter.rawValue, muted.rawValue), since: position)
+    }
+}
+
+extension Unmuted: StoredEvent {
+    static let typeName = "Unmuted"
+    static let schemaVersion: UInt16 = 1
+    var stream: StreamID { .user(muter) }
+    var domainEvent: DomainEvent { .unmuted(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(muter)
+        payload.write(muted)
+        payload.write(mutedAt.rawValue)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        self.init(
+            muter: try payload.read(UserID.self), muted: try payload.read(UserID.self),
+            mutedAt: LogPosition(try payload.readUInt64()))
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.remove(state.mutes, .init(muter.rawValue, muted.rawValue))
+    }
+}
