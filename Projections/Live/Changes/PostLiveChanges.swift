@@ -1,0 +1,32 @@
+import ChorusDomain
+import ChorusLog
+
+extension ReadView {
+    func addChanges(of event: PostCreated, to list: inout LiveChangeList) throws {
+        guard try feedShows(event.author, in: list), try postRecord(event.post) != nil else { return }
+        list.changes.append(.post(event.post, at: list.position))
+    }
+
+    func addChanges(of event: PostDeleted, to list: inout LiveChangeList) throws {
+        guard try feedShows(event.author, in: list) else { return }
+        list.changes.append(.postRemoved(event.post))
+    }
+
+    func addChanges(of event: Reposted, to list: inout LiveChangeList) throws {
+        if try feedShows(event.user, in: list) { list.changes.append(.post(event.post, at: list.position)) }
+        try addReposts(event.post, to: &list)
+        try addNotification(to: &list)
+    }
+
+    func addChanges(of event: Unreposted, to list: inout LiveChangeList) throws {
+        if try feedShows(event.user, in: list) { try addRemoved(event.post, author: event.postAuthor, to: &list) }
+        try addReposts(event.post, to: &list)
+    }
+
+    private func addReposts(_ post: PostID, to list: inout LiveChangeList) throws {
+        guard list.topics.contains(.post(post)),
+            let count = try withPost(post, viewer: list.viewer, { $0.post.reposts })
+        else { return }
+        list.changes.append(.reposts(post: post, count: count))
+    }
+}
