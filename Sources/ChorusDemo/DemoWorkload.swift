@@ -220,15 +220,7 @@ public struct DemoWorkload: Sendable {
                 author: user, post: post,
                 text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator))
         case 70..<72 where life.room != nil:
-            // The lobby: members talk, others join, and now and then one leaves.
-            let room = life.room!
-            guard life.roomMembers.contains(user) else { return .joinRoom(user: user, room: room) }
-            guard roll > 70 || Int.random(in: 0..<10, using: &generator) > 0 else {
-                return .leaveRoom(user: user, room: room)
-            }
-            return .sendRoomMessage(
-                from: user, room: room,
-                text: DemoNames.sentence(words: Int.random(in: 1...10, using: &generator), using: &generator))
+            return lobbyCommand(of: user, in: life.room!, roll: roll, life: life, using: &generator)
         case 72..<84 where user != other:
             return .sendMessage(
                 from: user, to: other,
@@ -246,12 +238,7 @@ public struct DemoWorkload: Sendable {
             // Its author regrets it.
             return .deletePost(author: authors[index], post: post)
         case 97 where !life.comments.isEmpty:
-            // A comment taken back by whoever wrote it (any, so that a wave seldom picks one twice).
-            let (comment, commented, author) = life.comments[Int.random(in: life.comments.indices, using: &generator)]
-            guard !life.deletedPosts.contains(commented), !life.deletedComments.contains(comment) else {
-                return .like(user: user, post: post)
-            }
-            return .deleteComment(user: author, post: commented, comment: comment)
+            return commentDeletion(life: life, orLikeOf: post, by: user, using: &generator)
         case 98 where user != other:
             // Now and then someone has had enough of someone else.
             return Bool.random(using: &generator)
@@ -261,6 +248,31 @@ public struct DemoWorkload: Sendable {
                 user: user, name: Bool.random(using: &generator) ? DemoNames.name(using: &generator) : nil,
                 bio: DemoNames.sentence(words: Int.random(in: 0...6, using: &generator), using: &generator))
         }
+    }
+
+    /// The lobby: members talk, others join, and now and then one leaves.
+    private func lobbyCommand(
+        of user: UserID, in room: RoomID, roll: Int, life: Life, using generator: inout SeededGenerator
+    ) -> Command {
+        guard life.roomMembers.contains(user) else { return .joinRoom(user: user, room: room) }
+        guard roll > 70 || Int.random(in: 0..<10, using: &generator) > 0 else {
+            return .leaveRoom(user: user, room: room)
+        }
+        return .sendRoomMessage(
+            from: user, room: room,
+            text: DemoNames.sentence(words: Int.random(in: 1...10, using: &generator), using: &generator))
+    }
+
+    /// A comment taken back by whoever wrote it (any, so that a wave seldom picks one twice); a like of `post` when
+    /// the one picked is gone.
+    private func commentDeletion(
+        life: Life, orLikeOf post: PostID, by user: UserID, using generator: inout SeededGenerator
+    ) -> Command {
+        let (comment, commented, author) = life.comments[Int.random(in: life.comments.indices, using: &generator)]
+        guard !life.deletedPosts.contains(commented), !life.deletedComments.contains(comment) else {
+            return .like(user: user, post: post)
+        }
+        return .deleteComment(user: author, post: commented, comment: comment)
     }
 }
 

@@ -26,28 +26,7 @@ struct PostRoutes {
 
     func add(to group: RouterGroup<ChorusRequestContext>) {
         let renderer = endpoints.renderer
-        group.post("posts") { request, context in
-            let caller = try context.requireCaller()
-            let (body, bytes) = try await JSONBody.decode(NewPost.self, from: request)
-            // A malformed id names nothing, like an unknown one.
-            let image = try body.image.map { text in
-                guard let id = MediaID(text) else { throw APIError(DomainError(.unknownMedia, "no media \(text)")) }
-                return id
-            }
-            let repostOf = try body.repostOf.map { text in
-                guard let id = PostID(text) else { throw APIError(DomainError(.unknownPost, "no post \(text)")) }
-                return id
-            }
-            let command = Command.createPost(
-                author: caller.user, caption: body.caption, text: body.text, image: image, repostOf: repostOf)
-            return try await endpoints.write(
-                request, context: context, requestBody: bytes, status: .created, command: command
-            ) { view, result, json in
-                let post = PostID(unchecked: result.createdID ?? "")
-                try UserRoutes.require(
-                    view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
-            }
-        }
+        group.post("posts") { request, context in try await createPost(request, context) }
         group.get("posts/:id") { request, context in
             let caller = try context.requireCaller()
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
@@ -92,27 +71,54 @@ struct PostRoutes {
                     renderer.comment)
             }
         }
-        group.post("posts/:id/comments") { request, context in
-            let caller = try context.requireCaller()
-            let post = try Endpoints.pathID(context, "id", as: PostID.self)
-            let (body, bytes) = try await JSONBody.decode(NewComment.self, from: request)
-            let command = Command.addComment(author: caller.user, post: post, text: body.text)
-            return try await Self.inPath(post) {
-                try await endpoints.write(
-                    request, context: context, requestBody: bytes, status: .created, command: command
-                ) { view, result in
-                    let recorded = try endpoints.event(at: result.position)
-                    guard case .commentAdded(let comment) = recorded.event else {
-                        throw APIError.unavailable("no comment at position \(result.position)")
-                    }
-                    return CommentJSON(
-                        id: comment.comment.rawValue, postId: post.rawValue,
-                        author: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
-                        text: comment.text, createdAt: recorded.time)
+        group.post("posts/:id/comments") { request, context in try await addComment(request, context) }
+        group.delete("posts/:id/comments/:commentId") { request, context in try await deleteComment(request, context) }
+    }
+
+    private func createPost(_ request: Request, _ context: ChorusRequestContext) async throws -> Response {
+        let renderer = endpoints.renderer
+        let caller = try context.requireCaller()
+        let (body, bytes) = try await JSONBody.decode(NewPost.self, from: request)
+        // A malformed id names nothing, like an unknown one.
+        let image = try body.image.map { text in
+            guard let id = MediaID(text) else { throw APIError(DomainError(.unknownMedia, "no media \(text)")) }
+            return id
+        }
+        let repostOf = try body.repostOf.map { text in
+            guard let id = PostID(text) else { throw APIError(DomainError(.unknownPost, "no post \(text)")) }
+            return id
+        }
+        let command = Command.createPost(
+            author: caller.user, caption: body.caption, text: body.text, image: image, repostOf: repostOf)
+        return try await endpoints.write(
+            request, context: context, requestBody: bytes, status: .created, command: command
+        ) { view, result, json in
+            let post = PostID(unchecked: result.createdID ?? "")
+            try UserRoutes.require(
+                view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
+        }
+    }
+
+    private func addComment(_ request: Request, _ context: ChorusRequestContext) async throws -> Response {
+        let renderer = endpoints.renderer
+        let caller = try context.requireCaller()
+        let post = try Endpoints.pathID(context, "id", as: PostID.self)
+        let (body, bytes) = try await JSONBody.decode(NewComment.self, from: request)
+        let command = Command.addComment(author: caller.user, post: post, text: body.text)
+        return try await Self.inPath(post) {
+            try await endpoints.write(
+                request, context: context, requestBody: bytes, status: .created, command: command
+            ) { view, result in
+                let recorded = try endpoints.event(at: result.position)
+                guard case .commentAdded(let comment) = recorded.event else {
+                    throw APIError.unavailable("no comment at position \(result.position)")
                 }
+                return CommentJSON(
+                    id: comment.comment.rawValue, postId: post.rawValue,
+                    author: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
+                    text: comment.text, createdAt: recorded.time)
             }
         }
-        group.delete("posts/:id/comments/:commentId") { request, context in try await deleteComment(request, context) }
     }
 
     private func deleteComment(_ request: Request, _ context: ChorusRequestContext) async throws -> Response {

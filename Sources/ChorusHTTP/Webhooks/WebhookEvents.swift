@@ -18,84 +18,93 @@ struct WebhookEvents: WebhookContent {
 
     /// The webhooks `recorded` makes, in the order they are sent.
     func webhooks(of recorded: RecordedEvent, in view: borrowing ReadView) throws -> [WebhookOutbox.Webhook] {
-        let position = recorded.position
-        func webhook(_ type: String, to recipient: UserID, _ data: (inout JSONWriter) -> Void) -> WebhookOutbox.Webhook
-        {
-            webhook(type, toRecipient: recipient.rawValue, data)
-        }
-        func webhook(_ type: String, toRecipient recipient: String, _ data: (inout JSONWriter) -> Void)
-            -> WebhookOutbox.Webhook
-        {
-            var json = JSONWriter()
-            json.object { body in
-                body.field("type", type)
-                body.field("timestamp", recorded.recordedAt)
-                body.field("data") { data(&$0) }
-            }
-            return WebhookOutbox.Webhook(
-                id: "msg_\(position.rawValue)_\(type)", type: type, recipient: recipient, body: json.bytes)
-        }
-        func notification(to recipient: UserID?) throws -> [WebhookOutbox.Webhook] {
-            guard let recipient,
-                case .notification(let made)? = try view.liveChanges(
-                    of: recorded, for: recipient, on: [.notifications]
-                ).first
-            else { return [] }
-            return [
-                webhook("notification.created", to: recipient) { data in
-                    data.object {
-                        $0.field("recipient", recipient.rawValue)
-                        $0.field("notification", renderer.notification(made))
-                    }
-                }
-            ]
-        }
         switch try DomainEvent(decoding: recorded, keys: keys) {
-        case .liked(let event):
-            return try notification(to: event.postAuthor)
-        case .commentAdded(let event):
-            return try notification(to: event.postAuthor)
-        case .reposted(let event):
-            return try notification(to: event.postAuthor)
-        case .followed(let event):
-            return try notification(to: event.followee)
-        case .messageSent(let event):
-            guard
-                case .message(let message)? = try view.liveChanges(
-                    of: recorded, for: event.to, on: [.conversation(event.from)]
-                ).first
-            else { return [] }
-            return [
-                webhook("message.created", to: event.to) { data in
-                    data.object {
-                        $0.field("recipient", event.to.rawValue)
-                        $0.field("message", renderer.message(message))
-                    }
-                }
-            ]
-        case .passwordResetRequested(let event):
-            guard let email = try view.profile(event.user, viewer: event.user)?.email else { return [] }
-            let token = tokens.resetToken(user: event.user, reset: event.reset)
-            return [
-                webhook("password_reset.requested", to: event.user) { data in
-                    data.object {
-                        $0.field("userId", event.user.rawValue)
-                        $0.field("email", email)
-                        $0.field("token", token)
-                        $0.field("expiresAt", event.expiresAt)
-                    }
-                }
-            ]
-        case .reportFiled(let event):
-            guard let report = try view.report(event.report) else { return [] }
-            // The admins' queue is one recipient: reports go out in the order they were filed.
-            return [
-                webhook("report.filed", toRecipient: "moderation") { data in
-                    data.object { $0.field("report", ReportJSON(report)) }
-                }
-            ]
-        default:
-            return []
+        case .liked(let event): try notification(of: recorded, to: event.postAuthor, in: view)
+        case .commentAdded(let event): try notification(of: recorded, to: event.postAuthor, in: view)
+        case .reposted(let event): try notification(of: recorded, to: event.postAuthor, in: view)
+        case .followed(let event): try notification(of: recorded, to: event.followee, in: view)
+        case .messageSent(let event): try message(event, recorded, in: view)
+        case .passwordResetRequested(let event): try passwordReset(event, recorded, in: view)
+        case .reportFiled(let event): try report(event, recorded, in: view)
+        default: []
         }
+    }
+
+    private func notification(of recorded: RecordedEvent, to recipient: UserID?, in view: borrowing ReadView) throws
+        -> [WebhookOutbox.Webhook]
+    {
+        guard let recipient,
+            case .notification(let made)? = try view.liveChanges(of: recorded, for: recipient, on: [.notifications])
+                .first
+        else { return [] }
+        return [
+            Self.webhook("notification.created", of: recorded, to: recipient.rawValue) { data in
+                data.object {
+                    $0.field("recipient", recipient.rawValue)
+                    $0.field("notification", renderer.notification(made))
+                }
+            }
+        ]
+    }
+
+    private func message(_ event: MessageSent, _ recorded: RecordedEvent, in view: borrowing ReadView) throws
+        -> [WebhookOutbox.Webhook]
+    {
+        guard
+            case .message(let message)? = try view.liveChanges(
+                of: recorded, for: event.to, on: [.conversation(event.from)]
+            ).first
+        else { return [] }
+        return [
+            Self.webhook("message.created", of: recorded, to: event.to.rawValue) { data in
+                data.object {
+                    $0.field("recipient", event.to.rawValue)
+                    $0.field("message", renderer.message(message))
+                }
+            }
+        ]
+    }
+
+    private func passwordReset(
+        _ event: PasswordResetRequested, _ recorded: RecordedEvent, in view: borrowing ReadView
+    ) throws -> [WebhookOutbox.Webhook] {
+        guard let email = try view.profile(event.user, viewer: event.user)?.email else { return [] }
+        let token = tokens.resetToken(user: event.user, reset: event.reset)
+        return [
+            Self.webhook("password_reset.requested", of: recorded, to: event.user.rawValue) { data in
+                data.object {
+                    $0.field("userId", event.user.rawValue)
+                    $0.field("email", email)
+                    $0.field("token", token)
+                    $0.field("expiresAt", event.expiresAt)
+                }
+            }
+        ]
+    }
+
+    /// The admins' queue is one recipient: reports go out in the order they were filed.
+    private func report(_ event: ReportFiled, _ recorded: RecordedEvent, in view: borrowing ReadView) throws
+        -> [WebhookOutbox.Webhook]
+    {
+        guard let report = try view.report(event.report) else { return [] }
+        return [
+            Self.webhook("report.filed", of: recorded, to: "moderation") { data in
+                data.object { $0.field("report", ReportJSON(report)) }
+            }
+        ]
+    }
+
+    /// A webhook of `type` that `recorded` made, to `recipient`, with `data`.
+    private static func webhook(
+        _ type: String, of recorded: RecordedEvent, to recipient: String, _ data: (inout JSONWriter) -> Void
+    ) -> WebhookOutbox.Webhook {
+        var json = JSONWriter()
+        json.object { body in
+            body.field("type", type)
+            body.field("timestamp", recorded.recordedAt)
+            body.field("data") { data(&$0) }
+        }
+        return WebhookOutbox.Webhook(
+            id: "msg_\(recorded.position.rawValue)_\(type)", type: type, recipient: recipient, body: json.bytes)
     }
 }

@@ -99,25 +99,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         }
 
-        var environment: OpaquePointer?
-        try LMDBError.check(mdb_env_create(&environment), "mdb_env_create(\(path))")
-        guard let environment else { throw LMDBError(MDB_PANIC, "mdb_env_create(\(path)) returned no handle") }
-        do {
-            // One slot more than the definitions: for dropping a database an older format had
-            // (``LMDBWriteTransaction/dropDatabase(named:)``).
-            try LMDBError.check(
-                mdb_env_set_maxdbs(environment, MDB_dbi(definitions.count + 1)), "mdb_env_set_maxdbs")
-            try LMDBError.check(
-                mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
-            try LMDBError.check(mdb_env_set_mapsize(environment, configuration.initialMapSize), "mdb_env_set_mapsize")
-            let flags =
-                UInt32(MDB_NOTLS) | (configuration.readOnly ? UInt32(MDB_RDONLY) : 0)
-                | (configuration.writeMap && !configuration.readOnly ? UInt32(MDB_WRITEMAP) : 0)
-            try LMDBError.check(mdb_env_open(environment, path, flags, 0o644), "mdb_env_open(\(path))")
-        } catch {
-            mdb_env_close(environment)
-            throw error
-        }
+        let environment = try Self.openEnvironment(at: path, configuration, databaseCount: definitions.count)
         self.handle = environment
 
         // Slots left behind by processes that died mid-read would pin old pages forever.
@@ -131,30 +113,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
         mdb_env_info(environment, &info)
         self.currentMapSize = Atomic(info.me_mapsize)
 
-        // Named databases are opened once, in one transaction, and their handles shared from then on. Committing
-        // keeps the handles, even for a read-only transaction.
-        var opened: [String: LMDBDatabase] = [:]
-        var main: MDB_dbi = 0
-        var transaction: OpaquePointer?
-        let (transactionFlags, databaseFlags) =
-            configuration.readOnly ? (UInt32(MDB_RDONLY), UInt32(0)) : (UInt32(0), UInt32(MDB_CREATE))
+        let (opened, main): ([String: LMDBDatabase], MDB_dbi)
         do {
-            try LMDBError.check(
-                mdb_txn_begin(environment, nil, transactionFlags, &transaction), "mdb_txn_begin(open databases)")
-            try LMDBError.check(mdb_dbi_open(transaction, nil, 0, &main), "mdb_dbi_open(main)")
-            for definition in definitions {
-                var dbi: MDB_dbi = 0
-                let code = mdb_dbi_open(transaction, definition.name, databaseFlags | definition.flags, &dbi)
-                // Opened read-only, a file written before a database was added lacks it: it holds nothing.
-                if configuration.readOnly, code == MDB_NOTFOUND { continue }
-                try LMDBError.check(code, "mdb_dbi_open(\(definition.name))")
-                opened[definition.name] = LMDBDatabase(name: definition.name, handle: dbi)
-            }
-            let commitCode = mdb_txn_commit(transaction)
-            transaction = nil
-            try LMDBError.check(commitCode, "mdb_txn_commit(open databases)")
+            (opened, main) = try Self.openDatabases(definitions, in: environment, readOnly: configuration.readOnly)
         } catch {
-            if let transaction { mdb_txn_abort(transaction) }
             mdb_env_close(environment)
             throw error
         }
@@ -186,6 +148,64 @@ package final class LMDBEnvironment: @unchecked Sendable {
                     usedBytes: { [unowned self] in try self.usedPages() * pageSize }, logger: logger)
             }
         }
+    }
+
+    /// Creates and opens the environment: a handle the caller closes.
+    private static func openEnvironment(at path: String, _ configuration: Configuration, databaseCount: Int) throws
+        -> OpaquePointer
+    {
+        var environment: OpaquePointer?
+        try LMDBError.check(mdb_env_create(&environment), "mdb_env_create(\(path))")
+        guard let environment else { throw LMDBError(MDB_PANIC, "mdb_env_create(\(path)) returned no handle") }
+        do {
+            // One slot more than the definitions: for dropping a database an older format had
+            // (``LMDBWriteTransaction/dropDatabase(named:)``).
+            try LMDBError.check(
+                mdb_env_set_maxdbs(environment, MDB_dbi(databaseCount + 1)), "mdb_env_set_maxdbs")
+            try LMDBError.check(
+                mdb_env_set_maxreaders(environment, configuration.maximumReaders), "mdb_env_set_maxreaders")
+            try LMDBError.check(mdb_env_set_mapsize(environment, configuration.initialMapSize), "mdb_env_set_mapsize")
+            let flags =
+                UInt32(MDB_NOTLS) | (configuration.readOnly ? UInt32(MDB_RDONLY) : 0)
+                | (configuration.writeMap && !configuration.readOnly ? UInt32(MDB_WRITEMAP) : 0)
+            try LMDBError.check(mdb_env_open(environment, path, flags, 0o644), "mdb_env_open(\(path))")
+        } catch {
+            mdb_env_close(environment)
+            throw error
+        }
+        return environment
+    }
+
+    /// Opens the named databases once, in one transaction, and their handles are shared from then on. Committing
+    /// keeps the handles, even for a read-only transaction.
+    private static func openDatabases(
+        _ definitions: [DatabaseDefinition], in environment: OpaquePointer, readOnly: Bool
+    ) throws -> ([String: LMDBDatabase], MDB_dbi) {
+        var opened: [String: LMDBDatabase] = [:]
+        var main: MDB_dbi = 0
+        var transaction: OpaquePointer?
+        let (transactionFlags, databaseFlags) =
+            readOnly ? (UInt32(MDB_RDONLY), UInt32(0)) : (UInt32(0), UInt32(MDB_CREATE))
+        do {
+            try LMDBError.check(
+                mdb_txn_begin(environment, nil, transactionFlags, &transaction), "mdb_txn_begin(open databases)")
+            try LMDBError.check(mdb_dbi_open(transaction, nil, 0, &main), "mdb_dbi_open(main)")
+            for definition in definitions {
+                var dbi: MDB_dbi = 0
+                let code = mdb_dbi_open(transaction, definition.name, databaseFlags | definition.flags, &dbi)
+                // Opened read-only, a file written before a database was added lacks it: it holds nothing.
+                if readOnly, code == MDB_NOTFOUND { continue }
+                try LMDBError.check(code, "mdb_dbi_open(\(definition.name))")
+                opened[definition.name] = LMDBDatabase(name: definition.name, handle: dbi)
+            }
+            let commitCode = mdb_txn_commit(transaction)
+            transaction = nil
+            try LMDBError.check(commitCode, "mdb_txn_commit(open databases)")
+        } catch {
+            if let transaction { mdb_txn_abort(transaction) }
+            throw error
+        }
+        return (opened, main)
     }
 
     /// Allocates the disk blocks of `bytes` more past the last used page, ahead of a large write transaction (see

@@ -85,30 +85,8 @@ struct FanOutBenchCommand: AsyncParsableCommand {
         printProgress("the most followed account (\(followers) followers) posts \(posts) times")
         let executor = CommandExecutor(
             log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
-        var fannedSeconds: [Double] = []
-        var hybridSeconds: [Double] = []
-        var follows = (fanned: [Double](), hybrid: [Double]())
-        var unfollows = (fanned: [Double](), hybrid: [Double]())
-        try await log.withWriter {
-            for index in 0..<posts {
-                _ = try await executor.execute(.createPost(author: star, caption: nil, text: "post \(index)"))
-                fannedSeconds.append(try Self.timed { try fanned.catchUp() })
-                hybridSeconds.append(try Self.timed { try hybrid.catchUp() })
-            }
-            printProgress("an account makes \(prolificPosts) posts; a user follows and unfollows it \(rounds) times")
-            let prolific = try await Self.prolificAccount(posts: prolificPosts, on: executor)
-            try fanned.catchUp()
-            try hybrid.catchUp()
-            let reader = sample[sample.count / 2]
-            for _ in 0..<rounds {
-                _ = try await executor.execute(.follow(follower: reader, followee: prolific))
-                follows.fanned.append(try Self.timedRead(of: reader, in: fanned))
-                follows.hybrid.append(try Self.timedRead(of: reader, in: hybrid))
-                _ = try await executor.execute(.unfollow(follower: reader, followee: prolific))
-                unfollows.fanned.append(try Self.timedRead(of: reader, in: fanned))
-                unfollows.hybrid.append(try Self.timedRead(of: reader, in: hybrid))
-            }
-        }
+        let (fannedSeconds, hybridSeconds, follows, unfollows) = try await measureWrites(
+            by: star, reader: sample[sample.count / 2], on: executor, log: log, fanned: fanned, hybrid: hybrid)
 
         printProgress("reading the first feed page of \(sample.count) users from each engine")
         let merges = try hybrid.snapshot { view in try sample.map { try view.mergedFeedAuthorCount(of: $0) } }.answer
@@ -138,6 +116,41 @@ struct FanOutBenchCommand: AsyncParsableCommand {
         report.add("unfollow_ms_hybrid", median(unfollows.hybrid) * 1e3, target: .atMost(50))
         print(report.table)
         if output.json { print(report.jsonLine) }
+    }
+
+    /// Times each engine's catch-up after every post of `star`'s, then a read of `reader`'s feed after each follow and
+    /// unfollow of a prolific account.
+    private func measureWrites(
+        by star: UserID, reader: UserID, on executor: CommandExecutor, log: LMDBEventLog, fanned: ProjectionEngine,
+        hybrid: ProjectionEngine
+    ) async throws -> (
+        fanned: [Double], hybrid: [Double], follows: (fanned: [Double], hybrid: [Double]),
+        unfollows: (fanned: [Double], hybrid: [Double])
+    ) {
+        var fannedSeconds: [Double] = []
+        var hybridSeconds: [Double] = []
+        var follows = (fanned: [Double](), hybrid: [Double]())
+        var unfollows = (fanned: [Double](), hybrid: [Double]())
+        try await log.withWriter {
+            for index in 0..<posts {
+                _ = try await executor.execute(.createPost(author: star, caption: nil, text: "post \(index)"))
+                fannedSeconds.append(try Self.timed { try fanned.catchUp() })
+                hybridSeconds.append(try Self.timed { try hybrid.catchUp() })
+            }
+            printProgress("an account makes \(prolificPosts) posts; a user follows and unfollows it \(rounds) times")
+            let prolific = try await Self.prolificAccount(posts: prolificPosts, on: executor)
+            try fanned.catchUp()
+            try hybrid.catchUp()
+            for _ in 0..<rounds {
+                _ = try await executor.execute(.follow(follower: reader, followee: prolific))
+                follows.fanned.append(try Self.timedRead(of: reader, in: fanned))
+                follows.hybrid.append(try Self.timedRead(of: reader, in: hybrid))
+                _ = try await executor.execute(.unfollow(follower: reader, followee: prolific))
+                unfollows.fanned.append(try Self.timedRead(of: reader, in: fanned))
+                unfollows.hybrid.append(try Self.timedRead(of: reader, in: hybrid))
+            }
+        }
+        return (fannedSeconds, hybridSeconds, follows, unfollows)
     }
 
     /// The number of users, from the log's sign-ups.

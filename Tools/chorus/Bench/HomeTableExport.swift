@@ -49,20 +49,7 @@ struct HomeTableExport {
         defer { keys.close() }
         var export = HomeTableExport()
 
-        // Who is who, and who likes what, from the log.
-        var users: [UserID] = []
-        var byEmail: [String: UserID] = [:]
-        var likes: Set<[String]> = []
-        try log.scan { record in
-            switch try DomainEvent(decoding: record, keys: keys) {
-            case .userRegistered(let event):
-                users.append(event.user)
-                byEmail[event.email] = event.user
-            case .liked(let event): likes.insert([event.user.rawValue, event.post.rawValue])
-            case .unliked(let event): likes.remove([event.user.rawValue, event.post.rawValue])
-            default: break
-            }
-        }
+        let (users, byEmail, likes) = try whoIsWho(in: log, keys: keys)
         export.demoUsers = try (0..<benchUsers).map { index in
             guard let user = byEmail["user\(index)@demo.chorus"] else {
                 throw BenchmarkError("the demo log has no user\(index)@demo.chorus")
@@ -122,6 +109,26 @@ struct HomeTableExport {
         export.homeRows = homeRows.rows
         export.postRows = postRows.rows
         return export
+    }
+
+    /// Who is who, and who likes what, from the log.
+    private static func whoIsWho(in log: some EventLog, keys: any PersonalDataKeys) throws -> (
+        users: [UserID], byEmail: [String: UserID], likes: Set<[String]>
+    ) {
+        var users: [UserID] = []
+        var byEmail: [String: UserID] = [:]
+        var likes: Set<[String]> = []
+        try log.scan { record in
+            switch try DomainEvent(decoding: record, keys: keys) {
+            case .userRegistered(let event):
+                users.append(event.user)
+                byEmail[event.email] = event.user
+            case .liked(let event): likes.insert([event.user.rawValue, event.post.rawValue])
+            case .unliked(let event): likes.remove([event.user.rawValue, event.post.rawValue])
+            default: break
+            }
+        }
+        return (users, byEmail, likes)
     }
 }
 

@@ -88,11 +88,20 @@ struct ReplayedEvent {
     /// several times faster (reflection was half of `chorus replay --json`); false for every other type, which the
     /// reflection reads.
     private static func forEachCommonField(of event: DomainEvent, _ body: (FieldName, FieldValue) -> Void) -> Bool {
-        func user(_ id: UserID) -> FieldValue { .user(id.rawValue) }
-        func user(_ id: UserID?) -> FieldValue { id.map { .user($0.rawValue) } ?? .null }
-        func id(_ id: (some ChorusIdentifier)?) -> FieldValue { id.map { .text($0.rawValue) } ?? .null }
-        func text(_ text: String?) -> FieldValue { text.map { .text($0) } ?? .null }
-        func position(_ position: LogPosition?) -> FieldValue { position.map { .integer(Int64($0.rawValue)) } ?? .null }
+        forEachAccountField(of: event, body) || forEachPostField(of: event, body)
+            || forEachEngagementField(of: event, body) || forEachGraphField(of: event, body)
+            || forEachMessagingField(of: event, body)
+    }
+
+    private static func user(_ id: UserID) -> FieldValue { .user(id.rawValue) }
+    private static func user(_ id: UserID?) -> FieldValue { id.map { .user($0.rawValue) } ?? .null }
+    private static func id(_ id: (some ChorusIdentifier)?) -> FieldValue { id.map { .text($0.rawValue) } ?? .null }
+    private static func text(_ text: String?) -> FieldValue { text.map { .text($0) } ?? .null }
+    private static func position(_ position: LogPosition?) -> FieldValue {
+        position.map { .integer(Int64($0.rawValue)) } ?? .null
+    }
+
+    private static func forEachAccountField(of event: DomainEvent, _ body: (FieldName, FieldValue) -> Void) -> Bool {
         switch event {
         case .userRegistered(let event):
             body("bio", .text(event.bio))
@@ -112,6 +121,21 @@ struct ReplayedEvent {
             case .set(let media): body("profileImage", .labelled("set", .text(media.rawValue)))
             }
             body("user", user(event.user))
+        case .sessionStarted(let event):
+            body("expiresAt", .text(event.expiresAt.rfc3339))
+            body("session", id(event.session))
+            body("user", user(event.user))
+        case .sessionEnded(let event):
+            body("session", id(event.session))
+            body("user", user(event.user))
+        default:
+            return false
+        }
+        return true
+    }
+
+    private static func forEachPostField(of event: DomainEvent, _ body: (FieldName, FieldValue) -> Void) -> Bool {
+        switch event {
         case .postCreated(let event):
             body("author", user(event.author))
             body("caption", .text(event.caption))
@@ -129,6 +153,14 @@ struct ReplayedEvent {
             body("post", id(event.post))
             body("postedAt", position(event.postedAt))
             body("repostOf", id(event.repostOf))
+        default:
+            return false
+        }
+        return true
+    }
+
+    private static func forEachEngagementField(of event: DomainEvent, _ body: (FieldName, FieldValue) -> Void) -> Bool {
+        switch event {
         case .liked(let event):
             body("post", id(event.post))
             body("postAuthor", user(event.postAuthor))
@@ -159,6 +191,14 @@ struct ReplayedEvent {
             body("commentedAt", position(event.commentedAt))
             body("post", id(event.post))
             body("postAuthor", user(event.postAuthor))
+        default:
+            return false
+        }
+        return true
+    }
+
+    private static func forEachGraphField(of event: DomainEvent, _ body: (FieldName, FieldValue) -> Void) -> Bool {
+        switch event {
         case .followed(let event):
             body("followee", user(event.followee))
             body("follower", user(event.follower))
@@ -166,6 +206,20 @@ struct ReplayedEvent {
             body("followedAt", position(event.followedAt))
             body("followee", user(event.followee))
             body("follower", user(event.follower))
+        case .blocked(let event):
+            body("blocked", user(event.blocked))
+            body("blocker", user(event.blocker))
+        case .muted(let event):
+            body("muted", user(event.muted))
+            body("muter", user(event.muter))
+        default:
+            return false
+        }
+        return true
+    }
+
+    private static func forEachMessagingField(of event: DomainEvent, _ body: (FieldName, FieldValue) -> Void) -> Bool {
+        switch event {
         case .messageSent(let event):
             body("from", user(event.from))
             body("message", id(event.message))
@@ -189,19 +243,6 @@ struct ReplayedEvent {
         case .conversationRead(let event):
             body("partner", user(event.partner))
             body("reader", user(event.reader))
-        case .sessionStarted(let event):
-            body("expiresAt", .text(event.expiresAt.rfc3339))
-            body("session", id(event.session))
-            body("user", user(event.user))
-        case .sessionEnded(let event):
-            body("session", id(event.session))
-            body("user", user(event.user))
-        case .blocked(let event):
-            body("blocked", user(event.blocked))
-            body("blocker", user(event.blocker))
-        case .muted(let event):
-            body("muted", user(event.muted))
-            body("muter", user(event.muter))
         default:
             return false
         }
