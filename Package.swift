@@ -13,6 +13,7 @@ let package = Package(
     products: [
         .executable(name: "chorus", targets: ["chorus"]),
         .library(name: "ChorusLog", targets: ["ChorusLog"]),
+        .library(name: "ChorusLMDBLog", targets: ["ChorusLMDBLog"]),
         .library(name: "ChorusDomain", targets: ["ChorusDomain"]),
         .library(name: "ChorusProjections", targets: ["ChorusProjections"]),
         .library(name: "ChorusBackend", targets: ["ChorusBackend"]),
@@ -48,15 +49,15 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        // CRC-32C with the CPU's instruction, which Swift cannot emit; only ChorusLog imports it.
+        // CRC-32C with the CPU's instruction, which Swift cannot emit; only ChorusLog imports it (the record format).
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
         // posix_spawn with the options glibc declares only under _GNU_SOURCE; only ChorusProcesses imports it.
         .target(name: "CSpawn", path: "Sources/CSpawn"),
         // File calls glibc declares only under _GNU_SOURCE: write-back started without waiting (sync_file_range), disk
         // blocks allocated past a file's end (fallocate); only ChorusStorage imports it.
         .target(name: "CFileCalls", path: "Sources/CFileCalls"),
-        // Text as bytes, fast: strings' UTF-8 borrowed where it lies, JSON strings and numbers written into bytes. For
-        // the log's records, the server's answers and the tools' JSON lines alike.
+        // Bytes, fast: strings' UTF-8 borrowed where it lies, JSON strings and numbers written into bytes, the byte
+        // order keys sort in. For the log's records, the stores' keys, the server's answers and the tools' JSON lines.
         .target(name: "ChorusText", path: "Sources/ChorusText", swiftSettings: crossModuleOptimization),
         // Child processes started and reaped without Foundation's Process: servers in tests, PostgreSQL's programs,
         // benchmark helpers.
@@ -70,21 +71,30 @@ let package = Package(
             dependencies: [
                 "CLMDB",
                 "CFileCalls",
+                "ChorusText",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/ChorusStorage",
             swiftSettings: crossModuleOptimization
         ),
-        // The event log: its seam (`EventLog`) and the durable, gapless, group-committed LMDB log behind it.
+        // The event log's seam: the `EventLog` protocol, its values, the record format, appends prepared off the
+        // writer, and the in-memory log for tests. No storage: every log implements it.
         .target(
             name: "ChorusLog",
+            dependencies: ["CCRC32C", "ChorusText"],
+            path: "Sources/ChorusLog",
+            swiftSettings: crossModuleOptimization
+        ),
+        // The durable, gapless, group-committed log in LMDB, behind the seam.
+        .target(
+            name: "ChorusLMDBLog",
             dependencies: [
-                "CCRC32C",
+                "ChorusLog",
                 "ChorusText",
                 "ChorusStorage",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            path: "Sources/ChorusLog",
+            path: "Sources/ChorusLMDBLog",
             swiftSettings: crossModuleOptimization
         ),
         // Events, commands and the decisions behind them.
@@ -93,11 +103,22 @@ let package = Package(
             dependencies: [
                 "ChorusLog",
                 "ChorusText",
-                "ChorusStorage",
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Sources/ChorusDomain",
+            swiftSettings: crossModuleOptimization
+        ),
+        // Each user's data key, kept in a store of its own in the data directory (the cluster keeps them in
+        // PostgreSQL, this store its cache).
+        .target(
+            name: "ChorusDataKeys",
+            dependencies: [
+                "ChorusStorage",
+                "ChorusDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Sources/ChorusDataKeys",
             swiftSettings: crossModuleOptimization
         ),
         // The projection engine, every read model with its queries, and the runtime that serves them live.
@@ -119,7 +140,9 @@ let package = Package(
             name: "ChorusCluster",
             dependencies: [
                 "ChorusLog",
+                "ChorusLMDBLog",
                 "ChorusDomain",
+                "ChorusDataKeys",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -136,7 +159,9 @@ let package = Package(
             dependencies: [
                 "ChorusStorage",
                 "ChorusLog",
+                "ChorusLMDBLog",
                 "ChorusDomain",
+                "ChorusDataKeys",
                 "ChorusProjections",
                 "ChorusCluster",
                 "ChorusProcesses",
@@ -223,7 +248,9 @@ let package = Package(
             dependencies: [
                 "ChorusStorage",
                 "ChorusLog",
+                "ChorusLMDBLog",
                 "ChorusDomain",
+                "ChorusDataKeys",
                 "ChorusProjections",
                 "ChorusBackend",
                 "ChorusCluster",
@@ -242,27 +269,28 @@ let package = Package(
         // A child process for the crash-safety test: appends until it is killed.
         .executableTarget(
             name: "LogCrashWriter",
-            dependencies: ["ChorusLog"],
+            dependencies: ["ChorusLog", "ChorusLMDBLog"],
             path: "Tests/LogCrashWriter"
         ),
         // Helpers every test target shares.
         .target(
             name: "ChorusTestSupport",
             dependencies: [
-                "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusProjections",
+                "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusLMDBLog", "ChorusProjections",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/ChorusTestSupport"
         ),
         .testTarget(
             name: "ChorusStorageTests",
-            dependencies: ["ChorusStorage", "ChorusTestSupport"],
+            dependencies: ["ChorusStorage", "ChorusText", "ChorusTestSupport"],
             path: "Tests/ChorusStorageTests"
         ),
         .testTarget(
             name: "ChorusLogTests",
             dependencies: [
-                "CCRC32C", "ChorusLog", "ChorusStorage", "ChorusProcesses", "ChorusFixtures", "LogCrashWriter",
+                "CCRC32C", "ChorusLog", "ChorusLMDBLog", "ChorusStorage", "ChorusProcesses", "ChorusFixtures",
+                "LogCrashWriter",
                 "ChorusTestSupport",
             ],
             path: "Tests/ChorusLogTests"
@@ -270,21 +298,24 @@ let package = Package(
         .testTarget(
             name: "ChorusDomainTests",
             dependencies: [
-                "ChorusDomain", "ChorusLog", "ChorusTestSupport", .product(name: "Crypto", package: "swift-crypto"),
+                "ChorusDomain", "ChorusDataKeys", "ChorusLog", "ChorusLMDBLog", "ChorusText", "ChorusTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Tests/ChorusDomainTests"
         ),
         .testTarget(
             name: "ChorusProjectionsTests",
             dependencies: [
-                "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusDemo", "ChorusTestSupport",
+                "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusLMDBLog", "ChorusDemo",
+                "ChorusTestSupport",
             ],
             path: "Tests/ChorusProjectionsTests"
         ),
         .testTarget(
             name: "ChorusBackendTests",
             dependencies: [
-                "ChorusBackend", "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusTestSupport",
+                "ChorusBackend", "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusLMDBLog",
+                "ChorusTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/ChorusBackendTests"
@@ -294,6 +325,7 @@ let package = Package(
             name: "ChorusHTTPTests",
             dependencies: [
                 "ChorusHTTP", "ChorusText", "ChorusBackend", "ChorusProjections", "ChorusDomain", "ChorusLog",
+                "ChorusLMDBLog",
                 "ChorusTestSupport",
                 "ChorusProcesses",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
@@ -318,7 +350,7 @@ let package = Package(
         .testTarget(
             name: "DocSampleTests",
             dependencies: [
-                "ChorusClient", "ChorusLog", "ChorusDomain", "ChorusProjections", "ChorusBackend",
+                "ChorusClient", "ChorusLog", "ChorusLMDBLog", "ChorusDomain", "ChorusProjections", "ChorusBackend",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

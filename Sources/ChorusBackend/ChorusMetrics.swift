@@ -1,4 +1,5 @@
 import ChorusCluster
+import ChorusLMDBLog
 import ChorusLog
 import CoreMetrics
 import Foundation

@@ -1,5 +1,7 @@
 import ChorusCluster
+import ChorusDataKeys
 import ChorusDomain
+import ChorusLMDBLog
 import ChorusLog
 import ChorusProjections
 import ChorusStorage

@@ -3,10 +3,10 @@
 ///
 /// Whatever implements it keeps the log's promises: positions start at 1 and are gapless, commit order is position
 /// order (a reader never sees N + 1 before N), an append answered is durable, and a decision is made against the
-/// state of exactly the events before it. ``LMDBEventLog`` is the embedded implementation. A log shared by several
-/// machines implements the same requirements: each machine reads and waits on a local replica of the log, and a
-/// decision runs against that replica's state and commits only if what it read is still so (docs/ARCHITECTURE.md,
-/// "The log seam").
+/// state of exactly the events before it. `LMDBEventLog` (`ChorusLMDBLog`) is the embedded implementation. A log
+/// shared by several machines implements the same requirements: each machine reads and waits on a local replica of
+/// the log, and a decision runs against that replica's state and commits only if what it read is still so
+/// (docs/ARCHITECTURE.md, "The log seam").
 public protocol EventLog: AnyObject, Sendable {
     /// The position of the last committed event; ``LogPosition/start`` for an empty log.
     var head: LogPosition { get }

@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusDomain
+import ChorusLMDBLog
 import ChorusLog
 import ChorusProjections
 import ChorusStorage

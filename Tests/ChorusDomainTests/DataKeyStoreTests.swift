@@ -1,3 +1,4 @@
+import ChorusDataKeys
 import ChorusDomain
 import ChorusTestSupport
 import Crypto

@@ -1,4 +1,5 @@
 import ChorusDomain
+import ChorusLMDBLog
 import ChorusLog
 import ChorusTestSupport
 import Foundation

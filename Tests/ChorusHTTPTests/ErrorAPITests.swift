@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusHTTP
+import ChorusLMDBLog
 import ChorusLog
 import HTTPTypes
 import Testing

@@ -1,4 +1,5 @@
 import CCRC32C
+import ChorusLMDBLog
 import ChorusLog
 import ChorusTestSupport
 import Foundation

@@ -1,3 +1,4 @@
+import ChorusLMDBLog
 import ChorusLog
 import ChorusTestSupport
 import Synchronization

@@ -1,5 +1,6 @@
 import ChorusDemo
 import ChorusDomain
+import ChorusLMDBLog
 import ChorusLog
 import ChorusProjections
 import ChorusStorage

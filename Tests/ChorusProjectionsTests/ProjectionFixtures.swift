@@ -1,4 +1,5 @@
 import ChorusDomain
+import ChorusLMDBLog
 import ChorusLog
 import ChorusProjections
 import ChorusTestSupport

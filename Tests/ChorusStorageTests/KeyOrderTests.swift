@@ -1,4 +1,5 @@
 import ChorusStorage
+import ChorusText
 import Testing
 
 @Suite("Key order")

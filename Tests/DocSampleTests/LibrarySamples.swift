@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusDomain
+import ChorusLMDBLog
 import ChorusLog
 import ChorusProjections
 import Logging
@@ -22,6 +23,21 @@ enum LibrarySamples {
         }
         for try await event in log.subscribe(after: .start) {  // catches up, then follows live
             print(event.position, event.type)
+        }
+        // end of sample
+    }
+
+    /// ChorusLog's DocC catalog (ChorusLog.md): the seam, with the log in memory.
+    static func inMemoryLog() async throws {
+        // sample
+        let log = InMemoryEventLog()  // in a test; a server opens an LMDBEventLog (ChorusLMDBLog)
+        let outcome = try await log.append(
+            AppendRequest(
+                stream: try StreamID("user-42"), expectedVersion: .noStream,
+                events: [NewEvent(type: "UserRegistered", payload: Array(#"{"name":"Ana"}"#.utf8))]))
+        for try await event in log.subscribe(after: .start) {  // catches up, then follows live
+            print(event.position, event.type, outcome.lastPosition)
+            break
         }
         // end of sample
     }

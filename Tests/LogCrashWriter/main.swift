@@ -6,6 +6,7 @@
 // writes its last position as one line to <ack-file> with a single write(2), so a SIGKILL never leaves half a line
 // that claims an acknowledgement. --tiny-map starts with a 64 KiB map that grows 64 KiB at a time;
 // --small-index-batches writes the log's indexes every 50 events, so that kills land during index writes too.
+import ChorusLMDBLog
 import ChorusLog
 
 #if canImport(Glibc)

@@ -1,5 +1,5 @@
 import ChorusLog
-import ChorusStorage
+import ChorusText
 
 /// A batch's changes written table by table in key order, as an import writes them: in the order the events came,
 /// nearly every change was a search from a table's root and a page somewhere else in it (about half of the writer's

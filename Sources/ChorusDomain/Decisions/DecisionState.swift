@@ -63,7 +63,7 @@ public struct DecisionState: Sendable {
     let completedErasures = StateTable("completed-erasures")
     let format = StateTable("format")
 
-    /// The state tables the event log must be opened with (``ChorusLog/LMDBEventLog/Configuration/stateTables``).
+    /// The state tables the event log must be opened with (`LMDBEventLog.Configuration.stateTables`, for one).
     public static let tableNames = DecisionState().allTables.map(\.name)
 
     public init() {}

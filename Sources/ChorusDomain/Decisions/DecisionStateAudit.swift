@@ -1,5 +1,5 @@
 import ChorusLog
-import ChorusStorage
+import ChorusText
 
 /// Recomputes the decision state from the log and compares it, key by key, with the state stored beside the log:
 /// part of `chorus log verify`. Every event is decoded on the way, so an event that no longer decodes is found too.

@@ -1,5 +1,5 @@
 import ChorusLog
-import ChorusStorage
+import ChorusText
 
 /// The decision state recomputed from the events: the log folded through ``DecisionState/changes(for:at:)``, table by
 /// table, as `chorus log verify` compares it and ``DecisionStateUpgrade`` writes it.

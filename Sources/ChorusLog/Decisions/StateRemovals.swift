@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// Recorded after the commit and before its position is published, so whoever learns that a removal is done also
 /// finds it here; a read taken before that commit saw an older position, and what it found no longer counts.
-final class StateRemovals: Sendable {
+package final class StateRemovals: Sendable {
     private struct State {
         /// The head when the log was opened: removals before it are unknown, so nothing read before it counts.
         let floor: LogPosition
@@ -16,19 +16,19 @@ final class StateRemovals: Sendable {
 
     private let state: Mutex<State>
 
-    init(openedAt head: LogPosition) {
+    package init(openedAt head: LogPosition) {
         state = Mutex(State(floor: head))
     }
 
     /// Records that the commit ending at `head` removed keys from `tables`.
-    func record(_ tables: Set<StateTable>, at head: LogPosition) {
+    package func record(_ tables: Set<StateTable>, at head: LogPosition) {
         guard !tables.isEmpty else { return }
         state.withLock { state in
             for table in tables { state.newest[table] = head }
         }
     }
 
-    func newest(in table: StateTable) -> LogPosition {
+    package func newest(in table: StateTable) -> LogPosition {
         state.withLock { $0.newest[table] ?? $0.floor }
     }
 }

@@ -1,6 +1,6 @@
 /// A key-value table of state kept with the log and changed in the same write as the events that decide it: the
 /// domain's decision state (who registered which e-mail, who follows whom, idempotency keys). A log is opened with the
-/// names of its state tables (``LMDBEventLog/Configuration/stateTables``).
+/// names of its state tables (`LMDBEventLog.Configuration.stateTables` in `ChorusLMDBLog`).
 public struct StateTable: Sendable, Hashable, CustomStringConvertible {
     public let name: String
 

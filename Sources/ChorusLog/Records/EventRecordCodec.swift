@@ -15,29 +15,39 @@ import Foundation
 /// 63  u16  stream id length, u16 type length, u16 actor length, u32 payload length
 /// 73  stream id, type, actor (UTF-8), payload
 /// ```
-enum EventRecordCodec {
+package enum EventRecordCodec {
     static let recordFormat: UInt8 = 1
     static let headerSize = 73
     /// Where the position is in the header.
     static let positionOffset = 7
 
     /// The fields of a new event's record: the event and the envelope its append gives it.
-    struct Fields: EventRecordContents {
-        var position: LogPosition
-        var streamVersion: UInt64
-        var recordedAt: EventTime
-        var commandID: CommandID
-        var correlationID: CorrelationID
-        var stream: StreamID
-        var actor: String
-        var event: NewEvent
+    package struct Fields: EventRecordContents {
+        package var position: LogPosition
+        package var streamVersion: UInt64
+        package var recordedAt: EventTime
+        package var commandID: CommandID
+        package var correlationID: CorrelationID
+        package var stream: StreamID
+        package var actor: String
+        package var event: NewEvent
 
-        var type: String { event.type }
-        var schemaVersion: UInt16 { event.schemaVersion }
-        var payload: [UInt8] { event.payload }
+        package var type: String { event.type }
+        package var schemaVersion: UInt16 { event.schemaVersion }
+        package var payload: [UInt8] { event.payload }
+
+        package init(
+            position: LogPosition, streamVersion: UInt64, recordedAt: EventTime, commandID: CommandID,
+            correlationID: CorrelationID, stream: StreamID, actor: String, event: NewEvent
+        ) {
+            (self.position, self.streamVersion, self.recordedAt) = (position, streamVersion, recordedAt)
+            (self.commandID, self.correlationID, self.stream, self.actor, self.event) = (
+                commandID, correlationID, stream, actor, event
+            )
+        }
     }
 
-    static func encodedSize(_ fields: borrowing some EventRecordContents) -> Int {
+    package static func encodedSize(_ fields: borrowing some EventRecordContents) -> Int {
         headerSize + fields.stream.rawValue.utf8.count + fields.type.utf8.count + fields.actor.utf8.count
             + fields.payload.count
     }
@@ -45,7 +55,8 @@ enum EventRecordCodec {
     /// Writes the record into `buffer`, which is exactly ``encodedSize(_:)`` bytes. Always inlined: called, it was
     /// handed a copy of an element of the caller's array (its strings and payload retained and released).
     @inline(__always)
-    static func encode(_ fields: borrowing some EventRecordContents, into buffer: UnsafeMutableRawBufferPointer) {
+    package static func encode(_ fields: borrowing some EventRecordContents, into buffer: UnsafeMutableRawBufferPointer)
+    {
         var writer = ByteWriter(buffer: buffer, offset: 4)
         writer.write(recordFormat)
         writer.write(fields.schemaVersion)
@@ -69,7 +80,7 @@ enum EventRecordCodec {
     }
 
     /// Whether the record belongs to the stream whose UTF-8 name is `stream`, read without decoding the rest.
-    static func belongs(_ bytes: UnsafeRawBufferPointer, to stream: UnsafeRawBufferPointer) -> Bool {
+    package static func belongs(_ bytes: UnsafeRawBufferPointer, to stream: UnsafeRawBufferPointer) -> Bool {
         guard bytes.count >= headerSize else { return true }  // let decode report it
         let length = Int(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: 63, as: UInt16.self)))
         guard length == stream.count, headerSize + length <= bytes.count else { return false }
@@ -77,7 +88,7 @@ enum EventRecordCodec {
     }
 
     /// Decodes a record after checking its checksum and layout. `key` is the position it was stored under.
-    static func decode(_ bytes: UnsafeRawBufferPointer, storedAt key: LogPosition?) throws(EventLogError)
+    package static func decode(_ bytes: UnsafeRawBufferPointer, storedAt key: LogPosition?) throws(EventLogError)
         -> RecordedEvent
     {
         guard bytes.count >= headerSize else {
@@ -176,7 +187,7 @@ private struct ByteReader {
 /// What a record holds, read in place by ``EventRecordCodec/encode(_:into:)``: a recorded event is encoded as it is
 /// (an import's), a new one through ``EventRecordCodec/Fields``. Copied into `Fields` first, an imported event's
 /// strings and payload were retained and released once more each.
-protocol EventRecordContents {
+package protocol EventRecordContents {
     var position: LogPosition { get }
     var streamVersion: UInt64 { get }
     var recordedAt: EventTime { get }

@@ -45,22 +45,22 @@ public struct EventLogError: Error, Sendable, CustomStringConvertible {
         return error
     }
 
-    static func invalidAppend(_ message: String) -> EventLogError {
+    package static func invalidAppend(_ message: String) -> EventLogError {
         EventLogError(.invalidAppend, message)
     }
 
-    static func corruptRecord(at position: LogPosition?, _ reason: String) -> EventLogError {
+    package static func corruptRecord(at position: LogPosition?, _ reason: String) -> EventLogError {
         var error = EventLogError(
             .corruptRecord, "record \(position.map { "at position \($0)" } ?? "(position unknown)") \(reason)")
         error.position = position
         return error
     }
 
-    static let closed = EventLogError(.closed, "the event log is closed")
+    package static let closed = EventLogError(.closed, "the event log is closed")
 
-    static func locked(_ directory: String) -> EventLogError {
+    package static func locked(_ directory: String) -> EventLogError {
         EventLogError(.locked, "another process is writing the log in \(directory); stop it, or open the log read-only")
     }
 
-    static let readOnly = EventLogError(.readOnly, "the event log was opened read-only")
+    package static let readOnly = EventLogError(.readOnly, "the event log was opened read-only")
 }

@@ -18,7 +18,7 @@ public struct NewEvent: Sendable, Hashable {
     func validate() throws(EventLogError) { try Self.validate(type: type, payloadSize: payload.count) }
 
     /// Throws unless an event of `type` with a payload of `payloadSize` bytes may be stored.
-    static func validate(type: String, payloadSize: Int) throws(EventLogError) {
+    package static func validate(type: String, payloadSize: Int) throws(EventLogError) {
         let typeLength = type.utf8.count
         guard typeLength > 0, typeLength <= maximumTypeLength else {
             throw .invalidAppend("an event type must be 1 to \(maximumTypeLength) UTF-8 bytes, not \(typeLength)")

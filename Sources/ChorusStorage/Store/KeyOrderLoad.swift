@@ -1,3 +1,4 @@
+import ChorusText
 import Foundation
 import Synchronization
 

@@ -1,7 +1,9 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusDataKeys
 import ChorusDemo
 import ChorusDomain
+import ChorusLMDBLog
 import ChorusLog
 import ChorusProjections
 import Foundation

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusLMDBLog
 import ChorusLog
 import ChorusProjections
 import Foundation

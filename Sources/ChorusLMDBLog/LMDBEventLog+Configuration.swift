@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// One group commit, as ``LMDBEventLog/Configuration/commitObserver`` sees it.

@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// The decision state in a read transaction of the log (``LMDBEventLog/readState(_:)``). Two words: an existential

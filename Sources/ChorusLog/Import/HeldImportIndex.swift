@@ -1,4 +1,3 @@
-import ChorusStorage
 import Synchronization
 
 /// The index entries of an import into an empty log, held in memory batch by batch instead of written with each
@@ -70,7 +69,7 @@ public final class HeldImportIndex: Sendable {
     /// Whether `index`, a batch's entries, may follow those held: each of its streams goes on from the last version
     /// held (a stream held for the first time begins at 1), and none of its commands is held. Within the batch,
     /// ``IndexEntries/runsOn`` checked the rest.
-    func admits(_ index: IndexEntries) -> Bool {
+    package func admits(_ index: IndexEntries) -> Bool {
         held.withLock { held in
             held.admittedPlaces.removeAll(keepingCapacity: true)
             let places = index.names.withUnsafeBufferPointer { names in
@@ -120,9 +119,10 @@ public final class HeldImportIndex: Sendable {
     /// Lets go of everything held: written, or not to be.
     public func removeAll() { held.withLock { $0 = Held() } }
 
-    /// Appends what is held to the empty index tables and moves the checkpoint to the last position held.
-    func write(with index: LogIndex, in transaction: LMDBWriteTransaction) throws {
-        try held.withLock { held in try index.append(Self.merged(held), through: held.lastPosition, in: transaction) }
+    /// Lends `body` what is held, as one batch's entries in key order, and the last position held: a log appends them
+    /// to its empty index tables and moves its checkpoint there.
+    package func withMergedEntries<R>(_ body: (IndexEntries, LogPosition) throws -> R) rethrows -> R {
+        try held.withLock { held in try body(Self.merged(held), held.lastPosition) }
     }
 
     /// The runs' entries as one run's, in key order: each stream once, by name, its entries from every run in turn

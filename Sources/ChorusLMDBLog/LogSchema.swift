@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// The log's databases and how their keys and values are laid out.

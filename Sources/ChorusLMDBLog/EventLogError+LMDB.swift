@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 extension EventLogError {

@@ -1,57 +1,49 @@
-import ChorusStorage
 import ChorusText
 import Foundation
 
-/// An ``UnindexedTail``'s index entries grouped by stream, each stream's in version order, and its commands by id;
+/// A batch's index entries grouped by stream, each stream's in version order, and its commands by id;
 /// the streams in the order the index tables keep their keys (by name: a name sorts as its stream-index prefix, the
 /// name and a NUL, does). ``LogIndex/write(_:through:in:)`` puts them in this order; an import works them out for its
 /// batch before the writer's thread gets it (``PreparedRecordedEvents``), since sorting and grouping were most of its
 /// index write. A batch whose entries an import holds to its end leaves its streams in the order they came
 /// (``streamsInKeyOrder``): the end sorts the names of all of them once.
-struct IndexEntries: Sendable {
+package struct IndexEntries: Sendable {
     /// A stream, by where its name and entries are: no reference to retain when the streams are sorted, read or
     /// freed.
-    struct Stream: Sendable {
+    package struct Stream: Sendable {
         /// Where its name's UTF-8 bytes (the start of its stream-index keys) are in ``names``.
         let name: Range<Int>
         /// Where its entries are in ``entries``: in version order, gapless.
-        let entries: Range<Int>
+        package let entries: Range<Int>
     }
 
     /// One event's stream-index entry; its stream is the ``Stream`` whose range holds it.
-    struct Entry: Sendable {
-        let version: UInt64
-        let position: LogPosition
+    package struct Entry: Sendable {
+        package let version: UInt64
+        package let position: LogPosition
     }
 
-    struct Command: Sendable {
+    package struct Command: Sendable {
         let id: CommandID
         /// The id as two big-endian halves: the commands table's key order.
         let high: UInt64
         let low: UInt64
-        let outcome: AppendOutcome
+        package let outcome: AppendOutcome
     }
 
-    let streams: [Stream]
+    package let streams: [Stream]
     /// Every stream's entries, stream after stream, each stream saying where its are. Held in one array, and the names
     /// in another, rather than two small arrays for each stream: most streams of an import's batch have a single event.
-    let entries: [Entry]
+    package let entries: [Entry]
     let names: [UInt8]
-    let commands: [Command]
+    package let commands: [Command]
     /// Whether ``streams`` are by name; else in the order they came (``inKeyOrder()`` sorts them).
-    let streamsInKeyOrder: Bool
-
-    init(_ tail: UnindexedTail) {
-        // Every stream has an entry: the entries bound the streams, whatever the tail's versions hold.
-        var grouping = Grouping(entries: tail.eventCount, streams: tail.eventCount)
-        for entry in tail.indexEntries { grouping.add(entry.stream, version: entry.version, position: entry.position) }
-        self = grouping.sorted(commands: tail.commands)
-    }
+    package let streamsInKeyOrder: Bool
 
     /// Index entries grouped by stream as they come, in position order (a stream's entries then come in version
     /// order): one hash of each entry's stream. ``sorted(commands:)`` then sorts only the streams, and places each
     /// entry after its stream's entries before it; what it makes holds the streams' names as bytes, no stream itself.
-    struct Grouping {
+    package struct Grouping {
         /// The groups' names: a group is its name's place.
         private var table: StreamNameTable
         private var counts: [Int] = []
@@ -60,7 +52,7 @@ struct IndexEntries: Sendable {
         private var added: [Entry] = []
 
         /// `entries` is how many will be added, or a guess at it; `streams` at most how many streams they have.
-        init(entries: Int, streams: Int) {
+        package init(entries: Int, streams: Int) {
             table = StreamNameTable(capacity: streams)
             counts.reserveCapacity(streams)
             groupOfEntry.reserveCapacity(entries)
@@ -70,7 +62,7 @@ struct IndexEntries: Sendable {
         /// Adds the entry of `stream`'s event at `version` and `position`, and returns its stream's group: the same
         /// for every entry of one stream.
         @discardableResult
-        mutating func add(_ stream: StreamID, version: UInt64, position: LogPosition) -> Int {
+        package mutating func add(_ stream: StreamID, version: UInt64, position: LogPosition) -> Int {
             let (group, added) = stream.rawValue.withBorrowedUTF8 { table.place(of: $0) }
             if added { counts.append(0) }
             counts[group] += 1
@@ -80,7 +72,7 @@ struct IndexEntries: Sendable {
         }
 
         /// The entries in key order, and `commands`, which come in the order they came, sorted by id.
-        consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> IndexEntries {
+        package consuming func sorted(commands: [(id: CommandID, outcome: AppendOutcome)]) -> IndexEntries {
             let table = self.table
             let order = IndexEntries.sortedByName(Array(counts.indices), in: table.names) { table.range(of: $0) }
             return placed(in: order, commands: commands, streamsInKeyOrder: true)
@@ -139,7 +131,7 @@ struct IndexEntries: Sendable {
     }
 
     /// These entries with their streams in key order; each stream's entries stay where they are.
-    func inKeyOrder() -> IndexEntries {
+    package func inKeyOrder() -> IndexEntries {
         guard !streamsInKeyOrder else { return self }
         return IndexEntries(
             streams: Self.sortedByName(streams, in: names, name: \.name), entries: entries, names: names,
@@ -184,19 +176,19 @@ struct IndexEntries: Sendable {
     }
 
     /// The version of `stream`'s first entry.
-    func firstVersion(of stream: Stream) -> UInt64? {
+    package func firstVersion(of stream: Stream) -> UInt64? {
         stream.entries.isEmpty ? nil : entries[stream.entries.lowerBound].version
     }
 
     /// Lends `body` the UTF-8 bytes of `stream`'s name.
-    func withName<R>(of stream: Stream, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withName<R>(of stream: Stream, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try names.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[stream.name])) }
     }
 }
 
 extension IndexEntries.Command {
     /// The commands-table key.
-    func withKey<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    package func withKey<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try withUnsafeBytes(of: (high.bigEndian, low.bigEndian), body)
     }
 }

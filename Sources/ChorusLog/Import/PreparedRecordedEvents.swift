@@ -7,13 +7,13 @@
 /// events, event and actor limits); what needs the log (the first position, each stream's version before, command
 /// ids already used) is checked by the writer, before it writes anything.
 public struct PreparedRecordedEvents: Sendable {
-    let firstPosition: LogPosition
-    let lastPosition: LogPosition
+    package let firstPosition: LogPosition
+    package let lastPosition: LogPosition
     /// Each event's record, in order.
     let records: EncodedRecords
     /// The events' index entries, grouped by stream and, unless held, sorted: the writer writes them in the same
     /// transaction as the records.
-    let index: IndexEntries
+    package let index: IndexEntries
 
     public var eventCount: Int { records.count }
 
@@ -68,7 +68,7 @@ public struct PreparedRecordedEvents: Sendable {
     }
 
     /// Calls `body` with each event's position and record, in order.
-    func forEachRecord(_ body: (LogPosition, UnsafeRawBufferPointer) throws -> Void) rethrows {
+    package func forEachRecord(_ body: (LogPosition, UnsafeRawBufferPointer) throws -> Void) rethrows {
         try records.forEachRecord { offset, record in
             try body(LogPosition(firstPosition.rawValue + UInt64(offset)), record)
         }

@@ -1,3 +1,5 @@
+import ChorusLog
+
 /// What the log has appended since its indexes were last written: the writer decides expected versions and command
 /// retries against this plus the indexes on disk, and writes it to the indexes in one sorted batch now and then.
 ///
@@ -115,5 +117,14 @@ struct UnindexedTail: Sendable {
         commandIndex.removeAll(keepingCapacity: true)
         replacedVersions.removeAll(keepingCapacity: true)
         replacedOutcomes.removeAll(keepingCapacity: true)
+    }
+}
+
+extension IndexEntries {
+    init(_ tail: UnindexedTail) {
+        // Every stream has an entry: the entries bound the streams, whatever the tail's versions hold.
+        var grouping = Grouping(entries: tail.eventCount, streams: tail.eventCount)
+        for entry in tail.indexEntries { grouping.add(entry.stream, version: entry.version, position: entry.position) }
+        self = grouping.sorted(commands: tail.commands)
     }
 }

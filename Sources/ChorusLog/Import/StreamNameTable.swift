@@ -3,7 +3,7 @@ import Glibc
 /// Streams' names as UTF-8 bytes back to back, each found again from its bytes through an open-addressed table of
 /// their hashes: the name's place, 0 for the first name met. A dictionary keyed by the streams retained each new one,
 /// and hashed and compared it as a String, for every event of an import.
-struct StreamNameTable {
+package struct StreamNameTable {
     /// A slot holds its name's place + 1, or 0 when empty; at most half full, so that a probe meets an empty slot soon.
     private var slots: [Int]
     /// Where each name ends in ``names``.

@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// A cursor over the event records alone, which share LMDB's main database with the index databases' names

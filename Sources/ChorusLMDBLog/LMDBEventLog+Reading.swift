@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// Which way a read walks the log.

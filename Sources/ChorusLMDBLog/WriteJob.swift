@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// Work the log writer runs inside its write transaction, answered once the transaction has committed.

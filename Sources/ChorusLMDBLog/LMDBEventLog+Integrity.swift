@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// The result of ``EventLog/verifyIntegrity()``.

@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// The log as seen from inside the writer's one open write transaction (``LMDBEventLog/append(_:eventCount:decide:)``):
@@ -142,7 +143,7 @@ final class LogWriteBatch: DecisionBatch, StateWriter {
         // The empty tables fill pages past the file's last: room for the index, and for the decision state an import
         // writes next, about 250 bytes an event in all, reserved on the disk first (see ``DiskBlockReservation``).
         try environment.reserveDiskBlocks(bytes: held.eventCount * 256)
-        try held.write(with: index, in: transaction)
+        try held.withMergedEntries { try index.append($0, through: $1, in: transaction) }
     }
 
     private func appendRecords(of prepared: PreparedRecordedEvents) throws {

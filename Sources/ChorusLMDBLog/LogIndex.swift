@@ -1,3 +1,4 @@
+import ChorusLog
 import ChorusStorage
 
 /// The log's indexes on disk: stream index and commands, complete through a checkpoint position.
