@@ -19,3 +19,95 @@ enum ClientSamples {
         // end of sample
     }
 }
+
+/// The samples of the SDK's DocC catalog (Sources/ChorusClient/ChorusClient.docc).
+enum ClientCatalogSamples {
+    /// ChorusClient.md, the overview.
+    static func overview(jpegData: Data) async throws {
+        // sample
+        let chorus = ChorusClient(serverURL: URL(string: "https://chorus.example.com")!)
+        try await chorus.signUp(email: "ana@example.com", password: "secret1", name: "Ana")
+        let photo = try await chorus.uploadImage(jpegData, contentType: .jpeg)
+        try await chorus.post(caption: "Harbour at dawn", image: photo.id)
+        for try await post in chorus.followingFeed() { print(post.author.name, post.caption) }
+        for try await update in try await chorus.live([.feed, .notifications]) {
+            if case .post(let post) = update.event { print("new:", post.id) }
+        }
+        // end of sample
+    }
+
+    /// GettingStarted.md, "Sign in".
+    static func signIn(serverURL: URL) -> ChorusClient {
+        // sample
+        struct KeychainTokens: TokenStore {
+            func token() async -> String? { Keychain.read("chorus-token") }
+            func setToken(_ token: String?) async { Keychain.write("chorus-token", token) }
+        }
+        let chorus = ChorusClient(serverURL: serverURL, tokens: KeychainTokens())
+        // end of sample
+        return chorus
+    }
+
+    /// GettingStarted.md, "Read a screen".
+    static func readAScreen(chorus: ChorusClient) async throws -> [Post] {
+        var shown: [Post] = []
+        func show(_ post: Post) { shown.append(post) }
+        // sample
+        for try await post in chorus.followingFeed() {
+            show(post)  // post.author is the author's profile as of now
+            if shown.count == 20 { break }  // no more pages are read
+        }
+        // end of sample
+        return shown
+    }
+
+    /// GettingStarted.md, "Handle errors".
+    static func handleErrors(chorus: ChorusClient, userID: String, showBlockedAlert: () -> Void) async throws {
+        // sample
+        do {
+            try await chorus.follow(userID)
+        } catch let error as ChorusError where error.code == "blocked" {
+            showBlockedAlert()
+        }
+        // end of sample
+    }
+}
+
+/// GettingStarted.md, "Listen": a post's screen, as an app's view model holds it.
+@MainActor
+final class PostScreenSample {
+    let chorus: ChorusClient
+    let postID: String
+    var task = Task<Void, any Error> {}
+    var comments: [Comment] = []
+    var likeCount = 0
+
+    init(chorus: ChorusClient, postID: String) { (self.chorus, self.postID) = (chorus, postID) }
+
+    func append(_ comment: Comment) { comments.append(comment) }
+    func remove(_ id: String) { comments.removeAll { $0.id == id } }
+
+    func listen() {
+        // sample
+        task = Task {
+            for try await update in try await chorus.live([.post(postID)]) {
+                switch update.event {
+                case .comment(let comment): append(comment)
+                case .commentRemoved(let id, _): remove(id)
+                case .likes(_, let count): likeCount = count
+                default: break
+                }
+            }
+        }
+        // later
+        task.cancel()
+        // end of sample
+    }
+}
+
+/// Where an app keeps its token: the Keychain, in memory here.
+private enum Keychain {
+    nonisolated(unsafe) private static var items: [String: String] = [:]
+    static func read(_ key: String) -> String? { items[key] }
+    static func write(_ key: String, _ value: String?) { items[key] = value }
+}

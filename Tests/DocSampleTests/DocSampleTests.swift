@@ -1,9 +1,10 @@
 import Foundation
 import Testing
 
-/// Every Swift sample of README.md and docs/ is code of this target: its lines (but its imports) stand between
-/// `// sample` and `// end of sample` in one of the files beside this one, which import what it imports. The build
-/// then fails when a sample stops compiling, and this test when the docs' copy and the compiled one part.
+/// Every Swift sample of README.md, docs/ and the DocC catalogs is code of this target: its lines (but its imports)
+/// stand between `// sample` and `// end of sample` in one of the files beside this one, which import what it imports.
+/// The build then fails when a sample stops compiling, and this test when the docs' copy and the compiled one part. A
+/// block that opens with `// Firebase` or `// Package.swift` shows code of another kind, and is not one.
 @Suite("Docs: every Swift sample compiles")
 struct DocSampleTests {
     private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -15,12 +16,15 @@ struct DocSampleTests {
         var lines: [String] = []
     }
 
-    @Test("each sample in README.md and docs/ is one of the samples this target compiles")
+    @Test("each sample in README.md, docs/ and the DocC catalogs is one of the samples this target compiles")
     func samplesCompile() throws {
         let compiled = try Self.compiledSamples()
         var documents = ["README.md"]
         let docs = try FileManager.default.contentsOfDirectory(atPath: Self.root.appendingPathComponent("docs").path)
         documents += docs.filter { $0.hasSuffix(".md") }.sorted().map { "docs/" + $0 }
+        let sources = FileManager.default.enumerator(atPath: Self.root.appendingPathComponent("Sources").path)
+        let catalogs = (sources?.allObjects as? [String] ?? []).filter { $0.contains(".docc/") && $0.hasSuffix(".md") }
+        documents += catalogs.sorted().map { "Sources/" + $0 }
         var found = 0
         for document in documents {
             let text = try String(contentsOf: Self.root.appendingPathComponent(document), encoding: .utf8)
@@ -33,7 +37,7 @@ struct DocSampleTests {
                 }
             }
         }
-        #expect(found >= 4, "the samples of README.md, docs/SDK.md and docs/SWIFT.md were found")
+        #expect(found >= 10, "the samples of README.md, docs/SDK.md, docs/SWIFT.md and the catalogs were found")
     }
 
     /// The ```swift blocks of a Markdown text.
@@ -44,11 +48,14 @@ struct DocSampleTests {
             if current == nil, line.trimmingCharacters(in: .whitespaces) == "```swift" {
                 current = []
             } else if let lines = current, line.trimmingCharacters(in: .whitespaces) == "```" {
+                current = nil
+                if let first = lines.first, first.hasPrefix("// Firebase") || first.hasPrefix("// Package.swift") {
+                    continue
+                }
                 var sample = Sample()
                 sample.imports = Set(lines.filter { $0.hasPrefix("import ") })
                 sample.lines = dedented(lines.filter { !$0.hasPrefix("import ") })
                 samples.append(sample)
-                current = nil
             } else if current != nil {
                 current?.append(line)
             }
