@@ -79,15 +79,12 @@ public final class ProjectionEngine: Sendable {
         self.batchSize = batchSize
         self.durable = durable
         self.logger = logger
-        // The read models can always be rebuilt from the log, so they trade LMDB's protection against stray writes
-        // for writing pages in place (MDB_WRITEMAP), which is several times faster for large batches. The store
-        // allocates the file's disk blocks ahead of its pages (DiskBlockReservation), so that a full disk fails a
-        // batch instead of the process.
+        // Rebuildable from the log, so pages are written in place (MDB_WRITEMAP, faster); disk blocks are allocated
+        // ahead (DiskBlockReservation), so a full disk fails a batch, not the process.
         var configuration = KeyValueStoreConfiguration()
         configuration.writesInPlace = true
-        // Address space, not disk: a 1M-event rebuild otherwise grows the map four times, and every growth remaps
-        // the file, so that each page is faulted in again. A build is one transaction, which
-        // starts over from the first event when the map fills: room for twice what the demo log stores per event.
+        // Address space, not disk: each growth remaps the file and faults every page in again, and a build (one
+        // transaction) starts over when the map fills. Room for twice what the demo log stores per event.
         configuration.initialMapSize = max(4 << 30, Int(clamping: log.head.rawValue) &* Self.mapBytesPerEvent)
         let store = try KeyValueStore(
             directory: directory, tables: Self.tables, configuration: configuration, logger: logger)
@@ -374,9 +371,8 @@ public final class ProjectionEngine: Sendable {
             }
         }
         guard let newest else { return nil }
-        // A deletion reads what the deleted thing left in tables being loaded, which would merge each load early. No
-        // later event touches a deleted post or comment (the decisions refuse it), so a deletion applied after the
-        // replay takes out exactly what it takes out in its place.
+        // Deletions read tables being loaded (which would merge each load early); no later event touches what they
+        // delete (the decisions refuse it), so applied after the replay they take out what they would in place.
         for (event, envelope) in deletions {
             for model in followers { try model.apply(event, at: envelope, in: transaction) }
         }

@@ -9,9 +9,8 @@ public struct ProjectionService: Service {
     public init(readModels: ServedReadModels) { self.readModels = readModels }
 
     public func run() async throws {
-        // Applying a batch is synchronous work of milliseconds: it gets a thread of its own rather than one of the few
-        // that answer requests (with `chorus serve`, the event loops themselves). Its own: not shared with other read
-        // models in the process (the tests' servers), whose long catch-up would hold these up.
+        // Batches are milliseconds of synchronous work: a thread of their own, not the few that answer requests, nor
+        // another engine's in the process (the tests' servers), whose long catch-up would hold these up.
         await withTaskExecutorPreference(ProjectionThread()) {
             await cancelWhenGracefulShutdown {
                 await withDiscardingTaskGroup { group in

@@ -74,10 +74,8 @@ enum ClusterSchema {
             RETURN expected_commit + 1;
         END $$
         """,
-        // What a node tailing the cluster reads, in one call: the commits after one it has, each with its events'
-        // records, as many commits as start within `max_events` events of the first (a commit of more events than
-        // that comes without its records, which the node then reads in parts). PL/pgSQL, so that each connection
-        // plans the query once.
+        // A tailing node's read in one call: the commits after one it has, with their records, up to `max_events`
+        // (a larger commit comes without them, read in parts). PL/pgSQL, so each connection plans it once.
         """
         CREATE OR REPLACE FUNCTION chorus_read(after_commit bigint, max_commits integer, max_events bigint)
         RETURNS TABLE (

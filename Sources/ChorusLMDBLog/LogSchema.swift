@@ -84,9 +84,8 @@ struct LogSchema: Sendable {
         case Self.storageFormat?:
             return nil
         case nil, 1?:
-            // Never written: a reader finds it empty. Format 1: a reader reads it as it is, and never looks at the
-            // retired table. The writer stamps either when it opens, dropping the retired tables in the same
-            // transaction, so that no older Chorus ever opens a log that lacks them.
+            // Never written, or format 1: readers read it as it is. The writer stamps it, dropping the retired tables in
+            // the same transaction, so no older Chorus opens a log that lacks them.
             guard !environment.isReadOnly else { return nil }
             try environment.write { transaction in
                 for name in Self.retiredDatabases { try transaction.dropDatabase(named: name) }
