@@ -62,6 +62,11 @@ struct DomainEventCodingTests {
         .roomJoined(RoomJoined(room: room, user: other)),
         .roomLeft(RoomLeft(room: room, user: other, joinedAt: LogPosition(52))),
         .roomMessageSent(RoomMessageSent(message: .make(), room: room, from: other, text: "모두 안녕")),
+        .notificationsRead(NotificationsRead(user: user, upTo: LogPosition(44))),
+        .conversationRead(ConversationRead(reader: other, partner: user)),
+        .passwordResetUnmatched(PasswordResetUnmatched()),
+        .accountDeleted(AccountDeleted(user: other)),
+        .erasureCompleted(ErasureCompleted(user: other)),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

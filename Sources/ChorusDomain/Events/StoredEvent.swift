@@ -20,7 +20,7 @@ protocol StoredEvent: Sendable {
 }
 
 extension StoredEvent {
-    /// Changes nothing: most events that only add what read models show.
+    /// Changes nothing: the default of the events that only add what read models show.
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {}
 
     /// Decodes a payload of this type, as a ``DomainEvent``.
