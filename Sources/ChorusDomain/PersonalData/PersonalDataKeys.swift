@@ -1,5 +1,4 @@
 import Crypto
-import Foundation
 
 /// Each user's data key: what their personal fields in the log (``SealedFields``) and their media are encrypted under.
 /// Destroying a user's key erases their personal data everywhere it is stored encrypted (crypto-shredding).
