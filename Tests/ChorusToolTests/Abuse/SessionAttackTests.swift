@@ -44,9 +44,9 @@ struct SessionAttackTests {
             while next.hasPrefix("id:") && next.contains("before") { next = try await stolen.next() }
             let waited = ContinuousClock.now - ended
             #expect(next == ": session ended", "\(ending): \(next)")
-            // A few milliseconds on a quiet machine (docs/SECURITY.md); bounded here well below the heartbeat (15 s),
-            // the check that would otherwise end it, as the whole suite loads the machine.
-            #expect(waited < .seconds(5), "\(ending): closed \(waited) after the session ended")
+            // A few milliseconds on a quiet machine (docs/SECURITY.md); bounded below the heartbeat (15 s), loosely
+            // enough for a machine the whole suite loads (a fresh clone's run once took just over 5 s).
+            #expect(waited < .seconds(10), "\(ending): closed \(waited) after the session ended")
             // What comes after the end never reaches the stream: it is closed.
             _ = try await server.call(
                 "POST", "/v1/messages", token: bo.token, json: ["to": victim.id, "text": "after"])
