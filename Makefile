@@ -1,4 +1,5 @@
-# The README's two commands: `make start` and `make test`. Both install liblmdb-dev first when it is missing.
+# The README's two commands: `make start` and `make test`. Both install liblmdb-dev and libvips-dev first when they
+# are missing.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -22,11 +23,12 @@ lint:
 	$(SWIFT) format lint --strict --parallel \
 		$$(find Package.swift Sources Projections Tools Tests -name '*.swift' -not -path 'Sources/ChorusClient/Generated/*')
 
-## Installs LMDB's headers and library (Debian: liblmdb-dev) when pkg-config cannot find them.
+## Installs LMDB's and libvips' headers and libraries (Debian: liblmdb-dev, libvips-dev, which brings the HEIC and AVIF
+## decoders) when pkg-config cannot find them.
 deps:
-	@pkg-config --exists lmdb || { \
-		echo "installing liblmdb-dev"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev pkg-config; \
+	@pkg-config --exists lmdb vips || { \
+		echo "installing liblmdb-dev libvips-dev"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev libvips-dev pkg-config; \
 	}
 
 ## Installs PostgreSQL's server programs (Debian: postgresql) when there are none, for the cluster tests; no server is

@@ -49,6 +49,16 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // libvips from the system package `libvips-dev`; only CVipsCalls includes it.
+        .systemLibrary(
+            name: "CVips",
+            path: "Sources/CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        // libvips' operations, whose options are variadic arguments Swift cannot pass, as plain C functions over an
+        // opaque image; only ChorusImaging imports it.
+        .target(name: "CVipsCalls", dependencies: ["CVips"], path: "Sources/CVipsCalls"),
         // CRC-32C with the CPU's instruction, which Swift cannot emit; only ChorusLog imports it (the record format).
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
         // posix_spawn with the options glibc declares only under _GNU_SOURCE; only ChorusProcesses imports it.
@@ -65,6 +75,9 @@ let package = Package(
         // What tests and benchmarks start: free loopback ports, the programs built beside this one, a throwaway
         // PostgreSQL. Only the tests and `chorus bench` link it, never the server's modules.
         .target(name: "ChorusFixtures", dependencies: ["ChorusProcesses"], path: "Sources/ChorusFixtures"),
+        // The image pipeline on libvips: an upload checked, turned upright, stripped of every piece of metadata and
+        // written anew as the `large` and `small` variants with its BlurHash. Run in child processes only.
+        .target(name: "ChorusImaging", dependencies: ["CVipsCalls"], path: "Sources/ChorusImaging"),
         // LMDB for the rest of the package: environments, transactions, key-value stores, key-order loads.
         .target(
             name: "ChorusStorage",
@@ -165,6 +178,7 @@ let package = Package(
                 "ChorusProjections",
                 "ChorusCluster",
                 "ChorusProcesses",
+                "ChorusImaging",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -203,6 +217,7 @@ let package = Package(
                 "ChorusBackend",
                 "ChorusCluster",
                 "ChorusDelivery",
+                "ChorusImaging",
                 "ChorusText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -257,6 +272,7 @@ let package = Package(
                 "ChorusHTTP",
                 "ChorusDelivery",
                 "ChorusDemo",
+                "ChorusImaging",
                 "ChorusProcesses", "ChorusFixtures",
                 "ChorusText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -279,7 +295,9 @@ let package = Package(
                 "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusLMDBLog", "ChorusProjections",
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
-            path: "Tests/ChorusTestSupport"
+            path: "Tests/ChorusTestSupport",
+            // Read by path: real image files.
+            exclude: ["Images"]
         ),
         .testTarget(
             name: "ChorusStorageTests",

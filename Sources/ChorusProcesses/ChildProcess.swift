@@ -112,14 +112,52 @@ public final class ChildProcess: Sendable {
     ) throws -> (status: Int32, output: String, errors: String) {
         let child = try ChildProcess(
             executable, arguments, environment: environment, directory: directory, output: .pipe, errors: .pipe)
+        let (output, errors) = child.collect(deadline: nil, limit: nil)
+        return (
+            child.waitForExit(), String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self)
+        )
+    }
+
+    /// Runs `executable` to its end, on the calling thread, and returns how it ended with the bytes it wrote to
+    /// standard output; its standard error is discarded. Past `deadline`, or once its output passes `limit` bytes, the
+    /// child is killed (SIGKILL): for a child that handles untrusted input and may run away.
+    public static func runBounded(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:],
+        deadline: ContinuousClock.Instant,
+        limit: Int
+    ) throws -> (termination: Termination, output: [UInt8]) {
+        let child = try ChildProcess(
+            executable, arguments, environment: environment, output: .pipe, errors: .discarded)
+        let (output, _) = child.collect(deadline: deadline, limit: limit)
+        child.waitForExit()
+        return (child.termination ?? .lost, output)
+    }
+
+    /// Reads the child's piped standard output and error as they come, so that neither pipe, full, can stall it, until
+    /// both end; kills the child past `deadline` or once more than `limit` bytes came.
+    private func collect(deadline: ContinuousClock.Instant?, limit: Int?) -> (output: [UInt8], errors: [UInt8]) {
         var output: [UInt8] = []
         var errors: [UInt8] = []
         /// The pipes not yet at their end, each with whether it is standard output.
-        var streams = [(child.output!.fileDescriptor, true), (child.errors!.fileDescriptor, false)]
+        var streams = [self.output, self.errors].enumerated().compactMap { index, handle in
+            handle.map { ($0.fileDescriptor, index == 0) }
+        }
         var buffer = [UInt8](repeating: 0, count: 65_536)
+        var killed = false
         while !streams.isEmpty {
+            var timeout: Int32 = -1
+            if let deadline, !killed {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else {
+                    send(SIGKILL)
+                    killed = true
+                    continue
+                }
+                let (seconds, attoseconds) = left.components
+                timeout = Int32(min(seconds * 1000 + attoseconds / 1_000_000_000_000_000 + 1, 60_000))
+            }
             var polled = streams.map { pollfd(fd: $0.0, events: Int16(POLLIN), revents: 0) }
-            guard poll(&polled, nfds_t(polled.count), -1) >= 0 || errno == EINTR else { break }
+            guard poll(&polled, nfds_t(polled.count), timeout) >= 0 || errno == EINTR else { break }
             for (index, entry) in polled.enumerated().reversed() where entry.revents != 0 {
                 let count = buffer.withUnsafeMutableBytes { read(entry.fd, $0.baseAddress, $0.count) }
                 if count > 0 {
@@ -128,10 +166,12 @@ public final class ChildProcess: Sendable {
                     streams.remove(at: index)
                 }
             }
+            if let limit, output.count > limit, !killed {
+                send(SIGKILL)
+                killed = true
+            }
         }
-        return (
-            child.waitForExit(), String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self)
-        )
+        return (output, errors)
     }
 
     /// Whether the child has not exited yet.

@@ -7,7 +7,7 @@ struct Chorus: AsyncParsableCommand {
         abstract: "Chorus: an event-sourced backend for social apps.",
         subcommands: [
             ServeCommand.self, DemoCommand.self, ReplayCommand.self, LogCommand.self, ProjectionsCommand.self,
-            BenchCommand.self, ClusterCommand.self,
+            BenchCommand.self, ClusterCommand.self, ImageWorkerCommand.self,
         ]
     )
 }
