@@ -1,4 +1,5 @@
 import ChorusDomain
+import ChorusImaging
 import ChorusLog
 import ChorusProcesses
 import ChorusStorage
@@ -6,62 +7,77 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// The image types the HTTP contract (openapi.yaml) accepts, told apart by their first bytes as well as by what the
-/// client claims.
-public enum MediaType: String, Sendable, CaseIterable {
-    case jpeg = "image/jpeg"
-    case png = "image/png"
-    case gif = "image/gif"
-    case webp = "image/webp"
-
-    var fileExtension: String {
-        switch self {
-        case .jpeg: "jpg"
-        case .png: "png"
-        case .gif: "gif"
-        case .webp: "webp"
-        }
+/// What the API's `Media` object says of a stored image: its upright size, its BlurHash, and its variants' types and
+/// sizes. Kept sealed beside the variants (`<id>.info`).
+public struct MediaInfo: Sendable, Codable, Equatable {
+    public struct Variant: Sendable, Codable, Equatable {
+        public let type: ImageFormat
+        public let width: Int
+        public let height: Int
     }
 
-    /// The type the bytes start like, if any: 12 bytes are enough to tell.
-    static func sniff(_ head: some Collection<UInt8>) -> MediaType? {
-        let bytes = Array(head.prefix(12))
-        func starts(_ prefix: [UInt8], at offset: Int = 0) -> Bool {
-            bytes.count >= offset + prefix.count && Array(bytes[offset..<offset + prefix.count]) == prefix
+    public let width: Int
+    public let height: Int
+    public let blurhash: String
+    public let large: Variant
+    public let small: Variant
+
+    init(_ image: ProcessedImage) {
+        func variant(_ variant: ImageVariant) -> Variant {
+            Variant(type: variant.format, width: variant.width, height: variant.height)
         }
-        if starts([0xFF, 0xD8, 0xFF]) { return .jpeg }
-        if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) { return .png }
-        if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) { return .gif }
-        if starts(Array("RIFF".utf8)), starts(Array("WEBP".utf8), at: 8) { return .webp }
-        return nil
+        (width, height, blurhash) = (image.width, image.height, image.blurHash)
+        (large, small) = (variant(image.large), variant(image.small))
     }
 }
 
-/// Uploaded images, each sealed under its uploader's data key (AES-GCM, as ``PersonalDataKeys`` says) in a folder of
-/// the uploader's own: `media/<user>/<id>.<type>`. An id is made from the SHA-256 of the uploader and the bytes, so the
-/// same bytes uploaded twice by one user are one file, and a stored file never changes. Erasing a user removes their
-/// folder; their key is destroyed besides. Files of an older Chorus lie in `media/` itself, in plain, and are served
-/// as they are. Ids come from clients only after ``ChorusIdentifier/init(_:)`` has checked their form, so no path can
-/// leave the folder.
-public final class MediaStore: MediaCatalog {
-    public static let maximumSize = 10 << 20
+/// The sizes an image is served in.
+public enum MediaSize: String, Sendable, CaseIterable {
+    case large
+    case small
+}
 
-    /// Where a stored image is: its type, and its uploader (nil for a plain file of an older Chorus).
+/// Uploaded images, as the pipeline (``ImageWorkerPool``) wrote them: `media/<user>/<id>.large.<ext>`,
+/// `<id>.small.<ext>` and `<id>.info`, each sealed under the uploader's data key (AES-GCM, as ``PersonalDataKeys``
+/// says). The upload itself is never kept. An id is made from the SHA-256 of the uploader and the uploaded bytes, so
+/// the same upload twice by one user is one image, processed once, and a stored file never changes. Erasing a user
+/// removes their folder; their key is destroyed besides. Ids come from clients only after
+/// ``ChorusIdentifier/init(_:)`` has checked their form, so no path can leave the folder.
+///
+/// Files an older Chorus stored as uploaded (`<id>.<ext>`, sealed in the uploader's folder or plain in `media/`)
+/// are served as they are, in both sizes.
+public final class MediaStore: MediaCatalog {
+    public static let maximumSize = 20 << 20
+
+    /// Where a stored image is: its uploader (nil for a plain file of an older Chorus) and its files' types.
     struct Stored: Sendable {
-        let type: MediaType
         let owner: UserID?
+        /// The two variants' types; one file of that type for a file of an older Chorus.
+        var large: ImageFormat?
+        var small: ImageFormat?
+        var legacy: ImageFormat?
+
+        func type(_ size: MediaSize) -> ImageFormat? { legacy ?? (size == .large ? large : small) }
     }
 
     public let directory: String
     let keys: any PersonalDataKeys
+    let workers: ImageWorkerPool
     /// Every stored id, read from the folders at start.
     private let index: Mutex<[MediaID: Stored]>
+    /// The info of images uploaded or read since start: feeds render it for every image they show.
+    private let infos = Mutex<[MediaID: MediaInfo]>([:])
 
-    public init(directory: String, keys: any PersonalDataKeys) throws {
+    public init(directory: String, keys: any PersonalDataKeys, workers: ImageWorkerPool = ImageWorkerPool()) throws {
         self.directory = directory
         self.keys = keys
+        self.workers = workers
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        index = Mutex(try Self.scan(directory))
+    }
+
+    private static func scan(_ directory: String) throws -> [MediaID: Stored] {
         let files = FileManager.default
-        try files.createDirectory(atPath: directory, withIntermediateDirectories: true)
         var found: [MediaID: Stored] = [:]
         func scan(_ folder: String, owner: UserID?) throws {
             for name in try files.contentsOfDirectory(atPath: folder) {
@@ -74,29 +90,45 @@ public final class MediaStore: MediaCatalog {
                     try scan(folder + "/" + name, owner: user)
                     continue
                 }
-                let parts = name.split(separator: ".")
-                guard parts.count == 2, let id = MediaID(String(parts[0])),
-                    let type = MediaType.allCases.first(where: { $0.fileExtension == parts[1] })
+                let parts = name.split(separator: ".").map(String.init)
+                guard let id = MediaID(parts[0]),
+                    let type = ImageFormat.allCases.first(where: { $0.fileExtension == parts.last })
                 else { continue }
-                found[id] = Stored(type: type, owner: owner)
+                var stored = found[id] ?? Stored(owner: owner)
+                switch parts.count {
+                case 2: stored.legacy = type
+                case 3 where parts[1] == MediaSize.large.rawValue: stored.large = type
+                case 3 where parts[1] == MediaSize.small.rawValue: stored.small = type
+                default: continue
+                }
+                found[id] = stored
             }
         }
         try scan(directory, owner: nil)
-        index = Mutex(found)
+        return found.filter { $0.value.legacy != nil || ($0.value.large != nil && $0.value.small != nil) }
     }
 
     public func contains(_ media: MediaID) -> Bool { index.withLock { $0[media] != nil } }
 
-    /// The type and bytes of `media`, opened with its uploader's key; nil if there is no such media, or its uploader
-    /// was erased.
-    public func contents(of media: MediaID) throws -> (type: MediaType, bytes: [UInt8])? {
-        guard let stored = index.withLock({ $0[media] }),
-            let bytes = FileManager.default.contents(atPath: path(media, stored))
+    /// The type and bytes of `media` in `size`, opened with its uploader's key; nil if there is no such media, or its
+    /// uploader was erased.
+    public func contents(of media: MediaID, size: MediaSize = .large) throws -> (type: ImageFormat, bytes: [UInt8])? {
+        guard let stored = index.withLock({ $0[media] }), let type = stored.type(size) else { return nil }
+        guard let bytes = try opened(path(media, stored, size: size), of: media, owner: stored.owner) else {
+            return nil
+        }
+        return (type, bytes)
+    }
+
+    /// The sizes and BlurHash of `media`; nil for an image of an older Chorus, or none.
+    public func info(of media: MediaID) -> MediaInfo? {
+        if let known = infos.withLock({ $0[media] }) { return known }
+        guard let stored = index.withLock({ $0[media] }), stored.legacy == nil, let owner = stored.owner,
+            let bytes = try? opened(infoPath(media, owner: owner), of: media, owner: owner),
+            let info = try? JSONDecoder().decode(MediaInfo.self, from: Data(bytes))
         else { return nil }
-        guard let owner = stored.owner else { return (stored.type, Array(bytes)) }
-        guard let key = try keys.key(of: owner) else { return nil }
-        let box = try AES.GCM.SealedBox(combined: bytes)
-        return (stored.type, Array(try AES.GCM.open(box, using: key, authenticating: Array(media.rawValue.utf8))))
+        infos.withLock { $0[media] = info }
+        return info
     }
 
     /// Starts an upload by `owner` into a temporary file.
@@ -104,44 +136,78 @@ public final class MediaStore: MediaCatalog {
         try MediaUpload(directory: directory, owner: owner, store: self)
     }
 
-    /// Removes every image `owner` uploaded (their account was deleted); returns how many.
+    /// Removes every image `owner` uploaded, every variant (their account was deleted); returns how many.
     @discardableResult
     public func removeAll(of owner: UserID) throws -> Int {
-        let removed = index.withLock { index in
+        let theirs = index.withLock { index in
             let theirs = index.filter { $0.value.owner == owner }.map(\.key)
             for media in theirs { index[media] = nil }
-            return theirs.count
+            return theirs
+        }
+        infos.withLock { infos in
+            for media in theirs { infos[media] = nil }
         }
         let folder = directory + "/" + owner.rawValue
         if FileManager.default.fileExists(atPath: folder) { try FileManager.default.removeItem(atPath: folder) }
-        return removed
+        return theirs.count
     }
 
-    /// Records a file that ``MediaUpload/finish(declared:)`` has put in place.
-    fileprivate func didStore(_ media: MediaID, _ stored: Stored) {
+    /// Seals what the pipeline made of an upload and stores it under `media`.
+    fileprivate func store(_ image: ProcessedImage, as media: MediaID, owner: UserID) throws -> MediaInfo {
+        let key = try keys.makeKey(for: owner)
+        let info = MediaInfo(image)
+        let stored = Stored(owner: owner, large: image.large.format, small: image.small.format)
+        try FileManager.default.createDirectory(
+            atPath: directory + "/" + owner.rawValue, withIntermediateDirectories: true)
+        // The info last: a crash before it leaves variants that ``scan(_:)`` finds, and the same upload again
+        // writes them anew.
+        for (size, variant) in [(MediaSize.large, image.large), (.small, image.small)] {
+            try seal(variant.bytes, to: path(media, stored, size: size), as: media, key: key)
+        }
+        try seal(Array(try JSONEncoder().encode(info)), to: infoPath(media, owner: owner), as: media, key: key)
+        infos.withLock { $0[media] = info }
         index.withLock { $0[media] = stored }
+        return info
     }
 
-    fileprivate func path(_ media: MediaID, _ stored: Stored) -> String {
-        directory + (stored.owner.map { "/" + $0.rawValue } ?? "") + "/" + media.rawValue + "."
-            + stored.type.fileExtension
+    private func seal(_ bytes: [UInt8], to path: String, as media: MediaID, key: SymmetricKey) throws {
+        let box = try AES.GCM.seal(bytes, using: key, authenticating: Array(media.rawValue.utf8))
+        guard let sealed = box.combined else { throw POSIXError(.EIO) }
+        try AtomicFile.write(Array(sealed), to: path, permissions: 0o600)
+    }
+
+    /// The bytes of the file at `path`, opened with `owner`'s key (plain for a file of an older Chorus with no owner).
+    private func opened(_ path: String, of media: MediaID, owner: UserID?) throws -> [UInt8]? {
+        guard let bytes = FileManager.default.contents(atPath: path) else { return nil }
+        guard let owner else { return Array(bytes) }
+        guard let key = try keys.key(of: owner) else { return nil }
+        let box = try AES.GCM.SealedBox(combined: bytes)
+        return Array(try AES.GCM.open(box, using: key, authenticating: Array(media.rawValue.utf8)))
+    }
+
+    fileprivate func path(_ media: MediaID, _ stored: Stored, size: MediaSize) -> String {
+        let folder = directory + (stored.owner.map { "/" + $0.rawValue } ?? "")
+        if let legacy = stored.legacy { return folder + "/" + media.rawValue + "." + legacy.fileExtension }
+        let type = (size == .large ? stored.large : stored.small) ?? .jpeg
+        return folder + "/" + media.rawValue + "." + size.rawValue + "." + type.fileExtension
+    }
+
+    private func infoPath(_ media: MediaID, owner: UserID) -> String {
+        directory + "/" + owner.rawValue + "/" + media.rawValue + ".info"
     }
 }
 
 /// One upload in progress: bytes are hashed and written to a temporary file as they arrive, so that nothing is held
-/// in memory and an oversize body is refused at the first byte past the limit.
+/// in memory and an oversize body is refused at the first byte past the limit. The file is the pipeline's input, and
+/// is removed as soon as the pipeline has run.
 public final class MediaUpload {
-    public enum Failure: Error {
-        case tooLarge
-        /// The bytes are not an image of a type the contract accepts, or not of the declared type.
-        case unsupportedType
-    }
+    /// More than ``MediaStore/maximumSize`` bytes.
+    public struct TooLarge: Error {}
 
     private let temporary: String
     private let descriptor: Int32
     private let owner: UserID
     private var hasher = SHA256()
-    private var head: [UInt8] = []
     private var size = 0
     private var finished = false
     private let store: MediaStore
@@ -162,45 +228,31 @@ public final class MediaUpload {
         }
     }
 
-    /// Appends bytes; throws ``Failure/tooLarge`` past ``MediaStore/maximumSize``.
+    /// Appends bytes; throws ``TooLarge`` past ``MediaStore/maximumSize``.
     public func append(_ bytes: UnsafeRawBufferPointer) throws {
         size += bytes.count
-        guard size <= MediaStore.maximumSize else { throw Failure.tooLarge }
-        if head.count < 12 { head.append(contentsOf: bytes.prefix(12 - head.count)) }
+        guard size <= MediaStore.maximumSize else { throw TooLarge() }
         hasher.update(bufferPointer: bytes)
         try AtomicFile.writeAll(Array(bytes), to: descriptor)
     }
 
-    /// Checks the bytes against `declared`, then seals them under the owner's key and stores them under their id
-    /// (once, however often they are uploaded). The plain bytes' temporary file is removed either way. The work runs
-    /// off the caller's thread: it may be an event loop that other connections share.
-    public func finish(declared: MediaType) async throws -> MediaID {
-        guard MediaType.sniff(head) == declared else { throw Failure.unsupportedType }
+    /// Runs the pipeline on the upload as `declared` (unless the same upload is stored already), then seals and stores
+    /// what it made. Throws ``ChorusImaging/ImageRefusal`` for an image refused, ``ImageWorkerPool/Busy`` when too many
+    /// uploads are being processed. The temporary file is removed either way.
+    public func finish(declared: UploadFormat) async throws -> (id: MediaID, info: MediaInfo?) {
         let digest = Array(hasher.finalize())
         let high = digest[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
         let low = digest[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
         let id = MediaID(bits: high, low)
-        let stored = MediaStore.Stored(type: declared, owner: owner)
-        let (descriptor, temporary, destination, keys, owner) = (
-            descriptor, temporary, store.path(id, stored), store.keys, owner
-        )
         defer {
             close(descriptor)
             unlink(temporary)
             finished = true
         }
-        try await BlockingWork.run {
-            guard let plain = FileManager.default.contents(atPath: temporary) else {
-                throw POSIXError.current("read \(temporary)")
-            }
-            let box = try AES.GCM.seal(
-                plain, using: try keys.makeKey(for: owner), authenticating: Array(id.rawValue.utf8))
-            guard let sealed = box.combined else { throw POSIXError(.EIO) }
-            try FileManager.default.createDirectory(
-                atPath: (destination as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            try AtomicFile.write(Array(sealed), to: destination, permissions: 0o600)
-        }
-        store.didStore(id, stored)
-        return id
+        if store.contains(id) { return (id, store.info(of: id)) }
+        let image = try await store.workers.process(file: temporary, claimed: declared)
+        let (store, owner) = (store, owner)
+        let info = try await BlockingWork.run { try store.store(image, as: id, owner: owner) }
+        return (id, info)
     }
 }

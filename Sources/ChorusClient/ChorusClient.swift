@@ -137,6 +137,7 @@ public final class ChorusClient: Sendable {
     // MARK: Posts
 
     /// Uploads an image (JPEG, PNG, GIF or WebP, at most 10 MiB); its id goes into a post or a profile.
+    /// Uploads a photo; the server strips its metadata and answers its size, BlurHash and `small`/`large` variants.
     public func uploadImage(_ bytes: Data, contentType: ImageType) async throws -> Media {
         let body = HTTPBody(bytes)
         let input: Operations.UploadMedia.Input.Body =
@@ -145,11 +146,15 @@ public final class ChorusClient: Sendable {
             case .png: .png(body)
             case .gif: .imageGif(body)
             case .webp: .imageWebp(body)
+            case .heic: .imageHeic(body)
+            case .heif: .imageHeif(body)
+            case .avif: .imageAvif(body)
             }
         return try await unwrapping { try await api.uploadMedia(body: input).created.body.json }
     }
 
-    public enum ImageType: Sendable { case jpeg, png, gif, webp }
+    /// What the bytes of an upload are: HEIC is what iPhones shoot.
+    public enum ImageType: Sendable { case jpeg, png, gif, webp, heic, heif, avif }
 
     /// Posts text, an image (a media id), or both; with `quoting`, a quote of that post.
     @discardableResult

@@ -97,8 +97,7 @@ struct APIFixture: Sendable {
     /// Uploads a small PNG as `user`; returns its media id.
     func uploadImage(_ user: User) async throws -> String {
         let answer = try await call(
-            .post, "/v1/media", token: user.token, body: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0],
-            headers: ["Content-Type": "image/png"])
+            .post, "/v1/media", token: user.token, body: SampleImages.png, headers: ["Content-Type": "image/png"])
         guard answer.status == .created, let id = answer.object["id"] as? String else {
             throw FixtureError("the upload answered \(answer.status)")
         }

@@ -1,5 +1,6 @@
 import ChorusBackend
 import ChorusHTTP
+import ChorusTestSupport
 import Foundation
 import HTTPTypes
 import Testing
@@ -51,7 +52,7 @@ struct ContractTests {
             expect(.get, "/v1/me", try await api.call(.get, "/v1/me"))
             expect(.patch, "/v1/me", try await api.call(.patch, "/v1/me", token: ana.token, json: ["bio": "hello"]))
             expect(.patch, "/v1/me", try await api.call(.patch, "/v1/me", token: ana.token, json: ["bio": 5]))
-            let png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
+            let png = SampleImages.png
             let media = try await api.call(
                 .post, "/v1/media", token: ana.token, body: png, headers: ["Content-Type": "image/png"])
             expect(.post, "/v1/media", media)

@@ -56,8 +56,7 @@ struct AccountErasureTests {
             let gone = try await register(markers.email, markers("Name"))
 
             // Everything the account writes, and what others do with it.
-            var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-            png.append(Data(markers("Media").utf8))
+            let png = Data(SampleImages.png(withText: markers("Media")))
             let media = try await server.call(
                 "POST", "/v1/media", token: gone.token, body: png, headers: ["Content-Type": "image/png"])
             #expect(media.status == 201, "\(media.json)")

@@ -28,7 +28,7 @@ struct FullDiskTests {
                 #expect(refused.status == 503 && refused.headers["retry-after"] != nil)
                 guard round == 1 else { continue }
                 // Not a byte is left now (in round 2 the read models may stall with a little space still free).
-                let png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 1, count: 8_192))
+                let png = Data(SampleImages.bytes("photo.png"))
                 let upload = try await server.call(
                     "POST", "/v1/media", token: ledger.token, body: png, headers: ["Content-Type": "image/png"])
                 #expect(

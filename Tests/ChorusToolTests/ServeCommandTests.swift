@@ -20,8 +20,7 @@ struct ServeCommandTests {
             let min = try await register("김민수", "min@example.com")
             let jo = try await register("Jo", "jo@example.com")
 
-            var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
-            png.append(Data(repeating: 1, count: 64))
+            let png = Data(SampleImages.png)
             let media = try await server.call(
                 "POST", "/v1/media", token: min.token, body: png, headers: ["Content-Type": "image/png"])
             #expect(media.status == 201)
@@ -56,7 +55,9 @@ struct ServeCommandTests {
             let after = ["Chorus-Min-Position": "\(try #require(edit.position))"]
             let feed = try await server.call("GET", "/v1/feed/following", token: jo.token, headers: after)
             let author = try #require(feed.items.first?["author"] as? [String: Any])
-            #expect(author["name"] as? String == "김민지" && (author["profileImage"] as? String)?.hasSuffix(image) == true)
+            #expect(
+                author["name"] as? String == "김민지"
+                    && (author["profileImage"] as? String)?.hasSuffix(image + "?size=small") == true)
             let search = try await server.call("GET", "/v1/search/users?q=%E3%84%B1%E3%85%81%E3%84%B1", token: jo.token)
             #expect(search.items.isEmpty, "ㄱㅁㄱ matches no one")
             let initials = try await server.call(

@@ -398,41 +398,209 @@ extension Components {
                 ])
             }
         }
+        /// An image. `url` serves the `large` variant. An image stored by a Chorus before the pipeline, as it was uploaded, has only `id`, `url` and `type`.
+        ///
         /// - Remark: Generated from `#/components/schemas/Media`.
         public struct Media: Codable, Hashable, Sendable {
+            /// In a post, the image's alternative text; null when it has none.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Media/alt`.
+            public var alt: Swift.String?
+            /// The BlurHash (4×3 components) of the image: decode it into a few pixels and draw them scaled up while the image loads.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Media/blurhash`.
+            public var blurhash: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Media/height`.
+            public var height: Swift.Int?
             /// - Remark: Generated from `#/components/schemas/Media/id`.
             public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Media/type`.
+            @frozen public enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case imageJpeg = "image/jpeg"
+                case imagePng = "image/png"
+                case imageGif = "image/gif"
+                case imageWebp = "image/webp"
+            }
+            /// - Remark: Generated from `#/components/schemas/Media/type`.
+            public var _type: Components.Schemas.Media._TypePayload
             /// - Remark: Generated from `#/components/schemas/Media/url`.
             public var url: Swift.String
+            /// - Remark: Generated from `#/components/schemas/Media/variants`.
+            public struct VariantsPayload: Codable, Hashable, Sendable {
+                /// - Remark: Generated from `#/components/schemas/Media/variants/large`.
+                public var large: Components.Schemas.MediaVariant
+                /// - Remark: Generated from `#/components/schemas/Media/variants/small`.
+                public var small: Components.Schemas.MediaVariant
+                /// Creates a new `VariantsPayload`.
+                ///
+                /// - Parameters:
+                ///   - large:
+                ///   - small:
+                public init(
+                    large: Components.Schemas.MediaVariant,
+                    small: Components.Schemas.MediaVariant
+                ) {
+                    self.large = large
+                    self.small = small
+                }
+                public enum CodingKeys: String, CodingKey {
+                    case large
+                    case small
+                }
+                public init(from decoder: any Swift.Decoder) throws {
+                    let container = try decoder.container(keyedBy: CodingKeys.self)
+                    self.large = try container.decode(
+                        Components.Schemas.MediaVariant.self,
+                        forKey: .large
+                    )
+                    self.small = try container.decode(
+                        Components.Schemas.MediaVariant.self,
+                        forKey: .small
+                    )
+                    try decoder.ensureNoAdditionalProperties(knownKeys: [
+                        "large",
+                        "small"
+                    ])
+                }
+            }
+            /// - Remark: Generated from `#/components/schemas/Media/variants`.
+            public var variants: Components.Schemas.Media.VariantsPayload?
+            /// The image's width, upright.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Media/width`.
+            public var width: Swift.Int?
             /// Creates a new `Media`.
             ///
             /// - Parameters:
+            ///   - alt: In a post, the image's alternative text; null when it has none.
+            ///   - blurhash: The BlurHash (4×3 components) of the image: decode it into a few pixels and draw them scaled up while the image loads.
+            ///   - height:
             ///   - id:
+            ///   - _type:
             ///   - url:
+            ///   - variants:
+            ///   - width: The image's width, upright.
             public init(
+                alt: Swift.String? = nil,
+                blurhash: Swift.String? = nil,
+                height: Swift.Int? = nil,
                 id: Swift.String,
-                url: Swift.String
+                _type: Components.Schemas.Media._TypePayload,
+                url: Swift.String,
+                variants: Components.Schemas.Media.VariantsPayload? = nil,
+                width: Swift.Int? = nil
             ) {
+                self.alt = alt
+                self.blurhash = blurhash
+                self.height = height
                 self.id = id
+                self._type = _type
                 self.url = url
+                self.variants = variants
+                self.width = width
             }
             public enum CodingKeys: String, CodingKey {
+                case alt
+                case blurhash
+                case height
                 case id
+                case _type = "type"
                 case url
+                case variants
+                case width
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.alt = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .alt
+                )
+                self.blurhash = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .blurhash
+                )
+                self.height = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .height
+                )
                 self.id = try container.decode(
                     Swift.String.self,
                     forKey: .id
+                )
+                self._type = try container.decode(
+                    Components.Schemas.Media._TypePayload.self,
+                    forKey: ._type
                 )
                 self.url = try container.decode(
                     Swift.String.self,
                     forKey: .url
                 )
+                self.variants = try container.decodeIfPresent(
+                    Components.Schemas.Media.VariantsPayload.self,
+                    forKey: .variants
+                )
+                self.width = try container.decodeIfPresent(
+                    Swift.Int.self,
+                    forKey: .width
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "alt",
+                    "blurhash",
+                    "height",
                     "id",
-                    "url"
+                    "type",
+                    "url",
+                    "variants",
+                    "width"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MediaVariant`.
+        public struct MediaVariant: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MediaVariant/height`.
+            public var height: Swift.Int
+            /// - Remark: Generated from `#/components/schemas/MediaVariant/url`.
+            public var url: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MediaVariant/width`.
+            public var width: Swift.Int
+            /// Creates a new `MediaVariant`.
+            ///
+            /// - Parameters:
+            ///   - height:
+            ///   - url:
+            ///   - width:
+            public init(
+                height: Swift.Int,
+                url: Swift.String,
+                width: Swift.Int
+            ) {
+                self.height = height
+                self.url = url
+                self.width = width
+            }
+            public enum CodingKeys: String, CodingKey {
+                case height
+                case url
+                case width
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.height = try container.decode(
+                    Swift.Int.self,
+                    forKey: .height
+                )
+                self.url = try container.decode(
+                    Swift.String.self,
+                    forKey: .url
+                )
+                self.width = try container.decode(
+                    Swift.Int.self,
+                    forKey: .width
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "height",
+                    "url",
+                    "width"
                 ])
             }
         }
@@ -814,6 +982,8 @@ extension Components {
                     yield &self.storage.value.id
                 }
             }
+            /// The first image's `large` URL, for clients of version 1.
+            ///
             /// - Remark: Generated from `#/components/schemas/Post/image`.
             public var image: Swift.String? {
                 get  {
@@ -830,6 +1000,17 @@ extension Components {
                 }
                 _modify {
                     yield &self.storage.value.likes
+                }
+            }
+            /// The post's images, each with its variants, BlurHash and alt text.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Post/media`.
+            public var media: [Components.Schemas.Media] {
+                get  {
+                    self.storage.value.media
+                }
+                _modify {
+                    yield &self.storage.value.media
                 }
             }
             /// The reposted post, shown without the post it reposts in turn (its repostOf is null).
@@ -885,8 +1066,9 @@ extension Components {
             ///   - hasLiked:
             ///   - hasReposted: whether the caller reposted it plainly
             ///   - id:
-            ///   - image:
+            ///   - image: The first image's `large` URL, for clients of version 1.
             ///   - likes:
+            ///   - media: The post's images, each with its variants, BlurHash and alt text.
             ///   - repostOf: The reposted post, shown without the post it reposts in turn (its repostOf is null).
             ///   - repostedBy: In a feed or a posts tab, the user whose plain repost put it at this place of the list (the newest repost of it the list holds); null where the post is shown as posted, and outside lists.
             ///   - reposts: how many users repost it plainly
@@ -902,6 +1084,7 @@ extension Components {
                 id: Swift.String,
                 image: Swift.String? = nil,
                 likes: Swift.Int,
+                media: [Components.Schemas.Media],
                 repostOf: Components.Schemas.Post? = nil,
                 repostedBy: Components.Schemas.UserSummary? = nil,
                 reposts: Swift.Int,
@@ -918,6 +1101,7 @@ extension Components {
                     id: id,
                     image: image,
                     likes: likes,
+                    media: media,
                     repostOf: repostOf,
                     repostedBy: repostedBy,
                     reposts: reposts,
@@ -935,6 +1119,7 @@ extension Components {
                 case id
                 case image
                 case likes
+                case media
                 case repostOf
                 case repostedBy
                 case reposts
@@ -969,10 +1154,16 @@ extension Components {
                 var hasReposted: Swift.Bool
                 /// - Remark: Generated from `#/components/schemas/Post/id`.
                 var id: Swift.String
+                /// The first image's `large` URL, for clients of version 1.
+                ///
                 /// - Remark: Generated from `#/components/schemas/Post/image`.
                 var image: Swift.String?
                 /// - Remark: Generated from `#/components/schemas/Post/likes`.
                 var likes: Swift.Int
+                /// The post's images, each with its variants, BlurHash and alt text.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Post/media`.
+                var media: [Components.Schemas.Media]
                 /// The reposted post, shown without the post it reposts in turn (its repostOf is null).
                 ///
                 /// - Remark: Generated from `#/components/schemas/Post/repostOf`.
@@ -998,6 +1189,7 @@ extension Components {
                     id: Swift.String,
                     image: Swift.String? = nil,
                     likes: Swift.Int,
+                    media: [Components.Schemas.Media],
                     repostOf: Components.Schemas.Post? = nil,
                     repostedBy: Components.Schemas.UserSummary? = nil,
                     reposts: Swift.Int,
@@ -1013,6 +1205,7 @@ extension Components {
                     self.id = id
                     self.image = image
                     self.likes = likes
+                    self.media = media
                     self.repostOf = repostOf
                     self.repostedBy = repostedBy
                     self.reposts = reposts
@@ -1061,6 +1254,10 @@ extension Components {
                         Swift.Int.self,
                         forKey: .likes
                     )
+                    self.media = try container.decode(
+                        [Components.Schemas.Media].self,
+                        forKey: .media
+                    )
                     self.repostOf = try container.decodeIfPresent(
                         Components.Schemas.Post.self,
                         forKey: .repostOf
@@ -1088,6 +1285,7 @@ extension Components {
                         "id",
                         "image",
                         "likes",
+                        "media",
                         "repostOf",
                         "repostedBy",
                         "reposts",

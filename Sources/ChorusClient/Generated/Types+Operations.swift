@@ -4927,7 +4927,7 @@ public enum Operations {
             }
         }
     }
-    /// Stores an image (raw body, at most 10 MiB); its type is checked against its first bytes.
+    /// Runs an image (raw body, at most 20 MiB) through the pipeline and stores what it makes: turned upright, every piece of metadata removed (EXIF with its GPS position, XMP, IPTC, comments, embedded thumbnails), sRGB, as a `large` (long side at most 2048 px) and a `small` (within 640×640) variant with a BlurHash. The upload itself is never kept nor served. HEIC, HEIF and AVIF become JPEG; a PNG with transparency stays PNG; an animated GIF or WebP keeps its animation in `large`. At most 50 megapixels (all frames together), 10,000 px a side and 200 frames, read from the header before any pixel is decoded.
     ///
     /// - Remark: HTTP `POST /v1/media`.
     /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)`.
@@ -4948,8 +4948,14 @@ public enum Operations {
             public var headers: Operations.UploadMedia.Input.Headers
             /// - Remark: Generated from `#/paths/v1/media/POST/requestBody`.
             @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/POST/requestBody/content/image\/avif`.
+                case imageAvif(OpenAPIRuntime.HTTPBody)
                 /// - Remark: Generated from `#/paths/v1/media/POST/requestBody/content/image\/gif`.
                 case imageGif(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/media/POST/requestBody/content/image\/heic`.
+                case imageHeic(OpenAPIRuntime.HTTPBody)
+                /// - Remark: Generated from `#/paths/v1/media/POST/requestBody/content/image\/heif`.
+                case imageHeif(OpenAPIRuntime.HTTPBody)
                 /// - Remark: Generated from `#/paths/v1/media/POST/requestBody/content/image\/jpeg`.
                 case jpeg(OpenAPIRuntime.HTTPBody)
                 /// - Remark: Generated from `#/paths/v1/media/POST/requestBody/content/image\/png`.
@@ -5000,7 +5006,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// Stored (the same bytes always get the same id).
+            /// Stored (the same upload by the same user always gets the same id, and is processed once).
             ///
             /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)/responses/201`.
             ///
@@ -5087,6 +5093,57 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct UnprocessableContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/POST/responses/422/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/media/POST/responses/422/content/application\/json`.
+                    case json(Components.Schemas._Error)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas._Error {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.UploadMedia.Output.UnprocessableContent.Body
+                /// Creates a new `UnprocessableContent`.
+                ///
+                /// - Parameters:
+                ///   - body: Received HTTP response body
+                public init(body: Operations.UploadMedia.Output.UnprocessableContent.Body) {
+                    self.body = body
+                }
+            }
+            /// `invalid_image` (the bytes are not an image of the claimed type, or are truncated or corrupt); `image_too_large` (past the limits above).
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Operations.UploadMedia.Output.UnprocessableContent)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Operations.UploadMedia.Output.UnprocessableContent {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
                             response: self
                         )
                     }
@@ -5187,21 +5244,48 @@ public enum Operations {
                 }
             }
             public var path: Operations.GetMedia.Input.Path
+            /// - Remark: Generated from `#/paths/v1/media/{id}/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/{id}/GET/query/size`.
+                @frozen public enum SizePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case small = "small"
+                    case large = "large"
+                }
+                /// The variant; `large` when not given.
+                ///
+                /// - Remark: Generated from `#/paths/v1/media/{id}/GET/query/size`.
+                public var size: Operations.GetMedia.Input.Query.SizePayload?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - size: The variant; `large` when not given.
+                public init(size: Operations.GetMedia.Input.Query.SizePayload? = nil) {
+                    self.size = size
+                }
+            }
+            public var query: Operations.GetMedia.Input.Query
             /// - Remark: Generated from `#/paths/v1/media/{id}/GET/header`.
             public struct Headers: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/media/{id}/GET/header/If-None-Match`.
                 public var ifNoneMatch: Swift.String?
+                /// One range of bytes (`bytes=0-99`, `bytes=100-`, `bytes=-100`); several ranges get the whole file.
+                ///
+                /// - Remark: Generated from `#/paths/v1/media/{id}/GET/header/Range`.
+                public var range: Swift.String?
                 public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMedia.AcceptableContentType>]
                 /// Creates a new `Headers`.
                 ///
                 /// - Parameters:
                 ///   - ifNoneMatch:
+                ///   - range: One range of bytes (`bytes=0-99`, `bytes=100-`, `bytes=-100`); several ranges get the whole file.
                 ///   - accept:
                 public init(
                     ifNoneMatch: Swift.String? = nil,
+                    range: Swift.String? = nil,
                     accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetMedia.AcceptableContentType>] = .defaultValues()
                 ) {
                     self.ifNoneMatch = ifNoneMatch
+                    self.range = range
                     self.accept = accept
                 }
             }
@@ -5210,12 +5294,15 @@ public enum Operations {
             ///
             /// - Parameters:
             ///   - path:
+            ///   - query:
             ///   - headers:
             public init(
                 path: Operations.GetMedia.Input.Path,
+                query: Operations.GetMedia.Input.Query = .init(),
                 headers: Operations.GetMedia.Input.Headers = .init()
             ) {
                 self.path = path
+                self.query = query
                 self.headers = headers
             }
         }
@@ -5223,6 +5310,12 @@ public enum Operations {
             public struct Ok: Sendable, Hashable {
                 /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/200/headers`.
                 public struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/200/headers/Accept-Ranges`.
+                    @frozen public enum AcceptRangesPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case bytes = "bytes"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/200/headers/Accept-Ranges`.
+                    public var acceptRanges: Operations.GetMedia.Output.Ok.Headers.AcceptRangesPayload?
                     /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/200/headers/Cache-Control`.
                     @frozen public enum CacheControlPayload: String, Codable, Hashable, Sendable, CaseIterable {
                         case public_comma_MaxAge_equals_31536000_comma_Immutable = "public, max-age=31536000, immutable"
@@ -5234,12 +5327,15 @@ public enum Operations {
                     /// Creates a new `Headers`.
                     ///
                     /// - Parameters:
+                    ///   - acceptRanges:
                     ///   - cacheControl:
                     ///   - eTag:
                     public init(
+                        acceptRanges: Operations.GetMedia.Output.Ok.Headers.AcceptRangesPayload? = nil,
                         cacheControl: Operations.GetMedia.Output.Ok.Headers.CacheControlPayload? = nil,
                         eTag: Swift.String? = nil
                     ) {
+                        self.acceptRanges = acceptRanges
                         self.cacheControl = cacheControl
                         self.eTag = eTag
                     }
@@ -5340,7 +5436,7 @@ public enum Operations {
                     self.body = body
                 }
             }
-            /// The bytes, with their type; immutable.
+            /// The variant's bytes, with their type; immutable.
             ///
             /// - Remark: Generated from `#/paths//v1/media/{id}/get(getMedia)/responses/200`.
             ///
@@ -5358,6 +5454,138 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct PartialContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/206/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/206/headers/Content-Range`.
+                    public var contentRange: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentRange:
+                    public init(contentRange: Swift.String? = nil) {
+                        self.contentRange = contentRange
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetMedia.Output.PartialContent.Headers
+                /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/206/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/206/content/image\/gif`.
+                    case imageGif(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.imageGif`.
+                    ///
+                    /// - Throws: An error if `self` is not `.imageGif`.
+                    /// - SeeAlso: `.imageGif`.
+                    public var imageGif: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .imageGif(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/gif",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/206/content/image\/jpeg`.
+                    case jpeg(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.jpeg`.
+                    ///
+                    /// - Throws: An error if `self` is not `.jpeg`.
+                    /// - SeeAlso: `.jpeg`.
+                    public var jpeg: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .jpeg(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/jpeg",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/206/content/image\/png`.
+                    case png(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.png`.
+                    ///
+                    /// - Throws: An error if `self` is not `.png`.
+                    /// - SeeAlso: `.png`.
+                    public var png: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .png(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/png",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/206/content/image\/webp`.
+                    case imageWebp(OpenAPIRuntime.HTTPBody)
+                    /// The associated value of the enum case if `self` is `.imageWebp`.
+                    ///
+                    /// - Throws: An error if `self` is not `.imageWebp`.
+                    /// - SeeAlso: `.imageWebp`.
+                    public var imageWebp: OpenAPIRuntime.HTTPBody {
+                        get throws {
+                            switch self {
+                            case let .imageWebp(body):
+                                return body
+                            default:
+                                try throwUnexpectedResponseBody(
+                                    expectedContent: "image/webp",
+                                    body: self
+                                )
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.GetMedia.Output.PartialContent.Body
+                /// Creates a new `PartialContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.GetMedia.Output.PartialContent.Headers = .init(),
+                    body: Operations.GetMedia.Output.PartialContent.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The range asked for.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/get(getMedia)/responses/206`.
+            ///
+            /// HTTP response code: `206 partialContent`.
+            case partialContent(Operations.GetMedia.Output.PartialContent)
+            /// The associated value of the enum case if `self` is `.partialContent`.
+            ///
+            /// - Throws: An error if `self` is not `.partialContent`.
+            /// - SeeAlso: `.partialContent`.
+            public var partialContent: Operations.GetMedia.Output.PartialContent {
+                get throws {
+                    switch self {
+                    case let .partialContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "partialContent",
                             response: self
                         )
                     }
@@ -5398,6 +5626,29 @@ public enum Operations {
                     }
                 }
             }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/get(getMedia)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// `not_found`.
             ///
             /// - Remark: Generated from `#/paths//v1/media/{id}/get(getMedia)/responses/404`.
@@ -5416,6 +5667,52 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct RangeNotSatisfiable: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/416/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/GET/responses/416/headers/Content-Range`.
+                    public var contentRange: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentRange:
+                    public init(contentRange: Swift.String? = nil) {
+                        self.contentRange = contentRange
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.GetMedia.Output.RangeNotSatisfiable.Headers
+                /// Creates a new `RangeNotSatisfiable`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.GetMedia.Output.RangeNotSatisfiable.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// The range starts past the end; `Content-Range` gives the length.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/get(getMedia)/responses/416`.
+            ///
+            /// HTTP response code: `416 rangeNotSatisfiable`.
+            case rangeNotSatisfiable(Operations.GetMedia.Output.RangeNotSatisfiable)
+            /// The associated value of the enum case if `self` is `.rangeNotSatisfiable`.
+            ///
+            /// - Throws: An error if `self` is not `.rangeNotSatisfiable`.
+            /// - SeeAlso: `.rangeNotSatisfiable`.
+            public var rangeNotSatisfiable: Operations.GetMedia.Output.RangeNotSatisfiable {
+                get throws {
+                    switch self {
+                    case let .rangeNotSatisfiable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "rangeNotSatisfiable",
                             response: self
                         )
                     }
@@ -5471,6 +5768,322 @@ public enum Operations {
                     .jpeg,
                     .png,
                     .imageWebp,
+                    .json
+                ]
+            }
+        }
+    }
+    /// - Remark: HTTP `HEAD /v1/media/{id}`.
+    /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)`.
+    public enum HeadMedia {
+        public static let id: Swift.String = "headMedia"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/path/id`.
+                public var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.HeadMedia.Input.Path
+            /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/query/size`.
+                @frozen public enum SizePayload: String, Codable, Hashable, Sendable, CaseIterable {
+                    case small = "small"
+                    case large = "large"
+                }
+                /// The variant; `large` when not given.
+                ///
+                /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/query/size`.
+                public var size: Operations.HeadMedia.Input.Query.SizePayload?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - size: The variant; `large` when not given.
+                public init(size: Operations.HeadMedia.Input.Query.SizePayload? = nil) {
+                    self.size = size
+                }
+            }
+            public var query: Operations.HeadMedia.Input.Query
+            /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/header/If-None-Match`.
+                public var ifNoneMatch: Swift.String?
+                /// One range of bytes (`bytes=0-99`, `bytes=100-`, `bytes=-100`); several ranges get the whole file.
+                ///
+                /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/header/Range`.
+                public var range: Swift.String?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.HeadMedia.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - ifNoneMatch:
+                ///   - range: One range of bytes (`bytes=0-99`, `bytes=100-`, `bytes=-100`); several ranges get the whole file.
+                ///   - accept:
+                public init(
+                    ifNoneMatch: Swift.String? = nil,
+                    range: Swift.String? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.HeadMedia.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.ifNoneMatch = ifNoneMatch
+                    self.range = range
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.HeadMedia.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            public init(
+                path: Operations.HeadMedia.Input.Path,
+                query: Operations.HeadMedia.Input.Query = .init(),
+                headers: Operations.HeadMedia.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/responses/200/headers/Content-Length`.
+                    public var contentLength: Swift.Int?
+                    /// - Remark: Generated from `#/paths/v1/media/{id}/HEAD/responses/200/headers/ETag`.
+                    public var eTag: Swift.String?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - contentLength:
+                    ///   - eTag:
+                    public init(
+                        contentLength: Swift.Int? = nil,
+                        eTag: Swift.String? = nil
+                    ) {
+                        self.contentLength = contentLength
+                        self.eTag = eTag
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.HeadMedia.Output.Ok.Headers
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.HeadMedia.Output.Ok.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// The headers of the variant, `Content-Length` among them, without its bytes.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.HeadMedia.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.HeadMedia.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct PartialContent: Sendable, Hashable {
+                /// Creates a new `PartialContent`.
+                public init() {}
+            }
+            /// The headers of the range asked for.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/206`.
+            ///
+            /// HTTP response code: `206 partialContent`.
+            case partialContent(Operations.HeadMedia.Output.PartialContent)
+            /// The headers of the range asked for.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/206`.
+            ///
+            /// HTTP response code: `206 partialContent`.
+            public static var partialContent: Self {
+                .partialContent(.init())
+            }
+            /// The associated value of the enum case if `self` is `.partialContent`.
+            ///
+            /// - Throws: An error if `self` is not `.partialContent`.
+            /// - SeeAlso: `.partialContent`.
+            public var partialContent: Operations.HeadMedia.Output.PartialContent {
+                get throws {
+                    switch self {
+                    case let .partialContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "partialContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct NotModified: Sendable, Hashable {
+                /// Creates a new `NotModified`.
+                public init() {}
+            }
+            /// Not modified.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/304`.
+            ///
+            /// HTTP response code: `304 notModified`.
+            case notModified(Operations.HeadMedia.Output.NotModified)
+            /// Not modified.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/304`.
+            ///
+            /// HTTP response code: `304 notModified`.
+            public static var notModified: Self {
+                .notModified(.init())
+            }
+            /// The associated value of the enum case if `self` is `.notModified`.
+            ///
+            /// - Throws: An error if `self` is not `.notModified`.
+            /// - SeeAlso: `.notModified`.
+            public var notModified: Operations.HeadMedia.Output.NotModified {
+                get throws {
+                    switch self {
+                    case let .notModified(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notModified",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct RangeNotSatisfiable: Sendable, Hashable {
+                /// Creates a new `RangeNotSatisfiable`.
+                public init() {}
+            }
+            /// The range starts past the end.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/416`.
+            ///
+            /// HTTP response code: `416 rangeNotSatisfiable`.
+            case rangeNotSatisfiable(Operations.HeadMedia.Output.RangeNotSatisfiable)
+            /// The range starts past the end.
+            ///
+            /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)/responses/416`.
+            ///
+            /// HTTP response code: `416 rangeNotSatisfiable`.
+            public static var rangeNotSatisfiable: Self {
+                .rangeNotSatisfiable(.init())
+            }
+            /// The associated value of the enum case if `self` is `.rangeNotSatisfiable`.
+            ///
+            /// - Throws: An error if `self` is not `.rangeNotSatisfiable`.
+            /// - SeeAlso: `.rangeNotSatisfiable`.
+            public var rangeNotSatisfiable: Operations.HeadMedia.Output.RangeNotSatisfiable {
+                get throws {
+                    switch self {
+                    case let .rangeNotSatisfiable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "rangeNotSatisfiable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
                     .json
                 ]
             }

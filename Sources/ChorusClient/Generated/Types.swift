@@ -137,7 +137,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me/sessions/{id}`.
     /// - Remark: Generated from `#/paths//v1/me/sessions/{id}/delete(endSession)`.
     func endSession(_ input: Operations.EndSession.Input) async throws -> Operations.EndSession.Output
-    /// Stores an image (raw body, at most 10 MiB); its type is checked against its first bytes.
+    /// Runs an image (raw body, at most 20 MiB) through the pipeline and stores what it makes: turned upright, every piece of metadata removed (EXIF with its GPS position, XMP, IPTC, comments, embedded thumbnails), sRGB, as a `large` (long side at most 2048 px) and a `small` (within 640×640) variant with a BlurHash. The upload itself is never kept nor served. HEIC, HEIF and AVIF become JPEG; a PNG with transparency stays PNG; an animated GIF or WebP keeps its animation in `large`. At most 50 megapixels (all frames together), 10,000 px a side and 200 frames, read from the header before any pixel is decoded.
     ///
     /// - Remark: HTTP `POST /v1/media`.
     /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)`.
@@ -145,6 +145,9 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/media/{id}`.
     /// - Remark: Generated from `#/paths//v1/media/{id}/get(getMedia)`.
     func getMedia(_ input: Operations.GetMedia.Input) async throws -> Operations.GetMedia.Output
+    /// - Remark: HTTP `HEAD /v1/media/{id}`.
+    /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)`.
+    func headMedia(_ input: Operations.HeadMedia.Input) async throws -> Operations.HeadMedia.Output
     /// MessageSent.
     ///
     /// - Remark: HTTP `POST /v1/messages`.
@@ -583,7 +586,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// Stores an image (raw body, at most 10 MiB); its type is checked against its first bytes.
+    /// Runs an image (raw body, at most 20 MiB) through the pipeline and stores what it makes: turned upright, every piece of metadata removed (EXIF with its GPS position, XMP, IPTC, comments, embedded thumbnails), sRGB, as a `large` (long side at most 2048 px) and a `small` (within 640×640) variant with a BlurHash. The upload itself is never kept nor served. HEIC, HEIF and AVIF become JPEG; a PNG with transparency stays PNG; an animated GIF or WebP keeps its animation in `large`. At most 50 megapixels (all frames together), 10,000 px a side and 200 frames, read from the header before any pixel is decoded.
     ///
     /// - Remark: HTTP `POST /v1/media`.
     /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)`.
@@ -600,10 +603,25 @@ extension APIProtocol {
     /// - Remark: Generated from `#/paths//v1/media/{id}/get(getMedia)`.
     public func getMedia(
         path: Operations.GetMedia.Input.Path,
+        query: Operations.GetMedia.Input.Query = .init(),
         headers: Operations.GetMedia.Input.Headers = .init()
     ) async throws -> Operations.GetMedia.Output {
         try await getMedia(Operations.GetMedia.Input(
             path: path,
+            query: query,
+            headers: headers
+        ))
+    }
+    /// - Remark: HTTP `HEAD /v1/media/{id}`.
+    /// - Remark: Generated from `#/paths//v1/media/{id}/head(headMedia)`.
+    public func headMedia(
+        path: Operations.HeadMedia.Input.Path,
+        query: Operations.HeadMedia.Input.Query = .init(),
+        headers: Operations.HeadMedia.Input.Headers = .init()
+    ) async throws -> Operations.HeadMedia.Output {
+        try await headMedia(Operations.HeadMedia.Input(
+            path: path,
+            query: query,
             headers: headers
         ))
     }

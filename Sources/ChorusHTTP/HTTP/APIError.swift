@@ -29,6 +29,12 @@ struct APIError: HTTPResponseError, Sendable {
     static func unsupportedMediaType(_ message: String) -> APIError {
         APIError(.unsupportedMediaType, "unsupported_media_type", message)
     }
+    static func invalidImage(_ message: String) -> APIError {
+        APIError(.unprocessableContent, "invalid_image", message)
+    }
+    static func imageTooLarge(_ message: String) -> APIError {
+        APIError(.unprocessableContent, "image_too_large", message)
+    }
     static func unavailable(_ message: String) -> APIError {
         APIError(.serviceUnavailable, "unavailable", message, retryAfter: 1)
     }

@@ -95,12 +95,16 @@ struct JSONWriter {
         text.withUTF8 { $0.withUnsafeBytes { bytes.appendJSONString($0) } }
     }
 
-    /// One string of `prefix`, `middle` and `text`, such as a URL made of a base, a path and an id read in place.
-    mutating func string(_ prefix: String, _ middle: StaticString, _ text: borrowing StoredText) {
+    /// One string of `prefix`, `middle`, `text` and `suffix`, such as a URL made of a base, a path, an id read in
+    /// place and a query.
+    mutating func string(
+        _ prefix: String, _ middle: StaticString, _ text: borrowing StoredText, _ suffix: StaticString = ""
+    ) {
         bytes.append(UInt8(ascii: "\""))
         bytes.appendJSONString(prefix, quoted: false)
         middle.withUTF8Buffer { bytes.appendJSONString($0, quoted: false) }
         text.withUTF8 { $0.withUnsafeBytes { bytes.appendJSONString($0, quoted: false) } }
+        suffix.withUTF8Buffer { bytes.appendJSONString($0, quoted: false) }
         bytes.append(UInt8(ascii: "\""))
     }
 

@@ -1,3 +1,4 @@
+import ChorusBackend
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
@@ -7,19 +8,31 @@ import Foundation
 struct ObjectRenderer: Sendable {
     /// Where media is served from: `<base>/v1/media/<id>`.
     let publicBaseURL: String
+    /// The images' sizes and BlurHashes, for the `media` of posts.
+    let media: MediaStore
 
     func imageURL(_ media: MediaID?) -> String? { media.map { "\(publicBaseURL)/v1/media/\($0.rawValue)" } }
 
+    /// A profile image: its `small` variant.
+    func profileImageURL(_ media: MediaID?) -> String? { imageURL(media).map { $0 + "?size=small" } }
+
+    /// The API's `Media`; in a post, with its `alt` (which may be null).
+    func media(_ media: MediaID, info: MediaInfo?, alt: String?? = .none) -> MediaJSON {
+        MediaJSON(
+            id: media.rawValue, url: imageURL(media) ?? "", type: (info?.large.type ?? .jpeg).rawValue, info: info,
+            alt: alt)
+    }
+
     func user(_ user: UserSummary) -> UserJSON {
         UserJSON(
-            id: user.id.rawValue, name: user.name, major: user.major, profileImage: imageURL(user.profileImage),
+            id: user.id.rawValue, name: user.name, major: user.major, profileImage: profileImageURL(user.profileImage),
             deleted: user.deleted)
     }
 
     func profile(_ profile: Profile) -> ProfileJSON {
         ProfileJSON(
             id: profile.summary.id.rawValue, name: profile.summary.name, major: profile.summary.major,
-            bio: profile.bio, profileImage: imageURL(profile.summary.profileImage), followers: profile.followers,
+            bio: profile.bio, profileImage: profileImageURL(profile.summary.profileImage), followers: profile.followers,
             following: profile.following, posts: profile.posts, isFollowed: profile.isFollowed, isMe: profile.isMe,
             email: profile.email, isBlocked: profile.isBlocked, isMuted: profile.isMuted,
             unreadNotifications: profile.unreadNotifications, unreadConversations: profile.unreadConversations)
@@ -48,6 +61,12 @@ struct ObjectRenderer: Sendable {
             body.field("caption") { $0.string(post.caption) }
             body.field("text") { $0.string(post.text) }
             body.field("image") { writeImage(post.image, to: &$0) }
+            let images: [MediaID] =
+                switch post.image {
+                case .some(let id): MediaID(id.string).map { [$0] } ?? []
+                case .none: []
+                }
+            body.field("media", images.map { self.media($0, info: media.info(of: $0), alt: .some(nil)) })
             body.field("repostOf", repostOf)
             body.field("createdAt", post.createdAt)
             body.field("editedAt", post.editedAt)
@@ -69,15 +88,15 @@ struct ObjectRenderer: Sendable {
             body.field("id") { $0.string(user.id) }
             body.field("name") { $0.string(user.name) }
             body.field("major") { $0.string(user.major) }
-            body.field("profileImage") { writeImage(user.profileImage, to: &$0) }
+            body.field("profileImage") { writeImage(user.profileImage, size: .small, to: &$0) }
             if user.deleted { body.field("deleted", true) }
         }
     }
 
-    /// The URL of a media id read in place: `<base>/v1/media/<id>`; or null.
-    private func writeImage(_ media: borrowing StoredText?, to json: inout JSONWriter) {
+    /// The URL of a media id read in place: `<base>/v1/media/<id>`, with `?size=small` for that size; or null.
+    private func writeImage(_ media: borrowing StoredText?, size: MediaSize = .large, to json: inout JSONWriter) {
         switch media {
-        case .some(let id): json.string(publicBaseURL, "/v1/media/", id)
+        case .some(let id): json.string(publicBaseURL, "/v1/media/", id, size == .small ? "?size=small" : "")
         case .none: json.null()
         }
     }

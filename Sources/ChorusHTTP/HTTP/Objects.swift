@@ -1,3 +1,4 @@
+import ChorusBackend
 import ChorusLog
 import Foundation
 
@@ -256,14 +257,41 @@ struct LikeJSON: JSONWritable {
     }
 }
 
+/// The API's `Media`: an image's URL (its `large` variant), upright size, BlurHash and variants. An image stored by
+/// an older Chorus, as it was uploaded, has only `id`, `url` and `type`.
 struct MediaJSON: JSONWritable {
     let id: String
     let url: String
+    let type: String
+    let info: MediaInfo?
+    /// `nil` outside a post; a post's images always carry theirs (`null` when there is none).
+    var alt: String?? = .none
 
     func write(to json: inout JSONWriter) {
+        json.object { body in
+            body.field("id", id)
+            body.field("url", url)
+            body.field("type", type)
+            if let info {
+                body.field("width", info.width)
+                body.field("height", info.height)
+                body.field("blurhash", info.blurhash)
+                body.field("variants") { variants in
+                    variants.object {
+                        $0.field("small") { write(info.small, url: url + "?size=small", to: &$0) }
+                        $0.field("large") { write(info.large, url: url, to: &$0) }
+                    }
+                }
+            }
+            if case .some(let alt) = alt { body.field("alt", alt) }
+        }
+    }
+
+    private func write(_ variant: MediaInfo.Variant, url: String, to json: inout JSONWriter) {
         json.object {
-            $0.field("id", id)
             $0.field("url", url)
+            $0.field("width", variant.width)
+            $0.field("height", variant.height)
         }
     }
 }

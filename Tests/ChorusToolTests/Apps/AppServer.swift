@@ -94,8 +94,8 @@ final class LiveCollector: Sendable {
     func stop() { task.cancel() }
 }
 
-/// A few bytes the server takes as a PNG.
-let pngBytes = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 0])
+/// A small PNG.
+let pngBytes = Data(SampleImages.png)
 
 extension LiveUpdate {
     /// The event's kind, for comparing sequences of them.
