@@ -56,6 +56,8 @@ public final class MediaStore: MediaCatalog {
         var large: ImageFormat?
         var small: ImageFormat?
         var legacy: ImageFormat?
+        /// Whether its `.info` was written, the last of its files: until then it is not stored.
+        var complete = true
 
         func type(_ size: MediaSize) -> ImageFormat? { legacy ?? (size == .large ? large : small) }
     }
@@ -91,10 +93,14 @@ public final class MediaStore: MediaCatalog {
                     continue
                 }
                 let parts = name.split(separator: ".").map(String.init)
-                guard let id = MediaID(parts[0]),
-                    let type = ImageFormat.allCases.first(where: { $0.fileExtension == parts.last })
-                else { continue }
-                var stored = found[id] ?? Stored(owner: owner)
+                guard let id = MediaID(parts[0]) else { continue }
+                var stored = found[id] ?? Stored(owner: owner, complete: false)
+                if parts.count == 2, parts[1] == "info" {
+                    stored.complete = true
+                    found[id] = stored
+                    continue
+                }
+                guard let type = ImageFormat.allCases.first(where: { $0.fileExtension == parts.last }) else { continue }
                 switch parts.count {
                 case 2: stored.legacy = type
                 case 3 where parts[1] == MediaSize.large.rawValue: stored.large = type
@@ -105,7 +111,9 @@ public final class MediaStore: MediaCatalog {
             }
         }
         try scan(directory, owner: nil)
-        return found.filter { $0.value.legacy != nil || ($0.value.large != nil && $0.value.small != nil) }
+        return found.filter {
+            $0.value.legacy != nil || ($0.value.complete && $0.value.large != nil && $0.value.small != nil)
+        }
     }
 
     public func contains(_ media: MediaID) -> Bool { index.withLock { $0[media] != nil } }
@@ -159,8 +167,8 @@ public final class MediaStore: MediaCatalog {
         let stored = Stored(owner: owner, large: image.large.format, small: image.small.format)
         try FileManager.default.createDirectory(
             atPath: directory + "/" + owner.rawValue, withIntermediateDirectories: true)
-        // The info last: a crash before it leaves variants that ``scan(_:)`` finds, and the same upload again
-        // writes them anew.
+        // The info last: a crash before it leaves variants that ``scan(_:)`` does not count as stored, and the same
+        // upload again writes them anew.
         for (size, variant) in [(MediaSize.large, image.large), (.small, image.small)] {
             try seal(variant.bytes, to: path(media, stored, size: size), as: media, key: key)
         }
