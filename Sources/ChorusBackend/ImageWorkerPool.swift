@@ -74,11 +74,9 @@ public final class ImageWorkerPool: Sendable {
         }
     }
 
-    /// libvips' warnings and Swift's crash reports are not wanted from a child whose failure is an answer; malloc
-    /// arenas, one a thread by default, are address space the child's cap would count.
-    private static let environment = [
-        "SWIFT_BACKTRACE": "enable=no", "MALLOC_ARENA_MAX": "2", "VIPS_WARNING": "0", "G_MESSAGES_DEBUG": "",
-    ]
+    /// No crash report (its standard error is discarded, and a crash is an answer); two malloc arenas, not one a
+    /// thread, whose reservations the child's address-space cap would count.
+    private static let environment = ["SWIFT_BACKTRACE": "enable=no", "MALLOC_ARENA_MAX": "2"]
 
     private func admit() async throws {
         let admitted = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in

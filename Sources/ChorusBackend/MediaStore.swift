@@ -56,8 +56,6 @@ public final class MediaStore: MediaCatalog {
         var large: ImageFormat?
         var small: ImageFormat?
         var legacy: ImageFormat?
-        /// Whether its `.info` was written, the last of its files: until then it is not stored.
-        var complete = true
 
         func type(_ size: MediaSize) -> ImageFormat? { legacy ?? (size == .large ? large : small) }
     }
@@ -81,6 +79,8 @@ public final class MediaStore: MediaCatalog {
     private static func scan(_ directory: String) throws -> [MediaID: Stored] {
         let files = FileManager.default
         var found: [MediaID: Stored] = [:]
+        /// The `.info` is written last: an image without one is not stored yet.
+        var withInfo: Set<MediaID> = []
         func scan(_ folder: String, owner: UserID?) throws {
             for name in try files.contentsOfDirectory(atPath: folder) {
                 if name.hasPrefix(".upload-") {
@@ -94,12 +94,11 @@ public final class MediaStore: MediaCatalog {
                 }
                 let parts = name.split(separator: ".").map(String.init)
                 guard let id = MediaID(parts[0]) else { continue }
-                var stored = found[id] ?? Stored(owner: owner, complete: false)
                 if parts.count == 2, parts[1] == "info" {
-                    stored.complete = true
-                    found[id] = stored
+                    withInfo.insert(id)
                     continue
                 }
+                var stored = found[id] ?? Stored(owner: owner)
                 guard let type = ImageFormat.allCases.first(where: { $0.fileExtension == parts.last }) else { continue }
                 switch parts.count {
                 case 2: stored.legacy = type
@@ -112,7 +111,7 @@ public final class MediaStore: MediaCatalog {
         }
         try scan(directory, owner: nil)
         return found.filter {
-            $0.value.legacy != nil || ($0.value.complete && $0.value.large != nil && $0.value.small != nil)
+            $0.value.legacy != nil || (withInfo.contains($0.key) && $0.value.large != nil && $0.value.small != nil)
         }
     }
 
@@ -121,10 +120,9 @@ public final class MediaStore: MediaCatalog {
     /// The type and bytes of `media` in `size`, opened with its uploader's key; nil if there is no such media, or its
     /// uploader was erased.
     public func contents(of media: MediaID, size: MediaSize = .large) throws -> (type: ImageFormat, bytes: [UInt8])? {
-        guard let stored = index.withLock({ $0[media] }), let type = stored.type(size) else { return nil }
-        guard let bytes = try opened(path(media, stored, size: size), of: media, owner: stored.owner) else {
-            return nil
-        }
+        guard let stored = index.withLock({ $0[media] }), let type = stored.type(size),
+            let bytes = try opened(path(media, stored, size: size, type: type), of: media, owner: stored.owner)
+        else { return nil }
         return (type, bytes)
     }
 
@@ -170,7 +168,7 @@ public final class MediaStore: MediaCatalog {
         // The info last: a crash before it leaves variants that ``scan(_:)`` does not count as stored, and the same
         // upload again writes them anew.
         for (size, variant) in [(MediaSize.large, image.large), (.small, image.small)] {
-            try seal(variant.bytes, to: path(media, stored, size: size), as: media, key: key)
+            try seal(variant.bytes, to: path(media, stored, size: size, type: variant.format), as: media, key: key)
         }
         try seal(Array(try JSONEncoder().encode(info)), to: infoPath(media, owner: owner), as: media, key: key)
         infos.withLock { $0[media] = info }
@@ -193,11 +191,12 @@ public final class MediaStore: MediaCatalog {
         return Array(try AES.GCM.open(box, using: key, authenticating: Array(media.rawValue.utf8)))
     }
 
-    fileprivate func path(_ media: MediaID, _ stored: Stored, size: MediaSize) -> String {
+    /// The file of `media` in `size`, of `type` (``Stored/type(_:)``): `<id>.<size>.<ext>`, or `<id>.<ext>` for a
+    /// file of an older Chorus.
+    private func path(_ media: MediaID, _ stored: Stored, size: MediaSize, type: ImageFormat) -> String {
         let folder = directory + (stored.owner.map { "/" + $0.rawValue } ?? "")
-        if let legacy = stored.legacy { return folder + "/" + media.rawValue + "." + legacy.fileExtension }
-        let type = (size == .large ? stored.large : stored.small) ?? .jpeg
-        return folder + "/" + media.rawValue + "." + size.rawValue + "." + type.fileExtension
+        let name = stored.legacy == nil ? media.rawValue + "." + size.rawValue : media.rawValue
+        return folder + "/" + name + "." + type.fileExtension
     }
 
     private func infoPath(_ media: MediaID, owner: UserID) -> String {

@@ -194,7 +194,7 @@ struct MediaAPITests {
             #expect(fake.status == .unprocessableContent && fake.errorCode == "invalid_image")
             let truncated = try await upload(Array(SampleImages.bytes("photo.jpg").prefix(3_000)), "image/jpeg")
             #expect(truncated.errorCode == "invalid_image", "\(truncated.object)")
-            let bomb = try await upload(Self.pngBomb(width: 60_000, height: 60_000), "image/png")
+            let bomb = try await upload(SampleImages.pngBomb(width: 60_000, height: 60_000), "image/png")
             #expect(bomb.status == .unprocessableContent && bomb.errorCode == "image_too_large", "\(bomb.object)")
             let text = try await upload(Array("hello".utf8), "text/plain")
             #expect(text.status == .unsupportedMediaType)
@@ -210,15 +210,5 @@ struct MediaAPITests {
             let leftovers = try FileManager.default.contentsOfDirectory(atPath: api.backend.data.media)
             #expect(leftovers.isEmpty, "refused uploads leave no files: \(leftovers)")
         }
-    }
-
-    /// A PNG whose header claims `width`×`height` pixels, with one tiny compressed row: decoding it whole would
-    /// allocate gigabytes.
-    static func pngBomb(width: UInt32, height: UInt32) -> [UInt8] {
-        func bigEndian(_ value: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
-        let header = bigEndian(width) + bigEndian(height) + [8, 2, 0, 0, 0]
-        let data: [UInt8] = [0x78, 0x9C, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01]
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + SampleImages.pngChunk("IHDR", header)
-            + SampleImages.pngChunk("IDAT", data) + SampleImages.pngChunk("IEND", [])
     }
 }

@@ -27,6 +27,14 @@ public enum SampleImages {
             + Array(png[afterHeader...])
     }
 
+    /// A PNG whose header claims `width`×`height` pixels, with one tiny compressed row: decoding it whole would
+    /// allocate gigabytes.
+    public static func pngBomb(width: UInt32, height: UInt32) -> [UInt8] {
+        let header = bigEndian(width) + bigEndian(height) + [8, 2, 0, 0, 0]
+        let data: [UInt8] = [0x78, 0x9C, 0x63, 0x60, 0x00, 0x00, 0x00, 0x02, 0x00, 0x01]
+        return Array(png.prefix(8)) + pngChunk("IHDR", header) + pngChunk("IDAT", data) + pngChunk("IEND", [])
+    }
+
     /// A PNG chunk: its length, type, data and CRC.
     public static func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let body = Array(type.utf8) + data

@@ -9,30 +9,32 @@ struct ObjectRenderer: Sendable {
     /// Where media is served from: `<base>/v1/media/<id>`.
     let publicBaseURL: String
     /// The images' sizes and BlurHashes, for the `media` of posts.
-    let media: MediaStore
+    let mediaStore: MediaStore
 
-    func imageURL(_ media: MediaID?) -> String? { media.map { "\(publicBaseURL)/v1/media/\($0.rawValue)" } }
-
-    /// A profile image: its `small` variant.
-    func profileImageURL(_ media: MediaID?) -> String? { imageURL(media).map { $0 + "?size=small" } }
+    /// `<base>/v1/media/<id>`, with the query of `size`; a profile image is its `small` variant.
+    func imageURL(_ media: MediaID?, size: MediaSize = .large) -> String? {
+        media.map { "\(publicBaseURL)/v1/media/\($0.rawValue)\(size.query)" }
+    }
 
     /// The API's `Media`; in a post, with its `alt` (which may be null).
-    func media(_ media: MediaID, info: MediaInfo?, alt: String?? = .none) -> MediaJSON {
+    func mediaJSON(_ media: MediaID, info: MediaInfo?, alt: String?? = .none) -> MediaJSON {
         MediaJSON(
-            id: media.rawValue, url: imageURL(media) ?? "", type: (info?.large.type ?? .jpeg).rawValue, info: info,
-            alt: alt)
+            id: media.rawValue, url: imageURL(media) ?? "", smallURL: imageURL(media, size: .small) ?? "",
+            type: (info?.large.type ?? .jpeg).rawValue, info: info, alt: alt)
     }
 
     func user(_ user: UserSummary) -> UserJSON {
         UserJSON(
-            id: user.id.rawValue, name: user.name, major: user.major, profileImage: profileImageURL(user.profileImage),
+            id: user.id.rawValue, name: user.name, major: user.major,
+            profileImage: imageURL(user.profileImage, size: .small),
             deleted: user.deleted)
     }
 
     func profile(_ profile: Profile) -> ProfileJSON {
         ProfileJSON(
             id: profile.summary.id.rawValue, name: profile.summary.name, major: profile.summary.major,
-            bio: profile.bio, profileImage: profileImageURL(profile.summary.profileImage), followers: profile.followers,
+            bio: profile.bio, profileImage: imageURL(profile.summary.profileImage, size: .small),
+            followers: profile.followers,
             following: profile.following, posts: profile.posts, isFollowed: profile.isFollowed, isMe: profile.isMe,
             email: profile.email, isBlocked: profile.isBlocked, isMuted: profile.isMuted,
             unreadNotifications: profile.unreadNotifications, unreadConversations: profile.unreadConversations)
@@ -66,7 +68,7 @@ struct ObjectRenderer: Sendable {
                 case .some(let id): MediaID(id.string).map { [$0] } ?? []
                 case .none: []
                 }
-            body.field("media", images.map { self.media($0, info: media.info(of: $0), alt: .some(nil)) })
+            body.field("media", images.map { mediaJSON($0, info: mediaStore.info(of: $0), alt: .some(nil)) })
             body.field("repostOf", repostOf)
             body.field("createdAt", post.createdAt)
             body.field("editedAt", post.editedAt)
@@ -93,10 +95,10 @@ struct ObjectRenderer: Sendable {
         }
     }
 
-    /// The URL of a media id read in place: `<base>/v1/media/<id>`, with `?size=small` for that size; or null.
+    /// The URL of a media id read in place, as ``imageURL(_:size:)`` makes it; or null.
     private func writeImage(_ media: borrowing StoredText?, size: MediaSize = .large, to json: inout JSONWriter) {
         switch media {
-        case .some(let id): json.string(publicBaseURL, "/v1/media/", id, size == .small ? "?size=small" : "")
+        case .some(let id): json.string(publicBaseURL, "/v1/media/", id, size.query)
         case .none: json.null()
         }
     }
@@ -158,5 +160,15 @@ struct ObjectRenderer: Sendable {
 
     func page<Item, JSON: JSONWritable>(_ page: Page<Item>, _ render: (Item) -> JSON) -> PageJSON<JSON> {
         PageJSON(items: page.items.map(render), nextCursor: page.nextCursor?.description)
+    }
+}
+
+extension MediaSize {
+    /// What a media URL ends with to ask for this size: nothing for `large`, which is served by default.
+    var query: StaticString {
+        switch self {
+        case .large: ""
+        case .small: "?size=small"
+        }
     }
 }

@@ -262,6 +262,7 @@ struct LikeJSON: JSONWritable {
 struct MediaJSON: JSONWritable {
     let id: String
     let url: String
+    let smallURL: String
     let type: String
     let info: MediaInfo?
     /// `nil` outside a post; a post's images always carry theirs (`null` when there is none).
@@ -278,7 +279,7 @@ struct MediaJSON: JSONWritable {
                 body.field("blurhash", info.blurhash)
                 body.field("variants") { variants in
                     variants.object {
-                        $0.field("small") { write(info.small, url: url + "?size=small", to: &$0) }
+                        $0.field("small") { write(info.small, url: smallURL, to: &$0) }
                         $0.field("large") { write(info.large, url: url, to: &$0) }
                     }
                 }

@@ -51,7 +51,7 @@ struct MediaRoutes {
             } catch is ImageWorkerPool.Busy {
                 throw APIError.unavailable("too many images are being processed; retry shortly")
             }
-            let body = JSONBody.encode(renderer.media(stored.id, info: stored.info))
+            let body = JSONBody.encode(renderer.mediaJSON(stored.id, info: stored.info))
             return Endpoints.json(.created, body, position: nil)
         }
     }

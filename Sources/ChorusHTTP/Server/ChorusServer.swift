@@ -93,7 +93,7 @@ public enum ChorusServer {
         -> Router<ChorusRequestContext>
     {
         let endpoints = Endpoints(
-            backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL, media: backend.media),
+            backend: backend, renderer: ObjectRenderer(publicBaseURL: configuration.baseURL, mediaStore: backend.media),
             consistencyTimeout: configuration.consistencyTimeout,
             pages: configuration.keptPageBytes > 0 ? RenderedPages(budget: configuration.keptPageBytes) : nil,
             limiters: Limiters(configuration.rateLimits))
@@ -147,7 +147,7 @@ struct Webhooks {
         service = WebhookService(
             backend: backend, outbox: outbox,
             content: WebhookEvents(
-                renderer: ObjectRenderer(publicBaseURL: configuration.baseURL, media: backend.media),
+                renderer: ObjectRenderer(publicBaseURL: configuration.baseURL, mediaStore: backend.media),
                 tokens: backend.tokens,
                 keys: backend.keys),
             configuration: webhooks, logger: logger)
