@@ -332,7 +332,8 @@ let package = Package(
         .testTarget(
             name: "ChorusBackendTests",
             dependencies: [
-                "ChorusBackend", "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog", "ChorusLMDBLog",
+                "ChorusBackend", "ChorusImaging", "ChorusProjections", "ChorusStorage", "ChorusDomain", "ChorusLog",
+                "ChorusLMDBLog",
                 "ChorusTestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -343,7 +344,7 @@ let package = Package(
             name: "ChorusHTTPTests",
             dependencies: [
                 "ChorusHTTP", "ChorusText", "ChorusBackend", "ChorusProjections", "ChorusDomain", "ChorusLog",
-                "ChorusLMDBLog",
+                "ChorusLMDBLog", "ChorusDemo",
                 "ChorusTestSupport",
                 "ChorusProcesses",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

@@ -52,6 +52,9 @@ public final class ImageWorkerPool: Sendable {
             ? own : url.deletingLastPathComponent().appendingPathComponent("chorus").path
     }
 
+    /// Uploads being processed, and waiting for a child.
+    public var load: (running: Int, waiting: Int) { admission.withLock { ($0.running, $0.waiting.count) } }
+
     /// Runs the pipeline on the upload in `file`; throws ``ImageRefusal`` for an image it refuses (or that killed its
     /// child), ``Busy`` when the queue is full.
     public func process(file: String, claimed: UploadFormat) async throws -> ProcessedImage {
