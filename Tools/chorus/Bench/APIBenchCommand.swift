@@ -165,11 +165,7 @@ final class BenchServer: @unchecked Sendable {
 
     /// The server's anonymous resident memory (`RssAnon`), in MiB: its heap, not LMDB's mapped pages.
     func anonymousMemoryMiB() -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8),
-            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
-            let kilobytes = Double(line.split(separator: " ", omittingEmptySubsequences: true)[1])
-        else { return 0 }
-        return kilobytes / 1024
+        Double(processStatusKilobytes("RssAnon", of: String(process.processIdentifier)) ?? 0) / 1024
     }
 
     func stop() {
