@@ -45,7 +45,8 @@ public enum MediaSize: String, Sendable, CaseIterable {
 /// ``ChorusIdentifier/init(_:)`` has checked their form, so no path can leave the folder.
 ///
 /// Files an older Chorus stored as uploaded (`<id>.<ext>`, sealed in the uploader's folder or plain in `media/`)
-/// are served as they are, in both sizes.
+/// are served as they are, in both sizes, until ``upgradeStoredUploads()`` has run the sealed ones through the
+/// pipeline.
 public final class MediaStore: MediaCatalog {
     public static let maximumSize = 20 << 20
 
@@ -110,9 +111,21 @@ public final class MediaStore: MediaCatalog {
             }
         }
         try scan(directory, owner: nil)
-        return found.filter {
-            $0.value.legacy != nil || (withInfo.contains($0.key) && $0.value.large != nil && $0.value.small != nil)
+        var stored: [MediaID: Stored] = [:]
+        for (id, var entry) in found {
+            if withInfo.contains(id), entry.large != nil, entry.small != nil {
+                if let legacy = entry.legacy, let owner = entry.owner {
+                    // Upgraded, and stopped before the upload it came from was removed.
+                    try? files.removeItem(
+                        atPath: "\(directory)/\(owner.rawValue)/\(id.rawValue).\(legacy.fileExtension)")
+                }
+                entry.legacy = nil
+            } else if entry.legacy == nil {
+                continue
+            }
+            stored[id] = entry
         }
+        return stored
     }
 
     public func contains(_ media: MediaID) -> Bool { index.withLock { $0[media] != nil } }
@@ -135,6 +148,37 @@ public final class MediaStore: MediaCatalog {
         else { return nil }
         infos.withLock { $0[media] = info }
         return info
+    }
+
+    /// Runs every image an older Chorus stored sealed as it was uploaded through the pipeline, and replaces its file
+    /// with the variants; returns how many were upgraded, and how many the pipeline refused (kept, and served as
+    /// before). Plain files of the oldest Chorus, with no owner, are left as they are.
+    public func upgradeStoredUploads() async throws -> (upgraded: Int, refused: Int) {
+        let stored = index.withLock { $0.filter { $0.value.legacy != nil && $0.value.owner != nil } }
+        var (upgraded, refused) = (0, 0)
+        for (media, entry) in stored {
+            guard let legacy = entry.legacy, let owner = entry.owner,
+                let bytes = try opened(path(media, entry, size: .large, type: legacy), of: media, owner: owner),
+                let claimed = UploadFormat(rawValue: legacy.rawValue)
+            else { continue }
+            let temporary = directory + "/.upload-" + UUID().uuidString.lowercased()
+            try AtomicFile.write(bytes, to: temporary, permissions: 0o600)
+            defer { unlink(temporary) }
+            let image: ProcessedImage
+            do {
+                image = try await workers.process(file: temporary, claimed: claimed)
+            } catch is ImageRefusal {
+                refused += 1
+                continue
+            }
+            let file = path(media, entry, size: .large, type: legacy)
+            try await BlockingWork.run {
+                _ = try self.store(image, as: media, owner: owner)
+                try FileManager.default.removeItem(atPath: file)
+            }
+            upgraded += 1
+        }
+        return (upgraded, refused)
     }
 
     /// Starts an upload by `owner` into a temporary file.

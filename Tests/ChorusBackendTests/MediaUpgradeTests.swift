@@ -1,0 +1,49 @@
+import ChorusBackend
+import ChorusDomain
+import ChorusImaging
+import ChorusTestSupport
+import Crypto
+import Foundation
+import Testing
+
+@Suite("Media: uploads an older Chorus stored as they came")
+struct MediaUpgradeTests {
+    @Test("are served as stored until upgraded, then only as the pipeline wrote them; what it refuses is kept")
+    func upgrade() async throws {
+        try await withTemporaryDirectory { directory in
+            let keys = TestDataKeys()
+            let owner = UserID(bits: 1, 57)
+            let photo = MediaID(bits: 2, 57)
+            let junk = MediaID(bits: 3, 57)
+            let original = SampleImages.bytes("photo.jpg")
+            let junkBytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 1, 2, 3]
+            // As an older Chorus stored them: the upload sealed under its owner's key, named `<id>.<ext>`.
+            let folder = directory + "/" + owner.rawValue
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for (media, bytes, name) in [(photo, original, "jpg"), (junk, junkBytes, "png")] {
+                let sealed = try AES.GCM.seal(
+                    bytes, using: try keys.makeKey(for: owner), authenticating: Array(media.rawValue.utf8))
+                try Data(sealed.combined!).write(to: URL(fileURLWithPath: "\(folder)/\(media.rawValue).\(name)"))
+            }
+
+            let store = try MediaStore(directory: directory, keys: keys)
+            #expect(try store.contents(of: photo)?.bytes == original && store.info(of: photo) == nil)
+            let (upgraded, refused) = try await store.upgradeStoredUploads()
+            #expect(upgraded == 1 && refused == 1)
+
+            for reopened in [store, try MediaStore(directory: directory, keys: keys)] {
+                let info = try #require(reopened.info(of: photo))
+                #expect(info.width == 240 && info.height == 320, "turned upright")
+                for size in MediaSize.allCases {
+                    let served = try #require(try reopened.contents(of: photo, size: size))
+                    #expect(served.type == .jpeg && served.bytes != original)
+                    let text = String(decoding: served.bytes, as: UTF8.self)
+                    #expect(!SampleImages.metadataMarkers.contains { text.contains($0) }, "\(size)")
+                }
+                #expect(try reopened.contents(of: junk)?.bytes == junkBytes, "refused, so kept as it was")
+            }
+            #expect(!FileManager.default.fileExists(atPath: "\(folder)/\(photo.rawValue).jpg"))
+            #expect(try await store.upgradeStoredUploads() == (0, 1))
+        }
+    }
+}
