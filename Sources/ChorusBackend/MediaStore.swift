@@ -158,9 +158,10 @@ public final class MediaStore: MediaCatalog {
         var (upgraded, refused) = (0, 0)
         for (media, entry) in stored {
             guard let legacy = entry.legacy, let owner = entry.owner,
-                let bytes = try opened(path(media, entry, size: .large, type: legacy), of: media, owner: owner),
                 let claimed = UploadFormat(rawValue: legacy.rawValue)
             else { continue }
+            let file = path(media, entry, size: .large, type: legacy)
+            guard let bytes = try opened(file, of: media, owner: owner) else { continue }
             let temporary = directory + "/.upload-" + UUID().uuidString.lowercased()
             try AtomicFile.write(bytes, to: temporary, permissions: 0o600)
             defer { unlink(temporary) }
@@ -171,7 +172,6 @@ public final class MediaStore: MediaCatalog {
                 refused += 1
                 continue
             }
-            let file = path(media, entry, size: .large, type: legacy)
             try await BlockingWork.run {
                 _ = try self.store(image, as: media, owner: owner)
                 try FileManager.default.removeItem(atPath: file)
