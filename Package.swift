@@ -352,6 +352,8 @@ let package = Package(
             ],
             path: "Tests/ChorusHTTPTests"
         ),
+        // The image pipeline's own pieces: the BlurHash encoder against a reference.
+        .testTarget(name: "ChorusImagingTests", dependencies: ["ChorusImaging"], path: "Tests/ChorusImagingTests"),
         // The SDK on its own: its generated layer is up to date, its pages and live streams.
         .testTarget(
             name: "ChorusClientTests",
