@@ -64,7 +64,8 @@ public enum LiveSubject: Hashable, Sendable {
         case .userRegistered, .postEdited, .roomCreated, .notificationsRead, .sessionStarted,
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved,
-            .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
+            .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
+            .mediaRemoved:
             break
         }
     }

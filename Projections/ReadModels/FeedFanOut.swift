@@ -78,7 +78,8 @@ struct FeedFanOut: ReadModel {
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched,
             .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted,
-            .erasureCompleted:
+            .erasureCompleted,
+            .mediaRemoved:
             break
         }
     }

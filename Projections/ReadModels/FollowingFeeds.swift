@@ -73,7 +73,8 @@ struct FollowingFeeds: DerivedReadModel {
             .sessionStarted, .sessionEnded,
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked,
             .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
-            .accountDeleted, .erasureCompleted:
+            .accountDeleted, .erasureCompleted,
+            .mediaRemoved:
             break
         }
     }

@@ -93,7 +93,8 @@ struct Notifications: ReadModel {
             .sessionEnded,
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled,
-            .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
+            .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
+            .mediaRemoved:
             break
         }
     }
@@ -131,6 +132,7 @@ public struct Notification: Sendable, Hashable {
     /// The post a like, comment or repost was on.
     public struct PostPart: Sendable, Hashable {
         public let id: PostID
+        /// Its first image.
         public let image: MediaID?
     }
 
@@ -172,7 +174,8 @@ extension ReadView {
         // What a blocked or muted user did notifies no one who hid them.
         guard try !hides(record.actor, from: user, muting: true) else { return nil }
         let actor = try requireSummary(record.actor)
-        let post = try record.post.map { id in Notification.PostPart(id: id, image: try postRecord(id)?.image) }
+        let post = try record.post.map { id in Notification.PostPart(id: id, image: try postRecord(id)?.media.first?.id)
+        }
         var comment: Comment?
         if let post = record.post, let part = record.comment {
             comment = Comment(id: part.id, postID: post, author: actor, text: part.text, createdAt: record.createdAt)

@@ -25,6 +25,8 @@ public final class ChorusBackend: Sendable {
     public let keyStore: DataKeyStore
     /// How long after an account deletion every file is rid of the account's personal data, at most.
     public let erasureDelay: Duration
+    /// How long an uploaded image waits to be shown by a post or a profile before it is removed.
+    public let unattachedMediaLifetime: Duration
     public let tokens: SessionTokens
     package let metrics = ChorusMetrics()
     /// Writes are refused while the read models are further behind the log than this many events (see ``execute``).
@@ -55,12 +57,13 @@ public final class ChorusBackend: Sendable {
     public init(
         data: DataDirectory, readOnly: Bool = false, maximumLogSize: Int? = nil, maximumWriteLag: UInt64 = 10_000,
         fanOutLimit: Int = ProjectionEngine.defaultFanOutLimit,
-        erasureDelay: Duration = .seconds(600), passwordHasher: PasswordHasher = PasswordHasher(),
-        cluster: ClusterDatabase? = nil, logger: Logger
+        erasureDelay: Duration = .seconds(600), unattachedMediaLifetime: Duration = .seconds(24 * 3600),
+        passwordHasher: PasswordHasher = PasswordHasher(), cluster: ClusterDatabase? = nil, logger: Logger
     ) throws {
         self.data = data
         self.maximumWriteLag = maximumWriteLag
         self.erasureDelay = erasureDelay
+        self.unattachedMediaLifetime = unattachedMediaLifetime
         let metrics = self.metrics
         // Commands are appended from HTTP handlers running on NIO's event loops: they hand every append to the
         // writer thread rather than wait on an fsync there.
@@ -74,20 +77,22 @@ public final class ChorusBackend: Sendable {
             if let cluster {
                 let keys = ClusterDataKeys(local: keyStore, database: cluster)
                 self.keys = keys
+                let media = try MediaStore(
+                    directory: data.media, keys: keys, shared: ClusterMediaFiles(database: cluster))
+                self.media = media
                 let clusterLog = ClusterEventLog(
                     replica: embedded, database: cluster, logger: logger,
-                    onApplied: { Self.forgetErasedKeys(in: $0, keys: keys, logger: logger) },
+                    onApplied: { Self.applyOtherNodesErasures(in: $0, keys: keys, media: media, logger: logger) },
                     commitObserver: { metrics.recordClusterCommit($0) })
                 self.clusterLog = clusterLog
                 log = clusterLog
             } else {
                 keys = keyStore
+                media = try MediaStore(directory: data.media, keys: keys)
                 clusterLog = nil
                 log = embedded
             }
-            let media = try MediaStore(directory: data.media, keys: keys)
-            self.media = media
-            commands = CommandExecutor(log: log, keys: keys, media: media, passwordHasher: passwordHasher)
+            commands = CommandExecutor(log: log, keys: keys, media: self.media, passwordHasher: passwordHasher)
             tokens = SessionTokens(secret: try data.sessionSecretBytes())
             readModels = try ServedReadModels(
                 log: log, keys: keys, dataDirectory: data.root, fanOutLimit: fanOutLimit, logger: logger)
@@ -114,30 +119,41 @@ public final class ChorusBackend: Sendable {
         try data.adoptSessionSecret(secret)
     }
 
-    /// On every node but the one that deleted an account, the cached copy of its data key goes when the deletion is
-    /// applied; if that fails, the key stays readable on this node until its erasure runs (logged).
-    private static func forgetErasedKeys(in events: [RecordedEvent], keys: ClusterDataKeys, logger: Logger) {
-        for event in events where event.type == "AccountDeleted" {
+    /// On every node but the one that decided them, what another node erased is dropped as it is applied: a deleted
+    /// account's cached data key (if that fails, the key stays readable on this node until its erasure runs, logged)
+    /// and images, and the copy of an image removed unattached.
+    private static func applyOtherNodesErasures(
+        in events: [RecordedEvent], keys: ClusterDataKeys, media: MediaStore, logger: Logger
+    ) {
+        for event in events where event.type == "AccountDeleted" || event.type == "MediaRemoved" {
             do {
-                if case .accountDeleted(let deleted) = try DomainEvent(decoding: event, keys: keys) {
+                switch try DomainEvent(decoding: event, keys: keys) {
+                case .accountDeleted(let deleted):
                     try keys.forget(deleted.user)
+                    try media.removeAll(of: deleted.user)
+                case .mediaRemoved(let removed): media.remove(removed.media)
+                default: break
                 }
             } catch {
                 logger.error(
-                    "could not drop an erased user's cached key",
+                    "could not drop what another node erased",
                     metadata: ["position": "\(event.position)", "error": "\(error)"])
             }
         }
     }
 
-    /// What keeps the backend running, for a service group: the log's writer, the read models following the log, and
-    /// the erasures of deleted accounts, which `holders` (what the server keeps beside the backend) take part in. In
+    /// What keeps the backend running, for a service group: the log's writer, the read models following the log, the
+    /// erasures of deleted accounts, which `holders` (what the server keeps beside the backend) take part in, and the
+    /// upkeep of images (old uploads upgraded, unattached ones removed). In
     /// reverse order on shutdown: the read models stop, then the writer commits what it holds.
     public func services(holdingPersonalData holders: [any PersonalDataHolder] = []) -> [any Service] {
         [
             logWriterService, projectionService, stateUpgradeService,
             ErasureService(backend: self, holders: holders, logger: logger),
             MediaUpgradeService(media: media, readOnly: embeddedLog.isReadOnly, logger: logger),
+            UnattachedMediaService(
+                commands: commands, media: media, lifetime: unattachedMediaLifetime, readOnly: embeddedLog.isReadOnly,
+                logger: logger),
         ]
     }
 

@@ -1,3 +1,4 @@
+import ChorusCluster
 import ChorusDomain
 import ChorusImaging
 import ChorusLog
@@ -44,6 +45,9 @@ public enum MediaSize: String, Sendable, CaseIterable {
 /// removes their folder; their key is destroyed besides. Ids come from clients only after
 /// ``ChorusIdentifier/init(_:)`` has checked their form, so no path can leave the folder.
 ///
+/// In a cluster, every image's files are also kept in the cluster's PostgreSQL (``ChorusCluster/ClusterMediaFiles``),
+/// sealed as on disk: a node that does not hold an image fetches it from there once, and keeps it.
+///
 /// Files an older Chorus stored as uploaded (`<id>.<ext>`, sealed in the uploader's folder or plain in `media/`)
 /// are served as they are, in both sizes, until ``upgradeStoredUploads()`` has run the sealed ones through the
 /// pipeline.
@@ -59,20 +63,42 @@ public final class MediaStore: MediaCatalog {
         var legacy: ImageFormat?
 
         func type(_ size: MediaSize) -> ImageFormat? { legacy ?? (size == .large ? large : small) }
+
+        /// Takes in the file called `name` (`<id>.<size>.<ext>`, or `<id>.<ext>` of an older Chorus); false for a
+        /// name of neither form.
+        mutating func add(file name: String) -> Bool {
+            let parts = name.split(separator: ".").map(String.init)
+            guard let type = ImageFormat.allCases.first(where: { $0.fileExtension == parts.last }) else { return false }
+            switch parts.count {
+            case 2: legacy = type
+            case 3 where parts[1] == MediaSize.large.rawValue: large = type
+            case 3 where parts[1] == MediaSize.small.rawValue: small = type
+            default: return false
+            }
+            return true
+        }
     }
 
     public let directory: String
     let keys: any PersonalDataKeys
     let workers: ImageWorkerPool
+    /// Where the cluster keeps every node's images; nil for a single node.
+    private let shared: ClusterMediaFiles?
     /// Every stored id, read from the folders at start.
     private let index: Mutex<[MediaID: Stored]>
     /// The info of images uploaded or read since start: feeds render it for every image they show.
     private let infos = Mutex<[MediaID: MediaInfo]>([:])
+    /// Images being removed (``hide(_:)``): stored still, but no longer for a post or a profile to name.
+    private let hidden = Mutex<Set<MediaID>>([])
 
-    public init(directory: String, keys: any PersonalDataKeys, workers: ImageWorkerPool = ImageWorkerPool()) throws {
+    public init(
+        directory: String, keys: any PersonalDataKeys, workers: ImageWorkerPool = ImageWorkerPool(),
+        shared: ClusterMediaFiles? = nil
+    ) throws {
         self.directory = directory
         self.keys = keys
         self.workers = workers
+        self.shared = shared
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         index = Mutex(try Self.scan(directory))
     }
@@ -93,20 +119,13 @@ public final class MediaStore: MediaCatalog {
                     try scan(folder + "/" + name, owner: user)
                     continue
                 }
-                let parts = name.split(separator: ".").map(String.init)
-                guard let id = MediaID(parts[0]) else { continue }
-                if parts.count == 2, parts[1] == "info" {
+                guard let id = MediaID(String(name.prefix { $0 != "." })) else { continue }
+                if name.hasSuffix(".info") {
                     withInfo.insert(id)
                     continue
                 }
                 var stored = found[id] ?? Stored(owner: owner)
-                guard let type = ImageFormat.allCases.first(where: { $0.fileExtension == parts.last }) else { continue }
-                switch parts.count {
-                case 2: stored.legacy = type
-                case 3 where parts[1] == MediaSize.large.rawValue: stored.large = type
-                case 3 where parts[1] == MediaSize.small.rawValue: stored.small = type
-                default: continue
-                }
+                guard stored.add(file: name) else { continue }
                 found[id] = stored
             }
         }
@@ -128,12 +147,45 @@ public final class MediaStore: MediaCatalog {
         return stored
     }
 
-    public func contains(_ media: MediaID) -> Bool { index.withLock { $0[media] != nil } }
+    public func contains(_ media: MediaID) -> Bool {
+        stored(media) != nil && !hidden.withLock { $0.contains(media) }
+    }
+
+    /// Where `media` is: in this node's folders, or fetched into them from the cluster's (once).
+    private func stored(_ media: MediaID) -> Stored? {
+        if let known = index.withLock({ $0[media] }) { return known }
+        guard let shared, let found = try? shared.files(of: media.rawValue), let owner = UserID(found.owner) else {
+            return nil
+        }
+        var stored = Stored(owner: owner)
+        do {
+            try FileManager.default.createDirectory(
+                atPath: directory + "/" + owner.rawValue, withIntermediateDirectories: true)
+            // The info last, as an upload writes it.
+            for file in found.files.sorted(by: { !$0.name.hasSuffix(".info") && $1.name.hasSuffix(".info") }) {
+                guard file.name.hasPrefix(media.rawValue + "."), !file.name.contains("/") else { continue }
+                if !file.name.hasSuffix(".info") { guard stored.add(file: file.name) else { continue } }
+                try AtomicFile.write(
+                    file.bytes, to: directory + "/" + owner.rawValue + "/" + file.name, permissions: 0o600)
+            }
+        } catch {
+            return nil
+        }
+        guard stored.large != nil, stored.small != nil else { return nil }
+        index.withLock { $0[media] = stored }
+        return stored
+    }
+
+    /// Makes ``contains(_:)`` deny `media` while its removal is decided.
+    public func hide(_ media: MediaID) { _ = hidden.withLock { $0.insert(media) } }
+
+    /// Takes back ``hide(_:)``.
+    public func show(_ media: MediaID) { _ = hidden.withLock { $0.remove(media) } }
 
     /// The type and bytes of `media` in `size`, opened with its uploader's key; nil if there is no such media, or its
     /// uploader was erased.
     public func contents(of media: MediaID, size: MediaSize = .large) throws -> (type: ImageFormat, bytes: [UInt8])? {
-        guard let stored = index.withLock({ $0[media] }), let type = stored.type(size),
+        guard let stored = stored(media), let type = stored.type(size),
             let bytes = try opened(path(media, stored, size: size, type: type), of: media, owner: stored.owner)
         else { return nil }
         return (type, bytes)
@@ -142,7 +194,7 @@ public final class MediaStore: MediaCatalog {
     /// The sizes and BlurHash of `media`; nil for an image of an older Chorus, or none.
     public func info(of media: MediaID) -> MediaInfo? {
         if let known = infos.withLock({ $0[media] }) { return known }
-        guard let stored = index.withLock({ $0[media] }), stored.legacy == nil, let owner = stored.owner,
+        guard let stored = stored(media), stored.legacy == nil, let owner = stored.owner,
             let bytes = try? opened(infoPath(media, owner: owner), of: media, owner: owner),
             let info = try? JSONDecoder().decode(MediaInfo.self, from: Data(bytes))
         else { return nil }
@@ -181,6 +233,36 @@ public final class MediaStore: MediaCatalog {
         return (upgraded, refused)
     }
 
+    /// The images this Chorus's pipeline stored before `date` (when their info was written, or last uploaded again),
+    /// with their uploaders, leaving out `known`: what may be removed if nothing shows it (``UnattachedMediaService``).
+    public func stored(before date: Date, leavingOut known: Set<MediaID>) -> [(media: MediaID, owner: UserID)] {
+        let candidates = index.withLock { index in
+            index.compactMap { media, stored -> (MediaID, UserID)? in
+                guard stored.legacy == nil, let owner = stored.owner, !known.contains(media) else { return nil }
+                return (media, owner)
+            }
+        }
+        return candidates.compactMap { media, owner in
+            let attributes = try? FileManager.default.attributesOfItem(atPath: infoPath(media, owner: owner))
+            guard let written = attributes?[.modificationDate] as? Date, written < date else { return nil }
+            return (media, owner)
+        }
+    }
+
+    /// Removes `media`, every variant of it.
+    public func remove(_ media: MediaID) {
+        defer { show(media) }
+        guard let stored = index.withLock({ $0.removeValue(forKey: media) }) else { return }
+        infos.withLock { $0[media] = nil }
+        guard let owner = stored.owner else { return }
+        for size in MediaSize.allCases {
+            if let type = stored.type(size) { unlink(path(media, stored, size: size, type: type)) }
+        }
+        unlink(infoPath(media, owner: owner))
+        // Every node that applies the removal asks; the first one removes.
+        try? shared?.remove(media.rawValue)
+    }
+
     /// Starts an upload by `owner` into a temporary file.
     public func beginUpload(owner: UserID) throws -> MediaUpload {
         try MediaUpload(directory: directory, owner: owner, store: self)
@@ -199,6 +281,7 @@ public final class MediaStore: MediaCatalog {
         }
         let folder = directory + "/" + owner.rawValue
         if FileManager.default.fileExists(atPath: folder) { try FileManager.default.removeItem(atPath: folder) }
+        try shared?.removeAll(of: owner.rawValue)
         return theirs.count
     }
 
@@ -211,20 +294,30 @@ public final class MediaStore: MediaCatalog {
             atPath: directory + "/" + owner.rawValue, withIntermediateDirectories: true)
         // The info last: a crash before it leaves variants that ``scan(_:)`` does not count as stored, and the same
         // upload again writes them anew.
+        var files: [(name: String, bytes: [UInt8])] = []
         for (size, variant) in [(MediaSize.large, image.large), (.small, image.small)] {
-            try seal(variant.bytes, to: path(media, stored, size: size, type: variant.format), as: media, key: key)
+            let path = path(media, stored, size: size, type: variant.format)
+            files.append((name(of: path), try seal(variant.bytes, to: path, as: media, key: key)))
         }
-        try seal(Array(try JSONEncoder().encode(info)), to: infoPath(media, owner: owner), as: media, key: key)
+        let infoPath = infoPath(media, owner: owner)
+        files.append(
+            (name(of: infoPath), try seal(Array(try JSONEncoder().encode(info)), to: infoPath, as: media, key: key)))
+        try shared?.put(media.rawValue, owner: owner.rawValue, files: files)
         infos.withLock { $0[media] = info }
         index.withLock { $0[media] = stored }
         return info
     }
 
-    private func seal(_ bytes: [UInt8], to path: String, as media: MediaID, key: SymmetricKey) throws {
+    /// Seals `bytes` into the file at `path`; returns what was written.
+    private func seal(_ bytes: [UInt8], to path: String, as media: MediaID, key: SymmetricKey) throws -> [UInt8] {
         let box = try AES.GCM.seal(bytes, using: key, authenticating: Array(media.rawValue.utf8))
         guard let sealed = box.combined else { throw POSIXError(.EIO) }
         try AtomicFile.write(Array(sealed), to: path, permissions: 0o600)
+        return Array(sealed)
     }
+
+    /// The last part of `path`: a file's name in its folder, as the cluster keeps it.
+    private func name(of path: String) -> String { String(path.split(separator: "/").last ?? "") }
 
     /// The bytes of the file at `path`, opened with `owner`'s key (plain for a file of an older Chorus with no owner).
     private func opened(_ path: String, of media: MediaID, owner: UserID?) throws -> [UInt8]? {
@@ -243,7 +336,7 @@ public final class MediaStore: MediaCatalog {
         return folder + "/" + name + "." + type.fileExtension
     }
 
-    private func infoPath(_ media: MediaID, owner: UserID) -> String {
+    fileprivate func infoPath(_ media: MediaID, owner: UserID) -> String {
         directory + "/" + owner.rawValue + "/" + media.rawValue + ".info"
     }
 }
@@ -300,7 +393,12 @@ public final class MediaUpload {
             unlink(temporary)
             finished = true
         }
-        if store.contains(id) { return (id, store.info(of: id)) }
+        if store.contains(id) {
+            // Uploaded again: its day to be attached starts anew.
+            try? FileManager.default.setAttributes(
+                [.modificationDate: Date()], ofItemAtPath: store.infoPath(id, owner: owner))
+            return (id, store.info(of: id))
+        }
         let image = try await store.workers.process(file: temporary, claimed: declared)
         let (store, owner) = (store, owner)
         let info = try await BlockingWork.run { try store.store(image, as: id, owner: owner) }

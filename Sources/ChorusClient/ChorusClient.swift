@@ -17,6 +17,8 @@ public typealias Message = Components.Schemas.Message
 public typealias Conversation = Components.Schemas.Conversation
 public typealias Room = Components.Schemas.Room
 public typealias Media = Components.Schemas.Media
+/// One of a post's images as a post names it: an uploaded image's id and its alt text.
+public typealias PostImage = Components.Schemas.PostImage
 
 /// A Chorus server, as an app talks to it: sign-up and login with a ``TokenStore``, every list as ``Pages``, live
 /// streams as ``LiveEvents``, and read-your-writes without asking (see ``SessionMiddleware``). Anything not wrapped
@@ -156,15 +158,30 @@ public final class ChorusClient: Sendable {
     /// What the bytes of an upload are: HEIC is what iPhones shoot.
     public enum ImageType: Sendable { case jpeg, png, gif, webp, heic, heif, avif }
 
-    /// Posts text, an image (a media id), or both; with `quoting`, a quote of that post.
+    /// Posts text, up to four images (uploaded with ``uploadImage(_:contentType:)``, each with its alt text), or
+    /// both; with `quoting`, a quote of that post. `image` is one image without alt text, as version 1 posted it.
     @discardableResult
-    public func post(text: String? = nil, caption: String? = nil, image: String? = nil, quoting: String? = nil)
+    public func post(
+        text: String? = nil, caption: String? = nil, media: [PostImage]? = nil, image: String? = nil,
+        quoting: String? = nil
+    ) async throws -> Post {
+        try await unwrapping {
+            try await api.createPost(
+                body: .json(.init(caption: caption, image: image, media: media, repostOf: quoting, text: text))
+            ).created.body.json
+        }
+    }
+
+    /// Changes one's own post: its caption, its text, or its images' alt texts (`media` names the post's images,
+    /// the same in the same order); nil leaves a field as it is.
+    @discardableResult
+    public func editPost(_ id: String, caption: String? = nil, text: String? = nil, media: [PostImage]? = nil)
         async throws -> Post
     {
         try await unwrapping {
-            try await api.createPost(
-                body: .json(.init(caption: caption, image: image, repostOf: quoting, text: text))
-            ).created.body.json
+            try await api.editPost(
+                path: .init(id: id), body: .json(.init(caption: caption, media: media, text: text))
+            ).ok.body.json
         }
     }
 

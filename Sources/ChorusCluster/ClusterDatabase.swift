@@ -20,6 +20,9 @@ public final class ClusterDatabase: Sendable {
     private let statementDeadline: Duration
     /// The data keys' connection: they are asked for synchronously.
     private let keyConnection: BlockingConnection
+    /// The images' connection, asked synchronously too (``ClusterMediaFiles``), apart so that no key waits for an
+    /// image's bytes.
+    let mediaConnection: BlockingConnection
     /// The statements awaiting their answers, by a number of their own.
     private let inFlight = Mutex<(next: Int, answers: [Int: PendingAnswer])>((0, [:]))
     /// False from the moment the tail's listener loses its connection until it has one again: statements then fail at
@@ -38,10 +41,13 @@ public final class ClusterDatabase: Sendable {
             backgroundLogger: logger)
         keyConnection = BlockingConnection(
             eventLoop: eventLoops.next(), configuration: address.connectionConfiguration(), logger: logger)
+        mediaConnection = BlockingConnection(
+            eventLoop: eventLoops.next(), configuration: address.connectionConfiguration(), logger: logger)
     }
 
     deinit {
         keyConnection.close()
+        mediaConnection.close()
         try? eventLoops.syncShutdownGracefully()
     }
 

@@ -11,6 +11,8 @@ import PostgresNIO
 /// - `chorus_commits`: each commit's range of positions, the id its node gave it (to learn whether a commit whose
 ///   answer was lost went through), and the decision-state changes it made, in order.
 /// - `chorus_keys`: each user's data key (an empty key once destroyed); `chorus_secrets`: the session secret.
+/// - `chorus_media`: each stored image's files (its variants and its facts), sealed as a node stores them on disk, by
+///   image and file name, with the uploader whose erasure removes them.
 enum ClusterSchema {
     /// Bumped when a table or a function changes meaning; a node refuses a database of another version. (A function
     /// added is made by the next node that joins, whatever the version.)
@@ -49,6 +51,17 @@ enum ClusterSchema {
         """,
         """
         CREATE TABLE IF NOT EXISTS chorus_secrets (name text PRIMARY KEY, value bytea NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS chorus_media (
+            media_id text NOT NULL,
+            name text NOT NULL,
+            owner text NOT NULL,
+            bytes bytea NOT NULL,
+            PRIMARY KEY (media_id, name))
+        """,
+        """
+        CREATE INDEX IF NOT EXISTS chorus_media_owner ON chorus_media (owner)
         """,
         // One call per batch (postgres-nio does not pipeline). The head row first: a batch decided against an older
         // commit is answered with the current one, negated, and writes nothing; the node catches up and decides again.

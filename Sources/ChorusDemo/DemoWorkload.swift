@@ -5,7 +5,8 @@ import ChorusLog
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (``FollowerGraph``: a few accounts
 /// followed by thousands, or by most users), posts, plain reposts and unreposts, quotes, likes, unlikes, comments, messages, profile edits, post
 /// edits, unfollows, deletions of posts and comments, blocks and mutes, notifications and conversations read, a lobby
-/// room its users join, talk in and leave, and at the end one account that writes a little and is deleted.
+/// room its users join, talk in and leave, photo posts of one to four pictures with alt texts (given ``photos``), and
+/// at the end one account that writes a little and is deleted.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -17,11 +18,23 @@ public struct DemoWorkload: Sendable {
     public var waveSize = 256
     /// Who follows whom before everyday life starts.
     public var graph = FollowerGraph.modest
+    /// Stores a picture as uploaded by a user and answers its media id: where the demo's photos go. Without it the
+    /// demo posts none.
+    public var photos: (@Sendable (UserID, DemoPicture) async throws -> MediaID)?
+    /// At most how many users post photos, each with ``picturesEach`` of their own.
+    static let photographers = 24
+    static let picturesEach = 4
+    /// Photographers whose pictures are stored at once: a few, within what the image pipeline queues.
+    static let photographersAtOnce = 4
 
-    public init(seed: UInt64, events: Int, graph: FollowerGraph = .modest) {
+    public init(
+        seed: UInt64, events: Int, graph: FollowerGraph = .modest,
+        photos: (@Sendable (UserID, DemoPicture) async throws -> MediaID)? = nil
+    ) {
         self.seed = seed
         self.events = events
         self.graph = graph
+        self.photos = photos
     }
 
     /// What a run appended.
@@ -55,10 +68,12 @@ public struct DemoWorkload: Sendable {
                 case .registerUser:
                     users.append(UserID(unchecked: result.createdID ?? ""))
                     summary.users += 1
-                case .createPost(let author, _, _, _, _):
-                    posts.append(PostID(unchecked: result.createdID ?? ""))
+                case .createPost(let author, _, _, let media, _):
+                    let post = PostID(unchecked: result.createdID ?? "")
+                    posts.append(post)
                     authors.append(author)
                     summary.posts += 1
+                    if !media.isEmpty { life.photoPosts.append((post, author, media.map(\.id))) }
                 case .addComment(let author, let post, _):
                     life.comments.append((CommentID(unchecked: result.createdID ?? ""), post, author))
                 case .deletePost(_, let post):
@@ -99,6 +114,34 @@ public struct DemoWorkload: Sendable {
             guard summary.events < events else { break }
             let wave = Array(follows[start..<min(start + waveSize, follows.count)])
             record(wave, try await execute(wave, on: executor, durability: durability))
+        }
+
+        // Some take photos, stored a photographer at a time (the pipeline takes several at once).
+        if let photos {
+            // One user in eight, up to the limit: a small demo stores few pictures.
+            let count = max(1, min(Self.photographers, users.count / 8))
+            let photographers = (0..<count).map { users[$0 * users.count / count] }
+            var taken = [[(MediaID, String)]](repeating: [], count: count)
+            for start in stride(from: 0, to: count, by: Self.photographersAtOnce) {
+                try await withThrowingTaskGroup(of: (Int, [(MediaID, String)]).self) { group in
+                    for index in start..<min(start + Self.photographersAtOnce, count) {
+                        group.addTask {
+                            var pictures: [(MediaID, String)] = []
+                            for number in 0..<Self.picturesEach {
+                                let picture = DemoPicture(
+                                    seed: seed &* 1_000_003 &+ UInt64(index * Self.picturesEach + number))
+                                pictures.append((try await photos(photographers[index], picture), picture.description))
+                            }
+                            return (index, pictures)
+                        }
+                    }
+                    for try await (index, pictures) in group { taken[index] = pictures }
+                }
+            }
+            for (photographer, pictures) in zip(photographers, taken) { life.pictures[photographer] = pictures }
+            // Their first picture is their face.
+            let faces = zip(photographers, taken).map { Command.editProfile(user: $0, profileImage: .set($1[0].0)) }
+            record(faces, try await execute(faces, on: executor, durability: durability))
         }
 
         // One room everyone may join, as in Flash Chat.
@@ -192,6 +235,9 @@ public struct DemoWorkload: Sendable {
         let index = posts.isEmpty ? 0 : posts.count - 1 - generator.skewedIndex(below: posts.count)
         // A post deleted is written about no more; someone posts instead.
         guard roll >= 24, !posts.isEmpty, !life.deletedPosts.contains(posts[index]) else {
+            if let pictures = life.pictures[user], Int.random(in: 0..<3, using: &generator) == 0 {
+                return photoPost(by: user, of: pictures, using: &generator)
+            }
             return .createPost(
                 author: user, caption: nil,
                 text: DemoNames.sentence(words: Int.random(in: 2...12, using: &generator), using: &generator))
@@ -229,6 +275,16 @@ public struct DemoWorkload: Sendable {
             return .follow(follower: user, followee: other)
         case 91..<94 where user != other:
             return .unfollow(follower: user, followee: other)
+        case 94..<96 where !life.photoPosts.isEmpty && Bool.random(using: &generator):
+            // An author describes their pictures better (refused if they deleted the post since).
+            let photo = life.photoPosts[Int.random(in: life.photoPosts.indices, using: &generator)]
+            return .editPost(
+                author: photo.author, post: photo.post,
+                media: photo.images.map { image in
+                    PostImage(
+                        id: image,
+                        alt: DemoNames.sentence(words: Int.random(in: 2...8, using: &generator), using: &generator))
+                })
         case 94..<96:
             // Its author fixes a typo (a repost's text may be emptied).
             return .editPost(
@@ -248,6 +304,20 @@ public struct DemoWorkload: Sendable {
                 user: user, name: Bool.random(using: &generator) ? DemoNames.name(using: &generator) : nil,
                 bio: DemoNames.sentence(words: Int.random(in: 0...6, using: &generator), using: &generator))
         }
+    }
+
+    /// A post of one to four of `user`'s pictures, most with their description as alt text, under a caption.
+    private func photoPost(
+        by user: UserID, of pictures: [(MediaID, String)], using generator: inout SeededGenerator
+    ) -> Command {
+        let count = Int.random(in: 1...min(PostCreated.maximumImages, pictures.count), using: &generator)
+        let media = pictures.shuffled(using: &generator).prefix(count).map { media, description in
+            PostImage(id: media, alt: Int.random(in: 0..<4, using: &generator) == 0 ? nil : description)
+        }
+        return .createPost(
+            author: user,
+            caption: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator),
+            media: media)
     }
 
     /// The lobby: members talk, others join, and now and then one leaves.
@@ -285,6 +355,10 @@ private struct Life {
     /// Each comment made, with its post and author.
     var comments: [(CommentID, PostID, UserID)] = []
     var deletedComments: Set<CommentID> = []
+    /// The photographers' pictures, with what each shows.
+    var pictures: [UserID: [(MediaID, String)]] = [:]
+    /// The photo posts, with their authors and images.
+    var photoPosts: [(post: PostID, author: UserID, images: [MediaID])] = []
 }
 
 /// A command's result, with the command's place in its wave.

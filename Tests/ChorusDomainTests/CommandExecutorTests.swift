@@ -159,10 +159,13 @@ struct CommandExecutorTests {
             #expect(
                 try await chorus.execute(.createPost(author: ana, text: String(repeating: "😀", count: 280))).appended)
             #expect(
-                await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, image: .make())) }
+                await domainErrorCode {
+                    _ = try await chorus.execute(.createPost(author: ana, media: [PostImage(id: .make(), alt: nil)]))
+                }
                     == .unknownMedia)
             let image = media.add()
-            let photo = try await chorus.execute(.createPost(author: ana, caption: "sunset", image: image))
+            let photo = try await chorus.execute(
+                .createPost(author: ana, caption: "sunset", media: [PostImage(id: image, alt: nil)]))
             #expect(photo.appended)
             #expect(
                 await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, repostOf: .make())) }

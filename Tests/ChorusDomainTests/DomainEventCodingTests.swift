@@ -17,9 +17,20 @@ struct DomainEventCodingTests {
         .profileEdited(ProfileEdited(user: user, name: "N", major: nil, bio: "", profileImage: nil)),
         .profileEdited(ProfileEdited(user: user, name: nil, major: "M", bio: nil, profileImage: .remove)),
         .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: .set(.make()))),
-        .postCreated(PostCreated(post: post, author: user, caption: "c", text: "t", image: .make(), repostOf: nil)),
-        .postCreated(PostCreated(post: .make(), author: other, caption: "", text: "", image: nil, repostOf: post)),
+        .postCreated(
+            PostCreated(
+                post: post, author: user, caption: "c", text: "t", media: [PostImage(id: .make(), alt: "a dog")],
+                repostOf: nil)),
+        .postCreated(PostCreated(post: .make(), author: other, caption: "", text: "", media: [], repostOf: post)),
+        .postCreated(
+            PostCreated(
+                post: .make(), author: user, caption: "", text: "",
+                media: [
+                    PostImage(id: .make(), alt: nil), PostImage(id: .make(), alt: "두 번째"),
+                    PostImage(id: .make(), alt: ""), PostImage(id: .make(), alt: "four"),
+                ], repostOf: nil)),
         .postEdited(PostEdited(post: post, author: user, caption: "new caption", text: nil)),
+        .postEdited(PostEdited(post: post, author: user, caption: nil, text: nil, alts: ["a cat", nil])),
         .postEdited(PostEdited(post: post, author: user, caption: nil, text: "")),
         .liked(Liked(user: other, post: post, postAuthor: user)),
         .unliked(Unliked(user: other, post: post, postAuthor: user, likedAt: LogPosition(41))),
@@ -67,6 +78,7 @@ struct DomainEventCodingTests {
         .passwordResetUnmatched(PasswordResetUnmatched()),
         .accountDeleted(AccountDeleted(user: other)),
         .erasureCompleted(ErasureCompleted(user: other)),
+        .mediaRemoved(MediaRemoved(media: .make(), owner: user)),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

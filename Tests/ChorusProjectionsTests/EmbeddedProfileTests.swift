@@ -10,20 +10,27 @@ import Testing
 /// that user's profile at that position, as folded from the log itself.
 @Suite("Embedded profiles")
 struct EmbeddedProfileTests {
-    @Test("at every position every embedded user equals that user's profile there", arguments: [1, 2, 3] as [UInt64])
+    @Test(
+        "at every position every embedded user equals that user's profile there, and every post's images and alt texts",
+        arguments: [1, 2, 3] as [UInt64])
     func embeddedUsersMatchTheLog(seed: UInt64) async throws {
         try await withProjections(batchSize: 1) { app in
             var generator = SeededGenerator(seed: seed)
             var users: [UserID] = []
             for index in 0..<5 { users.append(try await app.register("User \(index)")) }
-            let images = (0..<3).map { _ in app.media.add() }
+            let images = (0..<5).map { _ in app.media.add() }
             var posts: [PostID] = []
+            /// The posts with images: their authors and images, for edits of their alt texts.
+            var photoPosts: [(post: PostID, author: UserID, images: [MediaID])] = []
+            func alt(_ generator: inout SeededGenerator) -> String? {
+                Bool.random(using: &generator) ? "alt \(Int.random(in: 0..<100, using: &generator))" : nil
+            }
             for _ in 0..<160 {
                 let user = users.randomElement(using: &generator)!
                 let other = users.randomElement(using: &generator)!
                 let post = posts.randomElement(using: &generator)
                 let command: Command =
-                    switch Int.random(in: 0..<10, using: &generator) {
+                    switch Int.random(in: 0..<11, using: &generator) {
                     case 0, 1:
                         .editProfile(
                             user: user, name: "Name \(Int.random(in: 0..<100, using: &generator))",
@@ -32,7 +39,17 @@ struct EmbeddedProfileTests {
                             profileImage: Bool.random(using: &generator)
                                 ? .set(images.randomElement(using: &generator)!) : .remove)
                     case 2, 3:
-                        .createPost(author: user, text: "post", repostOf: Bool.random(using: &generator) ? post : nil)
+                        .createPost(
+                            author: user, text: "post",
+                            media: images.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator))
+                                .map { PostImage(id: $0, alt: alt(&generator)) },
+                            repostOf: Bool.random(using: &generator) ? post : nil)
+                    case 10 where !photoPosts.isEmpty:
+                        photoPosts.randomElement(using: &generator).map { photo in
+                            .editPost(
+                                author: photo.author, post: photo.post,
+                                media: photo.images.map { PostImage(id: $0, alt: alt(&generator)) })
+                        }!
                     case 4 where post != nil: .addComment(author: user, post: post!, text: "comment")
                     case 5 where post != nil: .like(user: user, post: post!)
                     case 6 where user != other: .follow(follower: user, followee: other)
@@ -44,17 +61,40 @@ struct EmbeddedProfileTests {
                     default: .createPost(author: user, text: "another")
                     }
                 let result = try await app.chorus.execute(command)
-                if case .createPost = command, let id = result.createdID { posts.append(PostID(id)!) }
+                if case .createPost(let author, _, _, let media, _) = command, let id = result.createdID {
+                    posts.append(PostID(id)!)
+                    if !media.isEmpty { photoPosts.append((PostID(id)!, author, media.map(\.id))) }
+                }
             }
+            #expect(photoPosts.count > 10, "posts with images")
 
             var expected: [UserID: UserSummaryFold] = [:]
-            var checked = 0
+            var expectedImages: [PostID: [PostImage]] = [:]
+            var (checked, checkedImages, altEdits) = (0, 0, 0)
             for event in try app.log.read(from: 1, limit: 10_000) {
-                UserSummaryFold.apply(try DomainEvent(decoding: event, keys: TestDataKeys.shared), to: &expected)
+                let decoded = try DomainEvent(decoding: event, keys: TestDataKeys.shared)
+                UserSummaryFold.apply(decoded, to: &expected)
+                switch decoded {
+                case .postCreated(let created): expectedImages[created.post] = created.media
+                case .postEdited(let edit):
+                    guard let alts = edit.alts else { break }
+                    altEdits += 1
+                    for (index, alt) in alts.enumerated() { expectedImages[edit.post]?[index].alt = alt }
+                default: break
+                }
                 try app.engine.catchUp(through: event.position)
-                let snapshot = try app.engine.snapshot { view in try embeddedUsers(in: view, users: users) }
+                let snapshot = try app.engine.snapshot { view in
+                    (try embeddedUsers(in: view, users: users), try shownPosts(in: view))
+                }
                 #expect(snapshot.position == event.position)
-                for summary in snapshot.answer {
+                for post in snapshot.answer.1 where !post.media.isEmpty || expectedImages[post.id]?.isEmpty == false {
+                    #expect(
+                        post.media == expectedImages[post.id],
+                        "position \(event.position): post \(post.id) shows \(post.media), the log says \(String(describing: expectedImages[post.id]))"
+                    )
+                    checkedImages += 1
+                }
+                for summary in snapshot.answer.0 {
                     let folded = expected[summary.id]
                     #expect(
                         folded?.name == summary.name && folded?.major == summary.major
@@ -64,6 +104,15 @@ struct EmbeddedProfileTests {
                 }
             }
             #expect(checked > 1_000, "the history embedded users often enough to test something")
+            #expect(
+                checkedImages > 200 && altEdits > 3, "and showed images often enough: \(checkedImages), \(altEdits)")
+        }
+    }
+
+    /// Every post the Home feed shows, and the posts they quote.
+    private func shownPosts(in view: borrowing ReadView) throws -> [Post] {
+        try view.homeFeed(viewer: nil, page: PageRequest(limit: 200)).items.flatMap { post in
+            [post] + (post.repostOf.map { [$0] } ?? [])
         }
     }
 

@@ -13,7 +13,9 @@ struct NotificationAndMessageTests {
             let bo = try await app.register("Bo")
             let image = app.media.add()
             let post = PostID(
-                try await app.chorus.execute(.createPost(author: ana, caption: "c", image: image)).createdID!)!
+                try await app.chorus.execute(
+                    .createPost(author: ana, caption: "c", media: [PostImage(id: image, alt: nil)])
+                ).createdID!)!
             _ = try await app.chorus.execute(.like(user: ana, post: post))  // her own: no notification
             _ = try await app.chorus.execute(.addComment(author: ana, post: post, text: "mine"))
             _ = try await app.chorus.execute(.like(user: bo, post: post))

@@ -13,10 +13,21 @@ struct ProjectionEngineTests {
     func rebuildEqualsLive() async throws {
         try await withProjections(batchSize: 7) { app in
             let summary = try await whileFollowing(app.engine) {
-                let summary = try await DemoWorkload(seed: 11, events: 1_500).run(on: app.chorus)
+                let media = app.media
+                let summary = try await DemoWorkload(seed: 11, events: 1_500) { _, _ in media.add() }
+                    .run(on: app.chorus)
                 #expect(summary.events >= 1_500 && summary.posts > 100)
                 var types: [String: Int] = [:]
-                try app.log.scan { types[$0.type, default: 0] += 1 }
+                var (severalImages, altEdits) = (0, 0)
+                try app.log.scan { event in
+                    types[event.type, default: 0] += 1
+                    switch try DomainEvent(decoding: event, keys: TestDataKeys.shared) {
+                    case .postCreated(let post) where post.media.count > 1: severalImages += 1
+                    case .postEdited(let edit) where edit.alts != nil: altEdits += 1
+                    default: break
+                    }
+                }
+                #expect(severalImages > 5 && altEdits > 0, "posts with several images, and alt edits")
                 #expect(types["PostDeleted", default: 0] > 5, "a history that deletes posts: \(types)")
                 #expect(types["CommentDeleted", default: 0] > 0, "and comments: \(types)")
                 #expect(types["PostEdited", default: 0] > 5)

@@ -14,7 +14,8 @@ struct AccountErasureTests {
         static let routes = [
             ("sign-up name", "Name"), ("profile name", "Rename"), ("profile major", "Major"), ("profile bio", "Bio"),
             ("post caption", "Caption"), ("post text", "Text"), ("post edit", "Edited"), ("comment", "Comment"),
-            ("message", "Message"), ("media bytes", "Media"), ("idempotent retry", "Retried"),
+            ("message", "Message"), ("media bytes", "Media"), ("idempotent retry", "Retried"), ("alt text", "Alt"),
+            ("alt text edit", "Realt"),
         ]
         let tag = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
 
@@ -69,10 +70,14 @@ struct AccountErasureTests {
             #expect(profile.status == 200, "\(profile.json)")
             let post = try await server.call(
                 "POST", "/v1/posts", token: gone.token,
-                json: ["caption": markers("Caption"), "text": markers("Text"), "image": id(media)])
+                json: [
+                    "caption": markers("Caption"), "text": markers("Text"),
+                    "media": [["id": id(media), "alt": markers("Alt")]],
+                ])
             #expect(post.status == 201, "\(post.json)")
             let edit = try await server.call(
-                "PATCH", "/v1/posts/\(id(post))", token: gone.token, json: ["text": markers("Edited")])
+                "PATCH", "/v1/posts/\(id(post))", token: gone.token,
+                json: ["text": markers("Edited"), "media": [["id": id(media), "alt": markers("Realt")]]])
             #expect(edit.status == 200, "\(edit.json)")
             let anasPost = try await server.call("POST", "/v1/posts", token: ana.token, json: ["text": "hello"])
             let comment = try await server.call(

@@ -17,6 +17,17 @@ struct DemoCommandTests {
         #expect(FileManager.default.fileExists(atPath: directory + "/log/data.mdb"))
         #expect(FileManager.default.fileExists(atPath: directory + "/projections/data.mdb"))
 
+        // Photo posts of one to four generated pictures, most with alt texts, each picture stored by the pipeline.
+        let created = try await runChorus(["replay", "--data", directory, "--type", "PostCreated", "--json"])
+        let images = try created.standardOutput.split(separator: "\n").compactMap { line in
+            (try lastJSONLine(String(line))["data"] as? [String: Any])?["media"] as? [[String: Any]]
+        }
+        #expect(images.contains { $0.count > 1 } && images.allSatisfy { $0.count <= 4 }, "\(images.map(\.count))")
+        #expect(images.joined().contains { $0["alt"] is String } && images.joined().contains { $0["alt"] is NSNull })
+        let stored = try FileManager.default.subpathsOfDirectory(atPath: directory + "/media")
+        let shown = Set(images.joined().compactMap { $0["id"] as? String })
+        #expect(shown.allSatisfy { id in stored.contains { $0.hasSuffix(id + ".info") } }, "every image is stored")
+
         // The demo ends with an account deletion, which verify accepts.
         let replay = try await runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
         #expect(replay.status == 0, "\(replay.standardError)")

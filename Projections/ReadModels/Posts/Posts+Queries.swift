@@ -9,7 +9,8 @@ public struct Post: Sendable, Hashable {
     public let author: UserSummary
     public let caption: String
     public let text: String
-    public let image: MediaID?
+    /// Its images, in order, with their alt texts.
+    public let media: [PostImage]
     /// The reposted post (shown without the post it in turn reposts).
     public let repost: Repost?
     public let createdAt: EventTime
@@ -45,8 +46,7 @@ public struct StoredPost: ~Copyable {
         public let author: StoredUserSummary
         public let caption: StoredText
         public let text: StoredText
-        /// A media id.
-        public let image: StoredText?
+        public let media: StoredImages
         public let createdAt: EventTime
         public let editedAt: EventTime?
         public let likes: UInt64
@@ -80,14 +80,9 @@ extension Post {
     }
 
     private init(_ fields: borrowing StoredPost.Fields, repost: Repost?, repostedBy: UserSummary?) {
-        let image: MediaID? =
-            switch fields.image {
-            case .some(let image): MediaID(unchecked: image.string)
-            case .none: nil
-            }
         self.init(
             id: PostID(unchecked: fields.id.string), author: UserSummary(fields.author), caption: fields.caption.string,
-            text: fields.text.string, image: image, repost: repost, createdAt: fields.createdAt,
+            text: fields.text.string, media: fields.media.copies(), repost: repost, createdAt: fields.createdAt,
             editedAt: fields.editedAt, likes: fields.likes, comments: fields.comments, hasLiked: fields.hasLiked,
             reposts: fields.reposts, hasReposted: fields.hasReposted, repostedBy: repostedBy)
     }
@@ -100,7 +95,7 @@ struct PostInPlace {
         let author: SummaryInPlace
         let caption: UnsafeRawBufferPointer
         let text: UnsafeRawBufferPointer
-        let image: UnsafeRawBufferPointer?
+        let media: UnsafeRawBufferPointer
         let createdAt: EventTime
         let editedAt: EventTime?
         let likes: UInt64
@@ -112,7 +107,7 @@ struct PostInPlace {
         func lent() -> StoredPost.Fields {
             StoredPost.Fields(
                 id: StoredText(id), author: author.lent(), caption: StoredText(caption), text: StoredText(text),
-                image: image.map(StoredText.init), createdAt: createdAt, editedAt: editedAt, likes: likes,
+                media: StoredImages(media), createdAt: createdAt, editedAt: editedAt, likes: likes,
                 comments: comments, hasLiked: hasLiked, reposts: reposts, hasReposted: hasReposted)
         }
     }
@@ -287,7 +282,7 @@ extension ReadView {
             throw ProjectionError.inconsistent("no profile for the author of \(String(copying: id))")
         }
         let fields = PostInPlace.Fields(
-            id: id, author: author, caption: record.caption, text: record.text, image: record.image,
+            id: id, author: author, caption: record.caption, text: record.text, media: record.media,
             createdAt: record.createdAt, editedAt: record.editedAt, likes: counts.likes, comments: counts.comments,
             hasLiked: hasLiked, reposts: counts.reposts, hasReposted: hasReposted)
         return (fields, record.repostOf)
@@ -342,7 +337,7 @@ public enum PostKind: String, Sendable, CaseIterable {
         case .all: true
         case .original: !post.isRepost && !reposted
         case .reposts: post.isRepost || reposted
-        case .media: post.post.image != nil && !reposted
+        case .media: !post.post.media.isEmpty && !reposted
         }
     }
 }

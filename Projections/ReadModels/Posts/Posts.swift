@@ -44,22 +44,14 @@ struct Posts: ReadModel {
         switch event {
         case .postCreated(let event):
             let record = PostRecord(
-                author: event.author, caption: event.caption, text: event.text, image: event.image,
+                author: event.author, caption: event.caption, text: event.text, media: event.media,
                 repostOf: event.repostOf, createdAt: envelope.recordedAt, editedAt: nil, position: envelope.position)
             try transaction.put(record.encoded(), for: ProjectionKey(event.post).bytes, in: posts)
             var tab = ProjectionKey(event.author)
             tab.append(envelope.position)
             try transaction.put(Array(event.post.rawValue.utf8), for: tab.bytes, in: userPosts)
         case .postEdited(let event):
-            let key = ProjectionKey(event.post).bytes
-            guard var record = try transaction.value(for: key, in: posts).map(PostRecord.init(decoding:)) else {
-                throw ProjectionError.inconsistent(
-                    "post \(event.post) was edited at \(envelope.position) but is not there")
-            }
-            if let caption = event.caption { record.caption = caption }
-            if let text = event.text { record.text = text }
-            record.editedAt = envelope.recordedAt
-            try transaction.put(record.encoded(), for: key, in: posts)
+            try applyEdit(event, at: envelope, in: transaction)
         case .postDeleted(let event):
             try transaction.delete(ProjectionKey(event.post).bytes, in: posts)
             var tab = ProjectionKey(event.author)
@@ -109,9 +101,29 @@ struct Posts: ReadModel {
             .sessionStarted,
             .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked,
             .muted, .unmuted,
-            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted:
+            .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
+            .mediaRemoved:
             break
         }
+    }
+
+    private func applyEdit(_ event: PostEdited, at envelope: EventEnvelope, in transaction: StoreTransaction) throws {
+        let key = ProjectionKey(event.post).bytes
+        guard var record = try transaction.value(for: key, in: posts).map(PostRecord.init(decoding:)) else {
+            throw ProjectionError.inconsistent("post \(event.post) was edited at \(envelope.position) but is not there")
+        }
+        if let caption = event.caption { record.caption = caption }
+        if let text = event.text { record.text = text }
+        if let alts = event.alts {
+            guard alts.count == record.media.count else {
+                throw ProjectionError.inconsistent(
+                    "post \(event.post) has \(record.media.count) images, but \(alts.count) alt texts at \(envelope.position)"
+                )
+            }
+            for (index, alt) in alts.enumerated() { record.media[index].alt = alt }
+        }
+        record.editedAt = envelope.recordedAt
+        try transaction.put(record.encoded(), for: key, in: posts)
     }
 }
 
@@ -148,10 +160,10 @@ struct PostRecord: Hashable {
     var author: UserID
     var caption: String
     var text: String
-    var image: MediaID?
+    var media: [PostImage]
     var repostOf: PostID?
     var createdAt: EventTime
-    /// When the caption or text last changed; nil if never.
+    /// When the caption, text or alt texts last changed; nil if never.
     var editedAt: EventTime?
     var position: LogPosition
 
@@ -160,7 +172,7 @@ struct PostRecord: Hashable {
         writer.write(author)
         writer.write(caption)
         writer.write(text)
-        writer.write(image)
+        writer.write(bytes: StoredImages.encoded(media))
         writer.write(repostOf)
         writer.write(createdAt.millisecondsSince1970)
         // Milliseconds since 1970 plus one, 0 for never: one fixed-size field.
@@ -170,13 +182,13 @@ struct PostRecord: Hashable {
     }
 
     init(
-        author: UserID, caption: String, text: String, image: MediaID?, repostOf: PostID?, createdAt: EventTime,
+        author: UserID, caption: String, text: String, media: [PostImage], repostOf: PostID?, createdAt: EventTime,
         editedAt: EventTime?, position: LogPosition
     ) {
         self.author = author
         self.caption = caption
         self.text = text
-        self.image = image
+        self.media = media
         self.repostOf = repostOf
         self.createdAt = createdAt
         self.editedAt = editedAt
@@ -194,7 +206,8 @@ struct PostRecord: Hashable {
         let author: UnsafeRawBufferPointer
         let caption: UnsafeRawBufferPointer
         let text: UnsafeRawBufferPointer
-        let image: UnsafeRawBufferPointer?
+        /// The images' ids and alt texts (``StoredImages``), checked.
+        let media: UnsafeRawBufferPointer
         let repostOf: UnsafeRawBufferPointer?
         let createdAt: EventTime
         let editedAt: EventTime?
@@ -205,7 +218,7 @@ struct PostRecord: Hashable {
             author = try cursor.readUTF8()
             caption = try cursor.readUTF8()
             text = try cursor.readUTF8()
-            image = try cursor.readOptionalUTF8()
+            media = try StoredImages.checked(try cursor.readUTF8())
             repostOf = try cursor.readOptionalUTF8()
             createdAt = EventTime(millisecondsSince1970: try cursor.readInt64())
             let edited = try cursor.readInt64()
@@ -226,7 +239,7 @@ struct PostRecord: Hashable {
         author = UserID(unchecked: String(copying: record.author))
         caption = String(copying: record.caption)
         text = String(copying: record.text)
-        image = record.image.map { MediaID(unchecked: String(copying: $0)) }
+        media = StoredImages(record.media).copies()
         repostOf = record.repostOf.map { PostID(unchecked: String(copying: $0)) }
         createdAt = record.createdAt
         editedAt = record.editedAt

@@ -70,7 +70,8 @@ struct Profiles: ReadModel {
             .conversationRead,
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched,
             .blocked, .unblocked, .muted,
-            .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted:
+            .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted,
+            .mediaRemoved:
             break
         }
     }

@@ -3661,7 +3661,7 @@ public struct Client: APIProtocol {
             }
         )
     }
-    /// Runs an image (raw body, at most 20 MiB) through the pipeline and stores what it makes: turned upright, every piece of metadata removed (EXIF with its GPS position, XMP, IPTC, comments, embedded thumbnails), sRGB, as a `large` (long side at most 2048 px) and a `small` (within 640×640) variant with a BlurHash. The upload itself is never kept nor served. HEIC, HEIF and AVIF become JPEG; a PNG with transparency stays PNG; an animated GIF or WebP keeps its animation in `large`. At most 50 megapixels (all frames together), 10,000 px a side and 200 frames, read from the header before any pixel is decoded.
+    /// Runs an image (raw body, at most 20 MiB) through the pipeline and stores what it makes: turned upright, every piece of metadata removed (EXIF with its GPS position, XMP, IPTC, comments, embedded thumbnails), sRGB, as a `large` (long side at most 2048 px) and a `small` (within 640×640) variant with a BlurHash. The upload itself is never kept nor served. HEIC, HEIF and AVIF become JPEG; a PNG with transparency stays PNG; an animated GIF or WebP keeps its animation in `large`. At most 50 megapixels (all frames together), 10,000 px a side and 200 frames, read from the header before any pixel is decoded. An image that no post or profile shows within 24 hours of its upload is removed.
     ///
     /// - Remark: HTTP `POST /v1/media`.
     /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)`.
@@ -4968,7 +4968,7 @@ public struct Client: APIProtocol {
             }
         )
     }
-    /// PostCreated; needs text, an image or a post to repost.
+    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image is 422 unknown_media; `image` and `media` together are 422 invalid_field.
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.
@@ -5417,7 +5417,7 @@ public struct Client: APIProtocol {
             }
         )
     }
-    /// PostEdited: the author changes the caption, the text or both; absent or null fields stay as they are. The answer shows the post with editedAt set. A post without an image or a reposted post keeps some text (422 empty_text); an edit with neither field is 422 invalid_field; another user's post is 403 forbidden.
+    /// PostEdited: the author changes the caption, the text or the images' alt texts; absent or null fields stay as they are. The answer shows the post with editedAt set. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
     ///
     /// - Remark: HTTP `PATCH /v1/posts/{id}`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)`.

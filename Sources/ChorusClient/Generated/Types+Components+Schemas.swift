@@ -942,7 +942,7 @@ extension Components {
                     yield &self.storage.value.createdAt
                 }
             }
-            /// When its author last changed the caption or text (PATCH /v1/posts/{id}); null if never.
+            /// When its author last changed the caption, text or alt texts (PATCH /v1/posts/{id}); null if never.
             ///
             /// - Remark: Generated from `#/components/schemas/Post/editedAt`.
             public var editedAt: Components.Schemas.Time? {
@@ -1062,7 +1062,7 @@ extension Components {
             ///   - caption:
             ///   - comments:
             ///   - createdAt:
-            ///   - editedAt: When its author last changed the caption or text (PATCH /v1/posts/{id}); null if never.
+            ///   - editedAt: When its author last changed the caption, text or alt texts (PATCH /v1/posts/{id}); null if never.
             ///   - hasLiked:
             ///   - hasReposted: whether the caller reposted it plainly
             ///   - id:
@@ -1142,7 +1142,7 @@ extension Components {
                 var comments: Swift.Int
                 /// - Remark: Generated from `#/components/schemas/Post/createdAt`.
                 var createdAt: Components.Schemas.Time
-                /// When its author last changed the caption or text (PATCH /v1/posts/{id}); null if never.
+                /// When its author last changed the caption, text or alt texts (PATCH /v1/posts/{id}); null if never.
                 ///
                 /// - Remark: Generated from `#/components/schemas/Post/editedAt`.
                 var editedAt: Components.Schemas.Time?
@@ -1292,6 +1292,50 @@ extension Components {
                         "text"
                     ])
                 }
+            }
+        }
+        /// One of a post's images, as a post names it.
+        ///
+        /// - Remark: Generated from `#/components/schemas/PostImage`.
+        public struct PostImage: Codable, Hashable, Sendable {
+            /// what the image shows, for those who cannot see it; at most 1500 characters; null is none
+            ///
+            /// - Remark: Generated from `#/components/schemas/PostImage/alt`.
+            public var alt: Swift.String?
+            /// a media id (POST /v1/media)
+            ///
+            /// - Remark: Generated from `#/components/schemas/PostImage/id`.
+            public var id: Swift.String
+            /// Creates a new `PostImage`.
+            ///
+            /// - Parameters:
+            ///   - alt: what the image shows, for those who cannot see it; at most 1500 characters; null is none
+            ///   - id: a media id (POST /v1/media)
+            public init(
+                alt: Swift.String? = nil,
+                id: Swift.String
+            ) {
+                self.alt = alt
+                self.id = id
+            }
+            public enum CodingKeys: String, CodingKey {
+                case alt
+                case id
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.alt = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .alt
+                )
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "alt",
+                    "id"
+                ])
             }
         }
         /// - Remark: Generated from `#/components/schemas/PostPage`.

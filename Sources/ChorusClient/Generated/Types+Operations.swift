@@ -4927,7 +4927,7 @@ public enum Operations {
             }
         }
     }
-    /// Runs an image (raw body, at most 20 MiB) through the pipeline and stores what it makes: turned upright, every piece of metadata removed (EXIF with its GPS position, XMP, IPTC, comments, embedded thumbnails), sRGB, as a `large` (long side at most 2048 px) and a `small` (within 640×640) variant with a BlurHash. The upload itself is never kept nor served. HEIC, HEIF and AVIF become JPEG; a PNG with transparency stays PNG; an animated GIF or WebP keeps its animation in `large`. At most 50 megapixels (all frames together), 10,000 px a side and 200 frames, read from the header before any pixel is decoded.
+    /// Runs an image (raw body, at most 20 MiB) through the pipeline and stores what it makes: turned upright, every piece of metadata removed (EXIF with its GPS position, XMP, IPTC, comments, embedded thumbnails), sRGB, as a `large` (long side at most 2048 px) and a `small` (within 640×640) variant with a BlurHash. The upload itself is never kept nor served. HEIC, HEIF and AVIF become JPEG; a PNG with transparency stays PNG; an animated GIF or WebP keeps its animation in `large`. At most 50 megapixels (all frames together), 10,000 px a side and 200 frames, read from the header before any pixel is decoded. An image that no post or profile shows within 24 hours of its upload is removed.
     ///
     /// - Remark: HTTP `POST /v1/media`.
     /// - Remark: Generated from `#/paths//v1/media/post(uploadMedia)`.
@@ -7093,7 +7093,7 @@ public enum Operations {
             }
         }
     }
-    /// PostCreated; needs text, an image or a post to repost.
+    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image is 422 unknown_media; `image` and `media` together are 422 invalid_field.
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.
@@ -7127,10 +7127,14 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/POST/requestBody/json/caption`.
                     public var caption: Swift.String?
-                    /// a media id; null is the same as none
+                    /// version 1: one media id, as `media` with one image without alt text; null is none
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/POST/requestBody/json/image`.
                     public var image: Swift.String?
+                    /// The post's images, in the order they are shown.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/posts/POST/requestBody/json/media`.
+                    public var media: [Components.Schemas.PostImage]?
                     /// a post id; null is the same as none
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/POST/requestBody/json/repostOf`.
@@ -7143,23 +7147,27 @@ public enum Operations {
                     ///
                     /// - Parameters:
                     ///   - caption: at most 2200 characters; null is the same as none
-                    ///   - image: a media id; null is the same as none
+                    ///   - image: version 1: one media id, as `media` with one image without alt text; null is none
+                    ///   - media: The post's images, in the order they are shown.
                     ///   - repostOf: a post id; null is the same as none
                     ///   - text: at most 280 characters; null is the same as none
                     public init(
                         caption: Swift.String? = nil,
                         image: Swift.String? = nil,
+                        media: [Components.Schemas.PostImage]? = nil,
                         repostOf: Swift.String? = nil,
                         text: Swift.String? = nil
                     ) {
                         self.caption = caption
                         self.image = image
+                        self.media = media
                         self.repostOf = repostOf
                         self.text = text
                     }
                     public enum CodingKeys: String, CodingKey {
                         case caption
                         case image
+                        case media
                         case repostOf
                         case text
                     }
@@ -7745,7 +7753,7 @@ public enum Operations {
             }
         }
     }
-    /// PostEdited: the author changes the caption, the text or both; absent or null fields stay as they are. The answer shows the post with editedAt set. A post without an image or a reposted post keeps some text (422 empty_text); an edit with neither field is 422 invalid_field; another user's post is 403 forbidden.
+    /// PostEdited: the author changes the caption, the text or the images' alt texts; absent or null fields stay as they are. The answer shows the post with editedAt set. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
     ///
     /// - Remark: HTTP `PATCH /v1/posts/{id}`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)`.
@@ -7792,6 +7800,10 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/{id}/PATCH/requestBody/json/caption`.
                     public var caption: Swift.String?
+                    /// The post's images, the same ids in the same order, each with its new alt text (absent or null removes it); null leaves them as they are.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/posts/{id}/PATCH/requestBody/json/media`.
+                    public var media: [Components.Schemas.PostImage]?
                     /// at most 280 characters; null leaves it as it is
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/{id}/PATCH/requestBody/json/text`.
@@ -7800,16 +7812,20 @@ public enum Operations {
                     ///
                     /// - Parameters:
                     ///   - caption: at most 2200 characters; null leaves it as it is
+                    ///   - media: The post's images, the same ids in the same order, each with its new alt text (absent or null removes it); null leaves them as they are.
                     ///   - text: at most 280 characters; null leaves it as it is
                     public init(
                         caption: Swift.String? = nil,
+                        media: [Components.Schemas.PostImage]? = nil,
                         text: Swift.String? = nil
                     ) {
                         self.caption = caption
+                        self.media = media
                         self.text = text
                     }
                     public enum CodingKeys: String, CodingKey {
                         case caption
+                        case media
                         case text
                     }
                 }

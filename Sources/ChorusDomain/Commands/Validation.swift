@@ -13,6 +13,8 @@ public enum FieldLimits {
     public static let bio = 300
     public static let caption = 2200
     public static let postText = 280
+    /// An image's alt text.
+    public static let alt = 1500
     public static let comment = 1000
     public static let message = 2000
     public static let roomName = 100
@@ -108,6 +110,24 @@ public enum Validate {
     /// Optional free text (caption, report details): may end up empty.
     static func optionalText(_ text: String?, field: String, limit: Int) throws(DomainError) -> String {
         try Self.text(text ?? "", field: field, limit: limit, layout: .paragraphs, invalid: .emptyText)
+    }
+
+    /// A post's images: at most ``PostCreated/maximumImages``, none twice, each alt text at most ``FieldLimits/alt``
+    /// (an empty one is none).
+    static func postImages(_ media: [PostImage]) throws(DomainError) -> [PostImage] {
+        guard media.count <= PostCreated.maximumImages else {
+            throw DomainError(
+                .invalidField, "a post has at most \(PostCreated.maximumImages) images, not \(media.count)")
+        }
+        guard Set(media.map(\.id)).count == media.count else {
+            throw DomainError(.invalidField, "a post shows each image once")
+        }
+        var checked: [PostImage] = []
+        for image in media {
+            let alt = try optionalText(image.alt, field: "alt", limit: FieldLimits.alt)
+            checked.append(PostImage(id: image.id, alt: alt.isEmpty ? nil : alt))
+        }
+        return checked
     }
 
     /// Text that must say something (post text when alone, comments, messages).

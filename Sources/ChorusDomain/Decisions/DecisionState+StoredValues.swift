@@ -12,13 +12,19 @@ extension DecisionState {
         /// The position of its ``PostCreated``.
         let postedAt: LogPosition
         let repostOf: PostID?
+        /// Its images' ids, in order: an edit of their alt texts names the same.
+        let media: [MediaID]
 
-        init(author: UserID, textMayBeEmpty: Bool, deleted: Bool, postedAt: LogPosition, repostOf: PostID?) {
+        init(
+            author: UserID, textMayBeEmpty: Bool, deleted: Bool, postedAt: LogPosition, repostOf: PostID?,
+            media: [MediaID]
+        ) {
             self.author = author
             self.textMayBeEmpty = textMayBeEmpty
             self.deleted = deleted
             self.postedAt = postedAt
             self.repostOf = repostOf
+            self.media = media
         }
 
         init(decoding bytes: UnsafeRawBufferPointer) throws {
@@ -28,6 +34,7 @@ extension DecisionState {
             (textMayBeEmpty, deleted) = (flags & 1 != 0, flags & 2 != 0)
             postedAt = LogPosition(try reader.readUInt64())
             repostOf = try reader.readOptional(PostID.self)
+            media = try (0..<reader.readByte()).map { _ in try reader.read(MediaID.self) }
             try reader.finish()
         }
 
@@ -37,6 +44,8 @@ extension DecisionState {
             writer.write(UInt8((textMayBeEmpty ? 1 : 0) | (deleted ? 2 : 0)))
             writer.write(postedAt.rawValue)
             writer.write(repostOf)
+            writer.write(UInt8(media.count))
+            for id in media { writer.write(id) }
             return writer.bytes
         }
     }

@@ -9,7 +9,8 @@ import ChorusLog
 /// ``PayloadWriter``'s form unless said otherwise):
 /// - `emails`: e-mail key (``Validate/emailKey(_:)``, never the e-mail) → user id (UTF-8), until the account is deleted
 /// - `users`: user id → bcrypt hash (UTF-8), until the account is deleted
-/// - `posts`: post id → ``PostState``: author, flags, position of the post, the post it reposts
+/// - `posts`: post id → ``PostState``: author, flags, position of the post, the post it reposts, its images
+/// - `attached-media`: media id → empty, once a post or a profile shows the image (unattached uploads are removed)
 /// - `reposts`: original, plain repost → empty (a repost with no text, caption or image, which goes with its original)
 /// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
 /// - `follows`: follower, followee → position of the follow (u64 big-endian)
@@ -39,6 +40,7 @@ public struct DecisionState: Sendable {
     let emails = StateTable("emails")
     let users = StateTable("users")
     let posts = StateTable("posts")
+    let attachedMedia = StateTable("attached-media")
     let reposts = StateTable("reposts")
     let comments = StateTable("comments")
     let follows = StateTable("follows")
@@ -73,7 +75,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
-            format,
+            format, attachedMedia,
         ]
     }
 
@@ -83,7 +85,7 @@ public struct DecisionState: Sendable {
         [
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
-            resolvedReports, reportSubjects, suspended, erasures, completedErasures,
+            resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia,
         ]
     }
 

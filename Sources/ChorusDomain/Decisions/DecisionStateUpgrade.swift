@@ -9,10 +9,11 @@ import ChorusLog
 /// without their position, no comments or reposts); 2, since posts and comments can be deleted; 3, since e-mails are
 /// kept as their key (``Validate/emailKey(_:)``) and accounts can be deleted; 4, since conversations keep the position
 /// of their last message (`conversation-heads`), which a read receipt is decided against; 5, since a report of what
-/// its reporter has an open report of is that report (`report-subjects`).
+/// its reporter has an open report of is that report (`report-subjects`); 6, since posts keep their images' ids and
+/// the images that posts and profiles show are known (`attached-media`).
 public struct DecisionStateUpgrade: Sendable {
     /// The format this Chorus writes.
-    public static let currentFormat: UInt32 = 5
+    public static let currentFormat: UInt32 = 6
     private static let versionKey = Array("version".utf8)
 
     private let log: any EventLog

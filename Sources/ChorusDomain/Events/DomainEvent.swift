@@ -39,6 +39,7 @@ public enum DomainEvent: Sendable, Hashable {
     case userUnsuspended(UserUnsuspended)
     case accountDeleted(AccountDeleted)
     case erasureCompleted(ErasureCompleted)
+    case mediaRemoved(MediaRemoved)
 }
 
 extension DomainEvent {
@@ -79,6 +80,7 @@ extension DomainEvent {
         UserUnsuspended.self,
         AccountDeleted.self,
         ErasureCompleted.self,
+        MediaRemoved.self,
     ]
 
     /// The event's own type, which knows how it is stored.
@@ -119,6 +121,7 @@ extension DomainEvent {
         case .userUnsuspended(let event): event
         case .accountDeleted(let event): event
         case .erasureCompleted(let event): event
+        case .mediaRemoved(let event): event
         }
     }
 

@@ -165,6 +165,8 @@ public enum PayloadError: Error, CustomStringConvertible {
     case trailingBytes(Int)
     /// A sealed section (``SealedFields``) that its key does not open: damaged, or sealed under another key.
     case unreadableSealedFields
+    /// A count past what its field may hold (five images in a post).
+    case countOutOfRange(UInt8)
 
     public var description: String {
         switch self {
@@ -172,6 +174,7 @@ public enum PayloadError: Error, CustomStringConvertible {
         case .badFlag(let flag): "the payload has presence flag \(flag)"
         case .trailingBytes(let count): "the payload has \(count) bytes past its last field"
         case .unreadableSealedFields: "the payload's personal fields do not open with their owner's data key"
+        case .countOutOfRange(let count): "the payload counts \(count) of what a field holds fewer of"
         }
     }
 }

@@ -62,13 +62,21 @@ struct ObjectRenderer: Sendable {
             body.field("author") { write(post.author, to: &$0) }
             body.field("caption") { $0.string(post.caption) }
             body.field("text") { $0.string(post.text) }
-            body.field("image") { writeImage(post.image, to: &$0) }
-            let images: [MediaID] =
-                switch post.image {
-                case .some(let id): MediaID(id.string).map { [$0] } ?? []
-                case .none: []
-                }
-            body.field("media", images.map { mediaJSON($0, info: mediaStore.info(of: $0), alt: .some(nil)) })
+            var media: [MediaJSON] = []
+            post.media.forEachImage { id, alt in
+                guard let id = MediaID(id.string) else { return }
+                let alt: String? =
+                    switch alt {
+                    case .some(let text): text.string
+                    case .none: nil
+                    }
+                media.append(mediaJSON(id, info: mediaStore.info(of: id), alt: .some(alt)))
+            }
+            // Version 1 clients show the first image.
+            body.field("image") { json in
+                if let first = media.first { json.string(first.url) } else { json.null() }
+            }
+            body.field("media", media)
             body.field("repostOf", repostOf)
             body.field("createdAt", post.createdAt)
             body.field("editedAt", post.editedAt)

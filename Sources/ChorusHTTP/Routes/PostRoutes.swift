@@ -10,7 +10,9 @@ struct PostRoutes {
     struct NewPost: Decodable {
         let caption: String?
         let text: String?
+        /// One image without alt text, as version 1 clients post it.
         let image: String?
+        let media: [PostImageBody]?
         let repostOf: String?
     }
 
@@ -18,6 +20,19 @@ struct PostRoutes {
     struct PostEdit: Decodable {
         let caption: String?
         let text: String?
+        /// The post's images, the same in the same order, with their new alt texts.
+        let media: [PostImageBody]?
+    }
+
+    struct PostImageBody: Decodable {
+        let id: String
+        let alt: String?
+
+        /// A malformed id names nothing, like an unknown one.
+        func image() throws -> PostImage {
+            guard let media = MediaID(id) else { throw APIError(DomainError(.unknownMedia, "no media \(id)")) }
+            return PostImage(id: media, alt: alt)
+        }
     }
 
     struct NewComment: Decodable {
@@ -39,7 +54,9 @@ struct PostRoutes {
             let caller = try context.requireCaller()
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
             let (body, bytes) = try await JSONBody.decode(PostEdit.self, from: request)
-            let command = Command.editPost(author: caller.user, post: post, caption: body.caption, text: body.text)
+            let command = Command.editPost(
+                author: caller.user, post: post, caption: body.caption, text: body.text,
+                media: try body.media.map { try $0.map { try $0.image() } })
             return try await Self.inPath(post) {
                 try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
                     view, _, json in
@@ -79,17 +96,18 @@ struct PostRoutes {
         let renderer = endpoints.renderer
         let caller = try context.requireCaller()
         let (body, bytes) = try await JSONBody.decode(NewPost.self, from: request)
-        // A malformed id names nothing, like an unknown one.
-        let image = try body.image.map { text in
-            guard let id = MediaID(text) else { throw APIError(DomainError(.unknownMedia, "no media \(text)")) }
-            return id
+        if body.image != nil, body.media != nil {
+            throw APIError(DomainError(.invalidField, "a post gives its images as media or as image, not both"))
         }
+        let media =
+            try body.media?.map { try $0.image() } ?? body.image.map { [try PostImageBody(id: $0, alt: nil).image()] }
+            ?? []
         let repostOf = try body.repostOf.map { text in
             guard let id = PostID(text) else { throw APIError(DomainError(.unknownPost, "no post \(text)")) }
             return id
         }
         let command = Command.createPost(
-            author: caller.user, caption: body.caption, text: body.text, image: image, repostOf: repostOf)
+            author: caller.user, caption: body.caption, text: body.text, media: media, repostOf: repostOf)
         return try await endpoints.write(
             request, context: context, requestBody: bytes, status: .created, command: command
         ) { view, result, json in

@@ -17,6 +17,9 @@ public struct ServeOptions: Sendable {
     public var fanOutLimit = ProjectionEngine.defaultFanOutLimit
     /// How long after an account's deletion, at most, until no file holds its personal data.
     public var erasureDelay: Duration = .seconds(600)
+    /// How long an uploaded image may go unshown by any post or profile before it is removed: a day, as the contract
+    /// says; tests shorten it.
+    public var unattachedMediaLifetime: Duration = .seconds(24 * 3600)
     /// The cluster whose log this node shares; nil for a single node.
     public var cluster: Cluster?
     /// bcrypt's cost: tests lower it.
@@ -70,7 +73,8 @@ public enum ChorusApplication {
         let backend = try ChorusBackend(
             data: options.data, readOnly: options.server.readOnly, maximumLogSize: options.maximumLogSize,
             fanOutLimit: options.fanOutLimit, erasureDelay: options.erasureDelay,
-            passwordHasher: options.passwordHasher, cluster: database, logger: logger)
+            unattachedMediaLifetime: options.unattachedMediaLifetime, passwordHasher: options.passwordHasher,
+            cluster: database, logger: logger)
         defer { backend.close() }
         let application = try ChorusServer.makeApplication(
             backend: backend, configuration: options.server, logger: logger)

@@ -107,7 +107,7 @@ struct ContentAttackTests {
                     UserRegistered(
                         user: user, email: "old@example.com", passwordHash: "x", name: hostile, major: "", bio: ""))
                 let posted = DomainEvent.postCreated(
-                    PostCreated(post: .make(), author: user, caption: "", text: hostile, image: nil, repostOf: nil))
+                    PostCreated(post: .make(), author: user, caption: "", text: hostile, media: [], repostOf: nil))
                 for event in [registered, posted] {
                     _ = try await log.append(
                         AppendRequest(

@@ -44,6 +44,16 @@ final class AppServer: Sendable {
         return (client, profile)
     }
 
+    /// What the server answers to a GET of `url`, one of its own (an image's variant, say), as a browser or an image
+    /// view would fetch it, without the SDK.
+    func fetch(_ url: String) async throws -> ServerProcess.Answer {
+        guard let parts = URLComponents(string: url), url.hasPrefix(self.url.absoluteString) else {
+            throw ServerError("\(url) is not on this server")
+        }
+        let query = parts.percentEncodedQuery.map { "?" + $0 } ?? ""
+        return try await current.withLock { $0 }.call("GET", parts.percentEncodedPath + query)
+    }
+
     /// Kills the server outright and starts it again on the same port and data: every connection drops.
     func crashAndRestart() async throws {
         let old = current.withLock { $0 }

@@ -1,4 +1,5 @@
 import ChorusClient
+import ChorusTestSupport
 import Foundation
 import Testing
 
@@ -111,12 +112,33 @@ struct FiveAppsTests {
             let (ana, anaProfile) = try await server.user("Ana")
             let (bo, boProfile) = try await server.user("Bo")
             try await bo.follow(anaProfile.id)
-            let image = try await ana.uploadImage(pngBytes, contentType: .png)
-            let photo = try await ana.post(caption: "Harbour at dawn", image: image.id)
+            // Three shots from her phone, one of them HEIC, posted together with alt texts.
+            let shots: [(Data, ChorusClient.ImageType)] = [
+                (Data(SampleImages.bytes("photo.heic")), .heic), (pngBytes, .png),
+                (Data(SampleImages.png(withText: "the pier")), .png),
+            ]
+            var uploaded: [Media] = []
+            for (bytes, type) in shots { uploaded.append(try await ana.uploadImage(bytes, contentType: type)) }
+            let alts = ["Boats in the harbour at dawn", nil, "The pier"]
+            let photo = try await ana.post(
+                caption: "Harbour at dawn", media: zip(uploaded, alts).map { PostImage(alt: $1, id: $0.id) })
+            #expect(photo.media.map(\.id) == uploaded.map(\.id) && photo.media.map(\.alt) == alts)
+            #expect(photo.media.first?._type == .imageJpeg, "HEIC is served as JPEG")
             _ = try await ana.post(text: "Words only")
-            #expect(try await bo.posts(of: anaProfile.id, kind: .media).first(10).map(\.id) == [photo.id])
             #expect(try await bo.homeFeed(mediaOnly: true).first(10).map(\.id) == [photo.id])
             #expect(try await bo.followingFeed().first(10).count == 2)
+
+            // Her grid: a cell per photo post, its first image's small variant, the BlurHash drawn until it loads.
+            let grid = try await bo.posts(of: anaProfile.id, kind: .media).first(10)
+            #expect(grid.map(\.id) == [photo.id])
+            let cell = try #require(grid.first?.media.first?.variants?.small)
+            #expect(grid.first?.media.first?.blurhash?.count == 28 && cell.width <= 640 && cell.height <= 640)
+            let thumbnail = try await server.fetch(cell.url)
+            #expect(thumbnail.status == 200 && thumbnail.headers["content-type"] == "image/jpeg")
+            // She describes the second picture too; Bo's feed shows it.
+            let described = alts.map { $0 ?? "Gulls over the water" }
+            _ = try await ana.editPost(photo.id, media: zip(uploaded, described).map { PostImage(alt: $1, id: $0.id) })
+            #expect(try await bo.post(photo.id).media.map(\.alt) == described)
 
             let comments = LiveCollector(try await ana.live([.post(photo.id), .conversations]))
             try await bo.comment(on: photo.id, "Beautiful")

@@ -14,22 +14,27 @@ final class ClusterFixture: Sendable {
     private let nodes: Mutex<[ServerProcess]>
     /// How long a write waits for the head row before its 503.
     let writeTimeout: String
+    /// More options for every node.
+    let extraArguments: [String]
 
-    private init(postgres: LocalPostgresServer, directory: String, writeTimeout: String) {
+    private init(postgres: LocalPostgresServer, directory: String, writeTimeout: String, extraArguments: [String]) {
         self.postgres = postgres
         self.directory = directory
         self.writeTimeout = writeTimeout
+        self.extraArguments = extraArguments
         nodes = Mutex([])
     }
 
     /// Runs `body` with `count` nodes started (A, B, C, … are nodes 0, 1, 2, …).
     static func run(
-        nodes count: Int = 3, writeTimeout: String = "5s", _ body: (ClusterFixture) async throws -> Void
+        nodes count: Int = 3, writeTimeout: String = "5s", extraArguments: [String] = [],
+        _ body: (ClusterFixture) async throws -> Void
     ) async throws {
         try await withTemporaryDirectory { directory in
             // initdb and pg_ctl take seconds: waited for on a thread of their own, not one of the test process's.
             let postgres = try await BlockingWork.run { try LocalPostgresServer(port: LoopbackPort.free()) }
-            let cluster = ClusterFixture(postgres: postgres, directory: directory, writeTimeout: writeTimeout)
+            let cluster = ClusterFixture(
+                postgres: postgres, directory: directory, writeTimeout: writeTimeout, extraArguments: extraArguments)
             let outcome: Result<Void, any Error>
             do {
                 for index in 0..<count { try await cluster.start(index) }
@@ -56,7 +61,8 @@ final class ClusterFixture: Sendable {
         let port = nodes.withLock { index < $0.count ? $0[index].port : nil }
         let server = try await ServerProcess(
             data: data(index), port: port,
-            extraArguments: ["--cluster", postgres.url, "--no-rate-limits", "--cluster-write-timeout", writeTimeout])
+            extraArguments: ["--cluster", postgres.url, "--no-rate-limits", "--cluster-write-timeout", writeTimeout]
+                + extraArguments)
         nodes.withLock { nodes in
             if index < nodes.count { nodes[index] = server } else { nodes.append(server) }
         }

@@ -297,6 +297,58 @@ struct ClusterTests {
         }
     }
 
+    @Test(
+        "an image uploaded on one node is served in both sizes by every node, posted from another, and erased everywhere"
+    )
+    func imagesOnEveryNode() async throws {
+        try await ClusterFixture.run(extraArguments: ["--erasure-delay", "1s"]) { cluster in
+            let (a, b, c) = (cluster.node(0), cluster.node(1), cluster.node(2))
+            let ana = try await a.register("Ana")
+            let upload = try await a.call(
+                "POST", "/v1/media", token: ana.token, body: Data(SampleImages.bytes("photo.jpg")),
+                headers: ["Content-Type": "image/jpeg"])
+            #expect(upload.status == 201, "\(upload.json)")
+            let id = try #require(upload.json["id"] as? String)
+            for size in ["large", "small"] {
+                let onA = try await a.call("GET", "/v1/media/\(id)?size=\(size)")
+                for node in [b, c] {
+                    let served = try await node.call("GET", "/v1/media/\(id)?size=\(size)")
+                    #expect(served.status == 200 && served.headers["etag"] == onA.headers["etag"], "\(size)")
+                    #expect(served.headers["content-length"] == onA.headers["content-length"], "the same bytes")
+                }
+            }
+            // Posted through B, which did not take the upload; C shows it with its size and BlurHash.
+            let post = try await b.call(
+                "POST", "/v1/posts", token: ana.token, json: ["media": [["id": id, "alt": "Boats at dawn"]]])
+            #expect(post.status == 201, "\(post.json)")
+            let postID = try #require(post.json["id"] as? String)
+            let read = try await c.call(
+                "GET", "/v1/posts/\(postID)", token: ana.token,
+                headers: ["Chorus-Min-Position": String(try #require(post.position))])
+            let shown = try #require((read.json["media"] as? [[String: Any]])?.first)
+            #expect(shown["width"] as? Int == 240 && shown["blurhash"] as? String == upload.json["blurhash"] as? String)
+            #expect(shown["alt"] as? String == "Boats at dawn")
+            let rows = try cluster.postgres.psql("SELECT count(*) FROM chorus_media WHERE media_id = '\(id)'")
+            #expect(rows.trimmingCharacters(in: .whitespacesAndNewlines) == "3", "two variants and the info")
+
+            let deleted = try await c.call("DELETE", "/v1/me", token: ana.token, json: ["password": "password1"])
+            #expect(deleted.status == 202, "the deletion is accepted; its erasure follows")
+            for (index, node) in [a, b, c].enumerated() {
+                try await eventually("node \(index) serves the image no more", every: .milliseconds(100)) {
+                    try await node.call("GET", "/v1/media/\(id)").status == 404
+                }
+            }
+            try await eventually("no node keeps a file of hers, nor PostgreSQL", every: .milliseconds(200)) {
+                let rows = try cluster.postgres.psql("SELECT count(*) FROM chorus_media WHERE owner = '\(ana.id)'")
+                let files = try (0..<3).flatMap {
+                    try FileManager.default.subpathsOfDirectory(atPath: cluster.data($0) + "/media")
+                }
+                return rows.trimmingCharacters(in: .whitespacesAndNewlines) == "0"
+                    && !files.contains { $0.contains(id) }
+            }
+        }
+    }
+
     // MARK: Load
 
     /// Users on `nodes` posting, liking and following concurrently; returns the ids of the posts acknowledged (201).

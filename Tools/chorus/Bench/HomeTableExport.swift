@@ -69,7 +69,8 @@ struct HomeTableExport {
                 let page = try view.homeFeed(viewer: nil, page: PageRequest(limit: 100, cursor: cursor))
                 for post in page.items {
                     postRows.row([
-                        post.id.rawValue, post.author.id.rawValue, post.caption, post.text, post.image?.rawValue,
+                        post.id.rawValue, post.author.id.rawValue, post.caption, post.text,
+                        post.media.first?.id.rawValue,
                         post.createdAt.rfc3339, "\(post.likes)", "\(post.comments)", "\(post.reposts)",
                     ])
                 }

@@ -13,9 +13,9 @@ struct DemoCommand: AsyncParsableCommand {
         commandName: "demo",
         abstract: "Fill a data directory with a synthetic social network, then build its read models.",
         discussion: """
-            Users with Korean and Latin names, a heavy-tailed follower graph, posts, reposts, likes, comments, \
-            messages and profile edits, written through the real command path (bulk import). The same seed gives \
-            the same content. Every demo user's password is "password".
+            Users with Korean and Latin names, a heavy-tailed follower graph, posts (some with up to four \
+            generated photos and their alt texts), reposts, likes, comments, messages and profile edits, written \
+            through the real command path (bulk import). The same seed gives the same content. Every demo user's password is "password".
             """
     )
 
@@ -90,12 +90,16 @@ extension DemoCommand {
         var reporter = ProgressLines(total: events, unit: "events")
         let keys = try data.openKeys(durable: false)
         defer { keys.close() }
-        let executor = CommandExecutor(
-            log: log, keys: keys, media: NoMediaCatalog(), passwordHasher: PasswordHasher(cost: 4))
+        let media = try MediaStore(directory: data.media, keys: keys)
+        let executor = CommandExecutor(log: log, keys: keys, media: media, passwordHasher: PasswordHasher(cost: 4))
+        let workload = DemoWorkload(seed: seed, events: events, graph: graph) { owner, picture in
+            // Through the image pipeline, as an app's upload goes.
+            let upload = try media.beginUpload(owner: owner)
+            try picture.png().withUnsafeBytes { try upload.append($0) }
+            return try await upload.finish(declared: .png).id
+        }
         let summary = try await log.withWriter {
-            try await DemoWorkload(seed: seed, events: events, graph: graph).run(on: executor) {
-                reporter.update($0)
-            }
+            try await workload.run(on: executor) { reporter.update($0) }
         }
         // The keys first: a synced log must never name a user whose key was lost.
         try keys.sync()

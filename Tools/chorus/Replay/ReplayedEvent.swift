@@ -38,12 +38,18 @@ struct ReplayedEvent {
         case null
         /// A case with a value, such as `profileImage: {set: …}`.
         indirect case labelled(String, FieldValue)
+        /// A list, such as a post's images.
+        case list([FieldValue])
+        /// A value of several fields, sorted by name, such as one of a post's images.
+        case object([(name: String, value: FieldValue)])
 
         /// Adds the users this value names to `users`.
         func collectUsers(into users: inout Set<String>) {
             switch self {
             case .user(let user): users.insert(user)
             case .labelled(_, let inner): inner.collectUsers(into: &users)
+            case .list(let values): for value in values { value.collectUsers(into: &users) }
+            case .object(let fields): for field in fields { field.value.collectUsers(into: &users) }
             case .text, .integer, .flag, .null: break
             }
         }
@@ -97,6 +103,9 @@ struct ReplayedEvent {
     private static func user(_ id: UserID?) -> FieldValue { id.map { .user($0.rawValue) } ?? .null }
     private static func id(_ id: (some ChorusIdentifier)?) -> FieldValue { id.map { .text($0.rawValue) } ?? .null }
     private static func text(_ text: String?) -> FieldValue { text.map { .text($0) } ?? .null }
+    private static func image(_ image: PostImage) -> FieldValue {
+        .object([("alt", text(image.alt)), ("id", id(image.id))])
+    }
     private static func position(_ position: LogPosition?) -> FieldValue {
         position.map { .integer(Int64($0.rawValue)) } ?? .null
     }
@@ -139,11 +148,12 @@ struct ReplayedEvent {
         case .postCreated(let event):
             body("author", user(event.author))
             body("caption", .text(event.caption))
-            body("image", id(event.image))
+            body("media", .list(event.media.map(image)))
             body("post", id(event.post))
             body("repostOf", id(event.repostOf))
             body("text", .text(event.text))
         case .postEdited(let event):
+            body("alts", event.alts.map { .list($0.map(text)) } ?? .null)
             body("author", user(event.author))
             body("caption", text(event.caption))
             body("post", id(event.post))
@@ -269,6 +279,11 @@ struct ReplayedEvent {
         case .enum:
             guard let associated = mirror.children.first, let label = associated.label else { return .text("\(value)") }
             return .labelled(label, Self.value(associated.value))
+        case .collection:
+            return .list(mirror.children.map { Self.value($0.value) })
+        case .struct:
+            let fields = mirror.children.compactMap { child in child.label.map { ($0, Self.value(child.value)) } }
+            return .object(fields.sorted { $0.0 < $1.0 })
         default:
             return .text("\(value)")
         }
@@ -329,6 +344,20 @@ struct ReplayedEvent {
             object.key(named: label)
             append(inner, to: &object)
             object.close()
+        case .list(let values):
+            object.openList()
+            for (index, value) in values.enumerated() {
+                if index > 0 { object.comma() }
+                append(value, to: &object)
+            }
+            object.closeList()
+        case .object(let fields):
+            object.open()
+            for field in fields {
+                object.key(named: field.name)
+                append(field.value, to: &object)
+            }
+            object.close()
         }
     }
 
@@ -357,6 +386,8 @@ struct ReplayedEvent {
         case .integer(let number): "\(number)"
         case .flag(let flag): "\(flag)"
         case .labelled(let label, let inner): "\(label):\(plain(inner))"
+        case .list(let values): "[" + values.map(plain).joined(separator: ",") + "]"
+        case .object(let fields): "{" + fields.map { "\($0.name):\(plain($0.value))" }.joined(separator: ",") + "}"
         }
     }
 }

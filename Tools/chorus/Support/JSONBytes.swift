@@ -20,6 +20,17 @@ struct JSONBytes {
         first = false
     }
 
+    /// A list: its values follow, ``comma()`` between them.
+    mutating func openList() { bytes.append(UInt8(ascii: "[")) }
+
+    mutating func closeList() {
+        bytes.append(UInt8(ascii: "]"))
+        first = false
+    }
+
+    /// Between two values of a list.
+    mutating func comma() { bytes.append(UInt8(ascii: ",")) }
+
     /// A key, after a comma unless it is its object's first. Written as it is: every key here is a literal or a Swift
     /// identifier (a field's name), which JSON never escapes (checked in debug builds), and keys are half the strings
     /// of `chorus replay --json`. A literal's bytes are read straight from the binary.

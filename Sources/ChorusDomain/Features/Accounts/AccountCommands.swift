@@ -35,6 +35,7 @@ struct RegisterUser: Decision {
 
 struct EditProfile: Decision {
     let edit: ProfileEdited
+    let catalog: any MediaCatalog
 
     static func prepare(
         user: UserID, name: String?, major: String?, bio: String?, image: ProfileImageChange?,
@@ -63,11 +64,15 @@ struct EditProfile: Decision {
                 case .remove?: $0.write(UInt8(1))
                 case .set(let image)?: $0.write(image.rawValue)
                 }
-            }, decision: EditProfile(edit: edit))
+            }, decision: EditProfile(edit: edit, catalog: context.media))
     }
 
     func decide(in context: DecisionContext) throws -> CommandResult {
         try context.requireUser(edit.user)
+        // Asked again in the writer, as ``CreatePost`` does.
+        if case .set(let image)? = edit.profileImage, !catalog.contains(image) {
+            throw DomainError(.unknownMedia, "no media \(image)")
+        }
         return try context.record(.profileEdited(edit))
     }
 }

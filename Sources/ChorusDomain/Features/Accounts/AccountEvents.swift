@@ -207,6 +207,10 @@ extension ProfileEdited: StoredEvent {
             }
         self.init(user: user, name: name, major: major, bio: bio, profileImage: image)
     }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        if case .set(let media)? = profileImage { changes.put(state.attachedMedia, .init(media.rawValue), []) }
+    }
 }
 
 extension SessionStarted: StoredEvent {

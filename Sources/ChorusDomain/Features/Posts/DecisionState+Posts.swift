@@ -57,6 +57,6 @@ extension DecisionState {
 
     /// A repost with nothing of its own: it shows as its original, and goes with it.
     static func isPlainRepost(_ event: PostCreated) -> Bool {
-        event.repostOf != nil && event.text.isEmpty && event.caption.isEmpty && event.image == nil
+        event.repostOf != nil && event.text.isEmpty && event.caption.isEmpty && event.media.isEmpty
     }
 }

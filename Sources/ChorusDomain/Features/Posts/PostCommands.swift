@@ -2,32 +2,48 @@ import ChorusLog
 
 struct CreatePost: Decision {
     let post: PostCreated
+    let catalog: any MediaCatalog
 
     static func prepare(
-        author: UserID, caption: String?, text: String?, image: MediaID?, repostOf: PostID?,
+        author: UserID, caption: String?, text: String?, media: [PostImage], repostOf: PostID?,
         _ context: CommandPreparation
     ) throws(DomainError) -> PreparedCommand {
         let caption = try Validate.optionalText(caption, field: "caption", limit: FieldLimits.caption)
         let text = try Validate.optionalText(text, field: "text", limit: FieldLimits.postText)
-        guard !text.isEmpty || image != nil || repostOf != nil else {
+        let media = try Validate.postImages(media)
+        guard !text.isEmpty || !media.isEmpty || repostOf != nil else {
             throw DomainError(.emptyText, "a post needs text, an image or a post to repost")
         }
-        if let image, !context.media.contains(image) { throw DomainError(.unknownMedia, "no media \(image)") }
+        try requireStored(media, in: context.media)
         let post = PostCreated(
-            post: .make(), author: author, caption: caption, text: text, image: image, repostOf: repostOf)
+            post: .make(), author: author, caption: caption, text: text, media: media, repostOf: repostOf)
         return PreparedCommand(
             caller: author.rawValue, tag: 3,
             fields: {
                 $0.write(caption)
                 $0.write(text)
-                $0.write(image)
+                $0.write(media.first?.id)
                 $0.write(repostOf)
-            }, decision: CreatePost(post: post))
+                // Nothing more for one image without alt text, which is all a post could hold before.
+                guard media.count > 1 || media.first?.alt != nil else { return }
+                for image in media.dropFirst() { $0.write(image.id) }
+                for image in media { $0.write(image.alt) }
+            }, decision: CreatePost(post: post, catalog: context.media))
+    }
+
+    /// Throws unless every image is stored.
+    static func requireStored(_ media: [PostImage], in catalog: any MediaCatalog) throws(DomainError) {
+        for image in media where !catalog.contains(image.id) {
+            throw DomainError(.unknownMedia, "no media \(image.id)")
+        }
     }
 
     func decide(in context: DecisionContext) throws -> CommandResult {
         var post = self.post
         try context.requireUser(post.author)
+        // Asked again in the writer: an image not attached for a day is removed in the writer too
+        // (``CommandExecutor/removeUnattachedMedia(_:remove:)``), so it is either attached here or gone.
+        try Self.requireStored(post.media, in: catalog)
         if let named = post.repostOf {
             try context.requirePost(named)
             // A repost always points at an original: one of a plain repost reposts what that one reposts.
@@ -39,13 +55,16 @@ struct CreatePost: Decision {
     }
 }
 
-/// Changes the caption or the text of one's own post.
+/// Changes the caption, the text or the alt texts of one's own post.
 struct EditPost: Decision {
     let edit: PostEdited
+    /// The images the edit names, in order: the post's own.
+    let media: [MediaID]?
 
-    static func prepare(author: UserID, post: PostID, caption: String?, text: String?) throws(DomainError)
-        -> PreparedCommand
+    static func prepare(author: UserID, post: PostID, caption: String?, text: String?, media: [PostImage]?)
+        throws(DomainError) -> PreparedCommand
     {
+        let media = try media.map { (media) throws(DomainError) in try Validate.postImages(media) }
         let edit = PostEdited(
             post: post, author: author,
             caption: try caption.map { (caption) throws(DomainError) in
@@ -53,9 +72,10 @@ struct EditPost: Decision {
             },
             text: try text.map { (text) throws(DomainError) in
                 try Validate.optionalText(text, field: "text", limit: FieldLimits.postText)
-            })
-        guard edit.caption != nil || edit.text != nil else {
-            throw DomainError(.invalidField, "an edit changes the caption, the text or both")
+            },
+            alts: media?.map(\.alt))
+        guard edit.caption != nil || edit.text != nil || edit.alts != nil else {
+            throw DomainError(.invalidField, "an edit changes the caption, the text or the images' alt texts")
         }
         return PreparedCommand(
             caller: author.rawValue, tag: 12,
@@ -63,7 +83,13 @@ struct EditPost: Decision {
                 $0.write(post)
                 $0.write(edit.caption)
                 $0.write(edit.text)
-            }, decision: EditPost(edit: edit))
+                guard let media else { return }
+                $0.write(UInt8(media.count))
+                for image in media {
+                    $0.write(image.id)
+                    $0.write(image.alt)
+                }
+            }, decision: EditPost(edit: edit, media: media?.map(\.id)))
     }
 
     func decide(in context: DecisionContext) throws -> CommandResult {
@@ -74,6 +100,12 @@ struct EditPost: Decision {
         }
         if edit.text == "", !post.textMayBeEmpty {
             throw DomainError(.emptyText, "a post without an image or a reposted post needs text")
+        }
+        if let media, media != post.media {
+            throw DomainError(
+                .invalidField,
+                "media must name the post's \(post.media.count) images, in their order, to change alt texts"
+            )
         }
         return try context.record(.postEdited(edit))
     }

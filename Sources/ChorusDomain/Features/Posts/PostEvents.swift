@@ -1,34 +1,51 @@
 import ChorusLog
 
+/// One of a post's images: an uploaded image's id, and the text that describes it to those who cannot see it.
+public struct PostImage: Sendable, Hashable {
+    public var id: MediaID
+    /// Nil when the author gave none.
+    public var alt: String?
+    public init(id: MediaID, alt: String?) {
+        self.id = id
+        self.alt = alt
+    }
+}
+
 public struct PostCreated: Sendable, Hashable {
     public var post: PostID
     public var author: UserID
     public var caption: String
     public var text: String
-    public var image: MediaID?
+    /// Its images in the order the author gave them, at most ``PostCreated/maximumImages``.
+    public var media: [PostImage]
     public var repostOf: PostID?
-    public init(post: PostID, author: UserID, caption: String, text: String, image: MediaID?, repostOf: PostID?) {
+    public init(post: PostID, author: UserID, caption: String, text: String, media: [PostImage], repostOf: PostID?) {
         self.post = post
         self.author = author
         self.caption = caption
         self.text = text
-        self.image = image
+        self.media = media
         self.repostOf = repostOf
     }
+
+    public static let maximumImages = 4
 }
 
-/// The author changed a post's caption or text; only the fields that changed are present. The time of the edit is the
-/// event's.
+/// The author changed a post's caption, text or alt texts; only the fields that changed are present. The time of the
+/// edit is the event's.
 public struct PostEdited: Sendable, Hashable {
     public var post: PostID
     public var author: UserID
     public var caption: String?
     public var text: String?
-    public init(post: PostID, author: UserID, caption: String?, text: String?) {
+    /// The alt text of each of the post's images, in their order (nil for one without).
+    public var alts: [String?]?
+    public init(post: PostID, author: UserID, caption: String?, text: String?, alts: [String?]? = nil) {
         self.post = post
         self.author = author
         self.caption = caption
         self.text = text
+        self.alts = alts
     }
 }
 
@@ -49,58 +66,81 @@ public struct PostDeleted: Sendable, Hashable {
     }
 }
 
-/// Version 2 seals the caption and the text under the author's key, after the other fields; version 1 holds them in
-/// plain.
+/// Version 3 holds a list of images, their ids in plain and their alt texts sealed after the caption and the text;
+/// version 2 one image id, the caption and the text sealed under the author's key after the other fields; version 1
+/// all in plain.
 extension PostCreated: StoredEvent {
     static let typeName = "PostCreated"
-    static let schemaVersion: UInt16 = 2
+    static let schemaVersion: UInt16 = 3
     var stream: StreamID { .post(post) }
     var domainEvent: DomainEvent { .postCreated(self) }
 
     func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
         payload.write(post)
         payload.write(author)
-        payload.write(image)
         payload.write(repostOf)
+        payload.write(UInt8(media.count))
+        for image in media { payload.write(image.id) }
         try payload.writeSealed(by: author, in: Self.typeName, keys: keys) {
             $0.write(caption)
             $0.write(text)
+            for image in media { $0.write(image.alt) }
         }
     }
 
     init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
         let post = try payload.read(PostID.self)
         let author = try payload.read(UserID.self)
-        guard version >= 2 else {
+        switch version {
+        case 1:
+            let (caption, text) = (try payload.readString(), try payload.readString())
+            let image = try payload.readOptional(MediaID.self)
             self.init(
-                post: post, author: author, caption: try payload.readString(), text: try payload.readString(),
-                image: try payload.readOptional(MediaID.self), repostOf: try payload.readOptional(PostID.self))
-            return
+                post: post, author: author, caption: caption, text: text,
+                media: image.map { [PostImage(id: $0, alt: nil)] } ?? [],
+                repostOf: try payload.readOptional(PostID.self))
+        case 2:
+            let image = try payload.readOptional(MediaID.self)
+            let repostOf = try payload.readOptional(PostID.self)
+            var fields = try payload.openSealed(by: author, in: Self.typeName, keys: keys)
+            self.init(
+                post: post, author: author, caption: try fields?.readString() ?? "",
+                text: try fields?.readString() ?? "", media: image.map { [PostImage(id: $0, alt: nil)] } ?? [],
+                repostOf: repostOf)
+            try fields?.finish()
+        default:
+            let repostOf = try payload.readOptional(PostID.self)
+            let count = Int(try payload.readByte())
+            guard count <= Self.maximumImages else { throw PayloadError.countOutOfRange(UInt8(count)) }
+            let ids = try (0..<count).map { _ in try payload.read(MediaID.self) }
+            var fields = try payload.openSealed(by: author, in: Self.typeName, keys: keys)
+            let caption = try fields?.readString() ?? ""
+            let text = try fields?.readString() ?? ""
+            // An erased author's alt texts are gone with the rest of what they wrote.
+            var media: [PostImage] = []
+            for id in ids { media.append(PostImage(id: id, alt: try fields?.readOptionalString())) }
+            self.init(post: post, author: author, caption: caption, text: text, media: media, repostOf: repostOf)
+            try fields?.finish()
         }
-        let image = try payload.readOptional(MediaID.self)
-        let repostOf = try payload.readOptional(PostID.self)
-        var fields = try payload.openSealed(by: author, in: Self.typeName, keys: keys)
-        self.init(
-            post: post, author: author, caption: try fields?.readString() ?? "", text: try fields?.readString() ?? "",
-            image: image, repostOf: repostOf)
-        try fields?.finish()
     }
 
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
         let stored = DecisionState.PostState(
-            author: author, textMayBeEmpty: image != nil || repostOf != nil, deleted: false, postedAt: position,
-            repostOf: repostOf)
+            author: author, textMayBeEmpty: !media.isEmpty || repostOf != nil, deleted: false, postedAt: position,
+            repostOf: repostOf, media: media.map(\.id))
         changes.put(state.posts, .init(post.rawValue), stored.encoded())
         if DecisionState.isPlainRepost(self) {
             changes.put(state.reposts, .init(repostOf!.rawValue, post.rawValue), [])
         }
+        for image in media { changes.put(state.attachedMedia, .init(image.id.rawValue), []) }
     }
 }
 
-/// Version 2 seals the caption and the text as ``PostCreated`` 2 does; version 1 holds them in plain.
+/// Version 3 seals the alt texts after the caption and the text (a count first, none when they did not change);
+/// version 2 seals the caption and the text as ``PostCreated`` 2 does; version 1 holds them in plain.
 extension PostEdited: StoredEvent {
     static let typeName = "PostEdited"
-    static let schemaVersion: UInt16 = 2
+    static let schemaVersion: UInt16 = 3
     var stream: StreamID { .post(post) }
     var domainEvent: DomainEvent { .postEdited(self) }
 
@@ -110,6 +150,9 @@ extension PostEdited: StoredEvent {
         try payload.writeSealed(by: author, in: Self.typeName, keys: keys) {
             $0.write(caption)
             $0.write(text)
+            // The count plus one, 0 when the alt texts did not change.
+            $0.write(UInt8(alts.map { $0.count + 1 } ?? 0))
+            for alt in alts ?? [] { $0.write(alt) }
         }
     }
 
@@ -123,9 +166,14 @@ extension PostEdited: StoredEvent {
             return
         }
         var fields = try payload.openSealed(by: author, in: Self.typeName, keys: keys)
-        self.init(
-            post: post, author: author, caption: try fields?.readOptionalString(),
-            text: try fields?.readOptionalString())
+        let caption = try fields?.readOptionalString()
+        let text = try fields?.readOptionalString()
+        var alts: [String?]?
+        if version >= 3, let count = try fields?.readByte(), count > 0 {
+            guard count <= PostCreated.maximumImages + 1 else { throw PayloadError.countOutOfRange(count) }
+            alts = try (1..<count).map { _ in try fields?.readOptionalString() }
+        }
+        self.init(post: post, author: author, caption: caption, text: text, alts: alts)
         try fields?.finish()
     }
 }
@@ -151,7 +199,7 @@ extension PostDeleted: StoredEvent {
 
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
         let stored = DecisionState.PostState(
-            author: author, textMayBeEmpty: false, deleted: true, postedAt: postedAt, repostOf: repostOf)
+            author: author, textMayBeEmpty: false, deleted: true, postedAt: postedAt, repostOf: repostOf, media: [])
         changes.put(state.posts, .init(post.rawValue), stored.encoded())
         if let original = repostOf { changes.remove(state.reposts, .init(original.rawValue, post.rawValue)) }
     }
