@@ -10,7 +10,9 @@ struct LogBackupCommandTests {
         try await withTemporaryDirectory { root in
             let data = root + "/data"
             let backup = root + "/backup"
-            let server = try await ServerProcess(data: data, extraArguments: ["--demo-events", "1500"])
+            // No limit on writes: the writer posts for as long as the backup takes, minutes on a loaded machine.
+            let server = try await ServerProcess(
+                data: data, extraArguments: ["--demo-events", "1500", "--no-rate-limits"])
             let login = try await server.call(
                 "POST", "/v1/auth/login", json: ["email": "user0@demo.chorus", "password": "password"])
             let token = try #require(login.json["token"] as? String)
@@ -31,11 +33,15 @@ struct LogBackupCommandTests {
                     acknowledged.withLock { $0.append((text, position)) }
                 }
             }
-            while acknowledged.withLock({ $0.count }) < 20 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually("20 posts acknowledged", timeout: .seconds(120), every: .milliseconds(20)) {
+                acknowledged.withLock { $0.count } >= 20
+            }
             let before = acknowledged.withLock { $0 }
             let run = try await runChorus(["log", "backup", "--data", data, "--to", backup, "--json"])
             let during = acknowledged.withLock { $0.count }
-            while acknowledged.withLock({ $0.count }) < during + 10 { try await Task.sleep(for: .milliseconds(20)) }
+            try await eventually("10 more posts acknowledged", timeout: .seconds(120), every: .milliseconds(20)) {
+                acknowledged.withLock { $0.count } >= during + 10
+            }
             stop.store(true, ordering: .relaxed)
             try await writer.value
             #expect(await server.stop() == 0)
