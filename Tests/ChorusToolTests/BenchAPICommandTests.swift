@@ -3,7 +3,9 @@ import Testing
 
 @Suite("chorus bench api")
 struct BenchAPICommandTests {
-    @Test("drives the feed and its ceiling in alternating rounds, then posts and live delivery, and reports them")
+    @Test(
+        "drives the feed and its ceiling in alternating rounds, then posts, live delivery and a feed of four-image posts"
+    )
     func jsonContract() async throws {
         let run = try await runChorus([
             "bench", "api", "--events", "1000", "--users", "4", "--seconds", "2", "--rounds", "2", "--connections", "4",
@@ -14,10 +16,13 @@ struct BenchAPICommandTests {
         #expect(run.standardError.contains("round 2: feed"), "stderr: \(run.standardError)")
         let figures = try run.benchFigures(suite: "api")
         func figure(_ name: String) -> Double { figures[name] ?? 0 }
-        for name in ["feed_following_rps", "health_rps", "post_create_rps", "live_delivery_p99_ms"] {
+        for name in [
+            "feed_following_rps", "health_rps", "post_create_rps", "live_delivery_p99_ms", "feed_four_images_rps",
+            "feed_four_images_to_ceiling_ratio",
+        ] {
             #expect(figure(name) > 0, "figure \(name): \(figures)")
         }
-        #expect(figure("feed_following_non_2xx") == 0)
+        #expect(figure("feed_following_non_2xx") == 0 && figure("feed_four_images_non_2xx") == 0)
         // The ratio is the two rates over all the rounds.
         let ratio = figure("feed_following_rps") / figure("health_rps")
         #expect(abs(figure("feed_to_ceiling_ratio") - ratio) < 0.01, "\(figures)")

@@ -23,7 +23,8 @@ struct APIBenchCommand: AsyncParsableCommand {
             work behind the request), in --rounds alternating runs; feed_to_ceiling_ratio divides the two rates \
             over all the rounds, which a slow spell of a shared machine moves less than either. Then \
             POST /v1/posts. Live delivery is timed from sending a message to receiving it on the recipient's \
-            event stream.
+            event stream. Then the feed and the ceiling again with every feed's first page made of posts of four \
+            images each (feed_four_images_to_ceiling_ratio).
             """
     )
 
@@ -86,6 +87,8 @@ struct APIBenchCommand: AsyncParsableCommand {
         printProgress("timing \(messages) messages from send to live delivery")
         let delivery = try await LiveDeliveryProbe(server: server, sender: tokens[0], recipient: tokens[1])
             .measure(messages: messages)
+        try await postFourImagePosts(server, followedBy: tokens)
+        let (photoFeed, photoHealth) = try feedAndCeiling(server, tokens, wrk)
 
         var report = BenchmarkReport(suite: "api")
         report.add("events", Double(events))
@@ -100,7 +103,44 @@ struct APIBenchCommand: AsyncParsableCommand {
         report.add("post_create_non_2xx", Double(posts.errors))
         report.add("live_delivery_p50_ms", delivery.p50)
         report.add("live_delivery_p99_ms", delivery.p99, target: .atMost(50))
+        report.add("feed_four_images_rps", photoFeed.requestsPerSecond)
+        report.add("feed_four_images_non_2xx", Double(photoFeed.errors))
+        report.add(
+            "feed_four_images_to_ceiling_ratio", photoFeed.requestsPerSecond / photoHealth.requestsPerSecond,
+            target: .atLeast(0.75))
         return report
+    }
+
+    /// A new user posts a page and a half of posts with four of the demo's photos each, with alt texts, and every
+    /// signed-in user follows them: the first page of each Following feed is then posts of four images alone.
+    private func postFourImagePosts(_ server: BenchServer, followedBy tokens: [(user: String, token: String)])
+        async throws
+    {
+        printProgress("posting four-image posts, followed by the \(tokens.count) signed-in users")
+        var photos: [String] = []
+        let (_, page) = try await server.request("GET", "/v1/feed/home?media=true&limit=100", token: tokens[0].token)
+        for post in page["items"] as? [[String: Any]] ?? [] {
+            for image in post["media"] as? [[String: Any]] ?? [] {
+                if let id = image["id"] as? String, !photos.contains(id) { photos.append(id) }
+            }
+        }
+        guard photos.count >= 4 else { throw BenchmarkError("the demo log holds \(photos.count) photos, not 4") }
+        let (status, registered) = try await server.request(
+            "POST", "/v1/auth/register",
+            json: ["email": "photographer-\(UUID().uuidString)@bench.chorus", "password": "password", "name": "Bench"])
+        guard status == 201, let token = registered["token"] as? String,
+            let poster = (registered["user"] as? [String: Any])?["id"] as? String
+        else { throw BenchmarkError("the photographer's sign-up answered \(status)") }
+        let media = photos.prefix(4).enumerated().map { ["id": $1, "alt": "Photo \($0 + 1) of four"] }
+        for number in 0..<30 {
+            let (posted, _) = try await server.request(
+                "POST", "/v1/posts", token: token, json: ["caption": "Four photos, \(number)", "media": media])
+            guard posted == 201 else { throw BenchmarkError("a four-image post answered \(posted)") }
+        }
+        for reader in tokens {
+            let (followed, _) = try await server.request("PUT", "/v1/users/\(poster)/follow", token: reader.token)
+            guard followed == 200 else { throw BenchmarkError("a follow answered \(followed)") }
+        }
     }
 
     /// GET /v1/feed/following and GET /health (the ceiling) in ``rounds`` alternating runs, the feed first in every

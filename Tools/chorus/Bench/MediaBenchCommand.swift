@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusDemo
 import ChorusFixtures
 import ChorusProcesses
 import Foundation
@@ -20,7 +21,8 @@ struct MediaBenchCommand: AsyncParsableCommand {
             BlurHash before it is answered. The baseline runs `vipsthumbnail` on the same files at the same \
             concurrency, making the same two sizes (2048 and 640 px, stripped): pipeline_to_vipsthumbnail_ratio \
             divides the uploads per second by its pairs per second, measured in the same run, in alternating \
-            rounds. Then --burst uploads at once, while the server's anonymous memory and its image workers' \
+            rounds. Then --burst uploads at once, and --burst hostile ones (a 50-megapixel flood, a bomb, a cut \
+            photo, noise), while the server's anonymous memory and its image workers' \
             resident memory are sampled. Needs libvips' command-line tools (Debian: libvips-tools).
             """
     )
@@ -52,7 +54,7 @@ struct MediaBenchCommand: AsyncParsableCommand {
         let photos = try await BenchPhotos.make(in: workDirectory.path)
         let server = try await BenchServer(data: workDirectory.path + "/data", arguments: ["--no-rate-limits"])
         defer { server.stop() }
-        let uploader = try await PhotoUploader(server: server, users: uploads * photos.count * rounds + burst)
+        let uploader = try await PhotoUploader(server: server, users: uploads * photos.count * rounds + 2 * burst)
 
         var pipeline: [Duration] = []
         var baseline: [Duration] = []
@@ -73,6 +75,13 @@ struct MediaBenchCommand: AsyncParsableCommand {
         let workersMemory = MemorySampler.childrenMemory(of: server.processIdentifier)
         _ = try await uploader.upload(Array(repeating: photos[0], count: burst), concurrency: burst)
         let peaks = (server: serverMemory.stop(), workers: workersMemory.stop())
+        printProgress("\(burst) hostile uploads at once, sampling memory")
+        let hostile = try await BenchPhotos.hostile(from: photos[0], in: workDirectory.path)
+        let hostileServer = MemorySampler.anonymousMemory(of: server.processIdentifier)
+        let hostileWorkers = MemorySampler.childrenMemory(of: server.processIdentifier)
+        _ = try await uploader.upload(
+            (0..<burst).map { hostile[$0 % hostile.count] }, concurrency: burst, accepting: [201, 422])
+        let hostilePeaks = (server: hostileServer.stop(), workers: hostileWorkers.stop())
 
         let uploadsPerSecond = Double(jobs.count * rounds) / pipeline.reduce(.zero, +).seconds
         let pairsPerSecond = Double(jobs.count * rounds) / baseline.reduce(.zero, +).seconds
@@ -85,6 +94,8 @@ struct MediaBenchCommand: AsyncParsableCommand {
         report.add("server_idle_mib", idle)
         report.add("server_peak_mib_during_burst", peaks.server)
         report.add("workers_peak_mib_during_burst", peaks.workers)
+        report.add("server_peak_mib_during_hostile_burst", hostilePeaks.server)
+        report.add("workers_peak_mib_during_hostile_burst", hostilePeaks.workers)
         print(report.table)
         if output.json { print(report.jsonLine) }
     }
@@ -126,6 +137,28 @@ enum BenchPhotos {
             let path = directory + "/" + $0.0
             return Photo(path: path, type: $0.1, bytes: try Data(contentsOf: URL(fileURLWithPath: path)))
         }
+    }
+
+    /// Uploads meant to hurt: 50 megapixels of one colour (a few kilobytes of PNG that decode to 150 MB, the most the
+    /// limits take), 72 megapixels of it (refused from the header), the photo cut in half, and bytes that only claim
+    /// to be a JPEG.
+    static func hostile(from photo: Photo, in directory: String) async throws -> [Photo] {
+        for (width, height, name) in [("10000", "5000", "flood.png"), ("12000", "6000", "bomb.png")] {
+            let run = try await ChildProcess.run(
+                "/usr/bin/env", ["vips", "black", name, width, height, "--bands", "3"], directory: directory)
+            guard run.status == 0 else { throw BenchmarkError("vips black \(name): \(run.errors)") }
+        }
+        func file(_ name: String, _ type: String) throws -> Photo {
+            let path = directory + "/" + name
+            return Photo(path: path, type: type, bytes: try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        var garbage = SeededGenerator(seed: 57)
+        let noise = Data((0..<(1 << 20)).map { _ in UInt8.random(in: 0...255, using: &garbage) })
+        return [
+            try file("flood.png", "image/png"), try file("bomb.png", "image/png"),
+            Photo(path: photo.path + " (cut)", type: photo.type, bytes: photo.bytes.prefix(photo.bytes.count / 2)),
+            Photo(path: "noise", type: "image/jpeg", bytes: noise),
+        ]
     }
 
     /// How long `vipsthumbnail` takes to make the two sizes of every photo of `jobs`, `concurrency` at a time.
@@ -181,7 +214,9 @@ actor PhotoUploader {
     }
 
     /// Uploads `photos`, `concurrency` at a time; returns the time of all and of each.
-    func upload(_ photos: [BenchPhotos.Photo], concurrency: Int) async throws -> (Duration, [Duration]) {
+    func upload(_ photos: [BenchPhotos.Photo], concurrency: Int, accepting statuses: Set<Int> = [201]) async throws
+        -> (Duration, [Duration])
+    {
         guard tokens.count >= photos.count else { throw BenchmarkError("too few uploaders registered") }
         let jobs = Array(zip(photos, tokens.suffix(photos.count)))
         tokens.removeLast(photos.count)
@@ -196,7 +231,7 @@ actor PhotoUploader {
             let sent = ContinuousClock.now
             let (data, response) = try await URLSession.shared.upload(for: request, from: job.0.bytes)
             let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-            guard status == 201 else {
+            guard statuses.contains(status) else {
                 throw BenchmarkError(
                     "uploading \(job.0.path) answered \(status): \(String(decoding: data, as: UTF8.self))")
             }
