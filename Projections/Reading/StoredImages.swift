@@ -26,6 +26,13 @@ public struct StoredImages: ~Copyable {
         }
     }
 
+    /// `body` called with the first image's id; nil when there is none.
+    public func withFirstID<R>(_ body: (borrowing StoredText) throws -> R) rethrows -> R? {
+        var cursor = PayloadCursor(bytes, offset: 1)
+        guard count > 0, let id = try? cursor.readUTF8() else { return nil }
+        return try body(StoredText(id))
+    }
+
     /// Copies of the images.
     func copies() -> [PostImage] {
         var media: [PostImage] = []

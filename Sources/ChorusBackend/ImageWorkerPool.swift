@@ -1,6 +1,7 @@
 import ChorusImaging
 import ChorusProcesses
 import Foundation
+import Logging
 import Synchronization
 
 /// Runs the image pipeline on uploads in `chorus image-worker` child processes, never in the server: a decoder that a
@@ -73,9 +74,16 @@ public final class ImageWorkerPool: Sendable {
         switch (termination, ImageWorkerReply(decoding: output)) {
         case (.exited(0), .processed(let image)?): return image
         case (.exited(0), .refused(let refusal)?): throw refusal
-        default: throw ImageRefusal.invalid("the image could not be decoded")
+        default:
+            // A crash, a cap reached, the deadline or a reply too long: the client learns only that it was refused.
+            Self.logger.notice(
+                "an image worker ended without an answer; the upload is refused",
+                metadata: ["termination": "\(termination)", "type": "\(claimed.rawValue)"])
+            throw ImageRefusal.invalid("the image could not be decoded")
         }
     }
+
+    private static let logger = Logger(label: "chorus.image-worker")
 
     /// No crash report (its standard error is discarded, and a crash is an answer); two malloc arenas, not one a
     /// thread, whose reservations the child's address-space cap would count.

@@ -87,7 +87,7 @@ public final class MediaStore: MediaCatalog {
     /// Every stored id, read from the folders at start.
     private let index: Mutex<[MediaID: Stored]>
     /// The info of images uploaded or read since start: feeds render it for every image they show.
-    private let infos = Mutex<[MediaID: MediaInfo]>([:])
+    private let infos = Mutex<[MediaKey: MediaInfo]>([:])
     /// Images being removed (``hide(_:)``): stored still, but no longer for a post or a profile to name.
     private let hidden = Mutex<Set<MediaID>>([])
 
@@ -191,15 +191,25 @@ public final class MediaStore: MediaCatalog {
         return (type, bytes)
     }
 
+    /// The type `media` is served in at `size`; nil if there is no such media.
+    public func type(of media: MediaID, size: MediaSize = .large) -> ImageFormat? { stored(media)?.type(size) }
+
     /// The sizes and BlurHash of `media`; nil for an image of an older Chorus, or none.
     public func info(of media: MediaID) -> MediaInfo? {
-        if let known = infos.withLock({ $0[media] }) { return known }
+        if let known = infos.withLock({ $0[MediaKey(media)] }) { return known }
         guard let stored = stored(media), stored.legacy == nil, let owner = stored.owner,
             let bytes = try? opened(infoPath(media, owner: owner), of: media, owner: owner),
             let info = try? JSONDecoder().decode(MediaInfo.self, from: Data(bytes))
         else { return nil }
-        infos.withLock { $0[media] = info }
+        infos.withLock { $0[MediaKey(media)] = info }
         return info
+    }
+
+    /// ``info(of:)`` for an id read in place (a post's image, as a feed writes it): no string made once the info is
+    /// known.
+    public func info(ofUTF8 id: UnsafeRawBufferPointer) -> MediaInfo? {
+        if let key = MediaKey(id), let known = infos.withLock({ $0[key] }) { return known }
+        return MediaID(String(decoding: id, as: UTF8.self)).flatMap(info(of:))
     }
 
     /// Runs every image an older Chorus stored sealed as it was uploaded through the pipeline, and replaces its file
@@ -253,7 +263,7 @@ public final class MediaStore: MediaCatalog {
     public func remove(_ media: MediaID) {
         defer { show(media) }
         guard let stored = index.withLock({ $0.removeValue(forKey: media) }) else { return }
-        infos.withLock { $0[media] = nil }
+        infos.withLock { $0[MediaKey(media)] = nil }
         guard let owner = stored.owner else { return }
         for size in MediaSize.allCases {
             if let type = stored.type(size) { unlink(path(media, stored, size: size, type: type)) }
@@ -277,7 +287,7 @@ public final class MediaStore: MediaCatalog {
             return theirs
         }
         infos.withLock { infos in
-            for media in theirs { infos[media] = nil }
+            for media in theirs { infos[MediaKey(media)] = nil }
         }
         let folder = directory + "/" + owner.rawValue
         if FileManager.default.fileExists(atPath: folder) { try FileManager.default.removeItem(atPath: folder) }
@@ -303,7 +313,7 @@ public final class MediaStore: MediaCatalog {
         files.append(
             (name(of: infoPath), try seal(Array(try JSONEncoder().encode(info)), to: infoPath, as: media, key: key)))
         try shared?.put(media.rawValue, owner: owner.rawValue, files: files)
-        infos.withLock { $0[media] = info }
+        infos.withLock { $0[MediaKey(media)] = info }
         index.withLock { $0[media] = stored }
         return info
     }
@@ -338,6 +348,26 @@ public final class MediaStore: MediaCatalog {
 
     fileprivate func infoPath(_ media: MediaID, owner: UserID) -> String {
         directory + "/" + owner.rawValue + "/" + media.rawValue + ".info"
+    }
+}
+
+/// A media id's bytes (26) as four words: a key for what is kept per image, made from an id read in place without a
+/// string.
+public struct MediaKey: Hashable, Sendable {
+    private let a, b, c, d: UInt64
+
+    /// Nil past 32 bytes, which no id has.
+    public init?(_ utf8: UnsafeRawBufferPointer) {
+        guard utf8.count <= 32 else { return nil }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: utf8) }
+        (a, b, c, d) = words
+    }
+
+    public init(_ media: MediaID) {
+        var text = media.rawValue
+        let key = text.withUTF8 { MediaKey(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0).prefix(32))) }
+        (a, b, c, d) = (key?.a ?? 0, key?.b ?? 0, key?.c ?? 0, key?.d ?? 0)
     }
 }
 

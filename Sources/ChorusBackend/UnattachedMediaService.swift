@@ -15,6 +15,8 @@ struct UnattachedMediaService: Service {
     let lifetime: Duration
     let readOnly: Bool
     let logger: Logger
+    /// Images decided on in one write.
+    static let batchSize = 256
 
     func run() async {
         guard !readOnly else { return await waitForShutdown() }
@@ -43,10 +45,16 @@ struct UnattachedMediaService: Service {
         let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
         let candidates = media.stored(before: Date(timeIntervalSinceNow: -seconds), leavingOut: attached)
         let media = self.media
-        let removed = Set(
-            try await commands.removeUnattachedMedia(candidates, hide: { media.hide($0) }, show: { media.show($0) }))
-        for image in removed { media.remove(image) }
-        attached.formUnion(candidates.map(\.media).filter { !removed.contains($0) })
+        var removed: Set<MediaID> = []
+        // A few hundred at a time: the first sweep after an upgrade finds every image stored so far.
+        for start in stride(from: 0, to: candidates.count, by: Self.batchSize) {
+            let batch = Array(candidates[start..<min(start + Self.batchSize, candidates.count)])
+            let gone = try await commands.removeUnattachedMedia(
+                batch, hide: { media.hide($0) }, show: { media.show($0) })
+            for image in gone { media.remove(image) }
+            removed.formUnion(gone)
+            attached.formUnion(batch.map(\.media).filter { !removed.contains($0) })
+        }
         if !removed.isEmpty {
             logger.notice(
                 "removed images that no post or profile showed within a day of their upload",

@@ -41,6 +41,7 @@ struct MediaUpgradeTests {
                     #expect(!SampleImages.metadataMarkers.contains { text.contains($0) }, "\(size)")
                 }
                 #expect(try reopened.contents(of: junk)?.bytes == junkBytes, "refused, so kept as it was")
+                #expect(reopened.type(of: junk) == .png && reopened.info(of: junk) == nil, "served as the PNG it was")
             }
             #expect(!FileManager.default.fileExists(atPath: "\(folder)/\(photo.rawValue).jpg"))
             #expect(try await store.upgradeStoredUploads() == (0, 1))

@@ -9,7 +9,7 @@ enum ClientSamples {
         let chorus = ChorusClient(serverURL: URL(string: "http://127.0.0.1:8080")!)  // tokens: a TokenStore (Keychain)
         try await chorus.signUp(email: "ana@example.com", password: "secret1", name: "Ana")
         let photo = try await chorus.uploadImage(jpegData, contentType: .jpeg)
-        try await chorus.post(caption: "Harbour at dawn", image: photo.id)  // the next read shows it: read-your-writes
+        try await chorus.post(caption: "Harbour at dawn", media: [PostImage(alt: "Boats at dawn", id: photo.id)])
         for try await post in chorus.followingFeed() { print(post.author.name, post.repostedBy?.name ?? "") }
         for try await update in try await chorus.live([.feed, .notifications]) {  // resumes by itself after a drop
             if case .notification(let notification) = update.event {
@@ -28,7 +28,7 @@ enum ClientCatalogSamples {
         let chorus = ChorusClient(serverURL: URL(string: "https://chorus.example.com")!)
         try await chorus.signUp(email: "ana@example.com", password: "secret1", name: "Ana")
         let photo = try await chorus.uploadImage(jpegData, contentType: .jpeg)
-        try await chorus.post(caption: "Harbour at dawn", image: photo.id)
+        try await chorus.post(caption: "Harbour at dawn", media: [PostImage(alt: "Boats at dawn", id: photo.id)])
         for try await post in chorus.followingFeed() { print(post.author.name, post.caption) }
         for try await update in try await chorus.live([.feed, .notifications]) {
             if case .post(let post) = update.event { print("new:", post.id) }

@@ -28,6 +28,17 @@ struct JSONWriter {
         atFirst = false
     }
 
+    /// `{ … }` whose first members are `members`, written before (one or more, commas between them), then those
+    /// `fields` writes.
+    mutating func object(startingWith members: [UInt8], _ fields: (inout JSONWriter) throws -> Void) rethrows {
+        bytes.append(UInt8(ascii: "{"))
+        bytes.append(contentsOf: members)
+        atFirst = members.isEmpty
+        try fields(&self)
+        bytes.append(UInt8(ascii: "}"))
+        atFirst = false
+    }
+
     /// `[ … ]`, with `elements` writing each element through ``element(_:)``: for elements lent one at a time.
     mutating func array(writing elements: (inout JSONWriter) throws -> Void) rethrows {
         bytes.append(UInt8(ascii: "["))

@@ -3,6 +3,7 @@ import ChorusDomain
 import ChorusLog
 import ChorusProjections
 import Foundation
+import Synchronization
 
 /// The objects of openapi.yaml, as JSON. Made from the read models' answers; images become URLs here.
 struct ObjectRenderer: Sendable {
@@ -10,6 +11,8 @@ struct ObjectRenderer: Sendable {
     let publicBaseURL: String
     /// The images' sizes and BlurHashes, for the `media` of posts.
     let mediaStore: MediaStore
+    /// What a post's image shows of itself but its alt text, as JSON members: the same wherever the image is shown.
+    let imageMembers = ImageMembers()
 
     /// `<base>/v1/media/<id>`, with the query of `size`; a profile image is its `small` variant.
     func imageURL(_ media: MediaID?, size: MediaSize = .large) -> String? {
@@ -20,7 +23,7 @@ struct ObjectRenderer: Sendable {
     func mediaJSON(_ media: MediaID, info: MediaInfo?, alt: String?? = .none) -> MediaJSON {
         MediaJSON(
             id: media.rawValue, url: imageURL(media) ?? "", smallURL: imageURL(media, size: .small) ?? "",
-            type: (info?.large.type ?? .jpeg).rawValue, info: info, alt: alt)
+            type: (info?.large.type ?? mediaStore.type(of: media) ?? .jpeg).rawValue, info: info, alt: alt)
     }
 
     func user(_ user: UserSummary) -> UserJSON {
@@ -62,21 +65,15 @@ struct ObjectRenderer: Sendable {
             body.field("author") { write(post.author, to: &$0) }
             body.field("caption") { $0.string(post.caption) }
             body.field("text") { $0.string(post.text) }
-            var media: [MediaJSON] = []
-            post.media.forEachImage { id, alt in
-                guard let id = MediaID(id.string) else { return }
-                let alt: String? =
-                    switch alt {
-                    case .some(let text): text.string
-                    case .none: nil
-                    }
-                media.append(mediaJSON(id, info: mediaStore.info(of: id), alt: .some(alt)))
-            }
             // Version 1 clients show the first image.
             body.field("image") { json in
-                if let first = media.first { json.string(first.url) } else { json.null() }
+                if post.media.withFirstID({ json.string(publicBaseURL, "/v1/media/", $0) }) == nil { json.null() }
             }
-            body.field("media", media)
+            body.field("media") { json in
+                json.array(writing: { items in
+                    post.media.forEachImage { id, alt in items.element { writeImage(id, alt: alt, to: &$0) } }
+                })
+            }
             body.field("repostOf", repostOf)
             body.field("createdAt", post.createdAt)
             body.field("editedAt", post.editedAt)
@@ -89,6 +86,59 @@ struct ObjectRenderer: Sendable {
             case .some(let user): body.field("repostedBy") { write(user, to: &$0) }
             case .none: body.field("repostedBy") { $0.null() }
             }
+        }
+    }
+
+    /// One of a post's images read in place, as ``MediaJSON`` writes a `Media`: its members but `alt` made once per
+    /// image and kept (a page of posts of four images has eighty).
+    private func writeImage(_ id: borrowing StoredText, alt: borrowing StoredText?, to json: inout JSONWriter) {
+        let members = id.withUTF8 { span in
+            span.withUnsafeBytes { utf8 in
+                imageMembers.members(of: utf8) {
+                    let info = mediaStore.info(ofUTF8: utf8)
+                    var members = JSONWriter(capacity: 512)
+                    members.object { writeMembers(of: id, info: info, to: &$0) }
+                    // Without the object's braces; kept once the image's info is known (a cluster node may fetch it
+                    // later).
+                    return (Array(members.bytes.dropFirst().dropLast()), info != nil)
+                }
+            }
+        }
+        json.object(startingWith: members) { body in
+            switch alt {
+            case .some(let text): body.field("alt") { $0.string(text) }
+            case .none: body.field("alt") { $0.null() }
+            }
+        }
+    }
+
+    private func writeMembers(of id: borrowing StoredText, info: MediaInfo?, to body: inout JSONWriter) {
+        body.field("id") { $0.string(id) }
+        body.field("url") { $0.string(publicBaseURL, "/v1/media/", id) }
+        guard let info else {
+            // An image of an older Chorus, served as it was stored.
+            let type = MediaID(id.string).flatMap { mediaStore.type(of: $0) } ?? .jpeg
+            return body.field("type", type.rawValue)
+        }
+        body.field("type", info.large.type.rawValue)
+        body.field("width", info.width)
+        body.field("height", info.height)
+        body.field("blurhash", info.blurhash)
+        body.field("variants") { variants in
+            variants.object { sizes in
+                sizes.field("small") { writeVariant(info.small, id, query: "?size=small", to: &$0) }
+                sizes.field("large") { writeVariant(info.large, id, query: "", to: &$0) }
+            }
+        }
+    }
+
+    private func writeVariant(
+        _ variant: MediaInfo.Variant, _ id: borrowing StoredText, query: StaticString, to json: inout JSONWriter
+    ) {
+        json.object { body in
+            body.field("url") { $0.string(publicBaseURL, "/v1/media/", id, query) }
+            body.field("width", variant.width)
+            body.field("height", variant.height)
         }
     }
 
@@ -168,6 +218,26 @@ struct ObjectRenderer: Sendable {
 
     func page<Item, JSON: JSONWritable>(_ page: Page<Item>, _ render: (Item) -> JSON) -> PageJSON<JSON> {
         PageJSON(items: page.items.map(render), nextCursor: page.nextCursor?.description)
+    }
+}
+
+/// The JSON members of each image shown in posts since start, but its alt text: an image's never change. At most
+/// ``limit`` are kept (each a few hundred bytes); past it, they are made anew.
+final class ImageMembers: Sendable {
+    static let limit = 65_536
+    private let kept = Mutex<[MediaKey: [UInt8]]>([:])
+
+    /// The members of the image whose id is `utf8`, made by `make` unless kept; kept if `make` says they last.
+    func members(of utf8: UnsafeRawBufferPointer, _ make: () -> (members: [UInt8], lasting: Bool)) -> [UInt8] {
+        guard let key = MediaKey(utf8) else { return make().members }
+        if let members = kept.withLock({ $0[key] }) { return members }
+        let (members, lasting) = make()
+        guard lasting else { return members }
+        kept.withLock { kept in
+            if kept.count >= Self.limit { kept.removeAll(keepingCapacity: true) }
+            kept[key] = members
+        }
+        return members
     }
 }
 
