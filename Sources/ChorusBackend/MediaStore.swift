@@ -8,36 +8,6 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// What the API's `Media` object says of a stored image: its upright size, its BlurHash, and its variants' types and
-/// sizes. Kept sealed beside the variants (`<id>.info`).
-public struct MediaInfo: Sendable, Codable, Equatable {
-    public struct Variant: Sendable, Codable, Equatable {
-        public let type: ImageFormat
-        public let width: Int
-        public let height: Int
-    }
-
-    public let width: Int
-    public let height: Int
-    public let blurhash: String
-    public let large: Variant
-    public let small: Variant
-
-    init(_ image: ProcessedImage) {
-        func variant(_ variant: ImageVariant) -> Variant {
-            Variant(type: variant.format, width: variant.width, height: variant.height)
-        }
-        (width, height, blurhash) = (image.width, image.height, image.blurHash)
-        (large, small) = (variant(image.large), variant(image.small))
-    }
-}
-
-/// The sizes an image is served in.
-public enum MediaSize: String, Sendable, CaseIterable {
-    case large
-    case small
-}
-
 /// Uploaded images, as the pipeline (``ImageWorkerPool``) wrote them: `media/<user>/<id>.large.<ext>`,
 /// `<id>.small.<ext>` and `<id>.info`, each sealed under the uploader's data key (AES-GCM, as ``PersonalDataKeys``
 /// says). The upload itself is never kept. An id is made from the SHA-256 of the uploader and the uploaded bytes, so
@@ -296,7 +266,7 @@ public final class MediaStore: MediaCatalog {
     }
 
     /// Seals what the pipeline made of an upload and stores it under `media`.
-    fileprivate func store(_ image: ProcessedImage, as media: MediaID, owner: UserID) throws -> MediaInfo {
+    func store(_ image: ProcessedImage, as media: MediaID, owner: UserID) throws -> MediaInfo {
         let key = try keys.makeKey(for: owner)
         let info = MediaInfo(image)
         let stored = Stored(owner: owner, large: image.large.format, small: image.small.format)
@@ -346,92 +316,7 @@ public final class MediaStore: MediaCatalog {
         return folder + "/" + name + "." + type.fileExtension
     }
 
-    fileprivate func infoPath(_ media: MediaID, owner: UserID) -> String {
+    func infoPath(_ media: MediaID, owner: UserID) -> String {
         directory + "/" + owner.rawValue + "/" + media.rawValue + ".info"
-    }
-}
-
-/// A media id's bytes (26) as four words: a key for what is kept per image, made from an id read in place without a
-/// string.
-public struct MediaKey: Hashable, Sendable {
-    private let a, b, c, d: UInt64
-
-    /// Nil past 32 bytes, which no id has.
-    public init?(_ utf8: UnsafeRawBufferPointer) {
-        guard utf8.count <= 32 else { return nil }
-        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: utf8) }
-        (a, b, c, d) = words
-    }
-
-    public init(_ media: MediaID) {
-        var text = media.rawValue
-        let key = text.withUTF8 { MediaKey(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer($0).prefix(32))) }
-        (a, b, c, d) = (key?.a ?? 0, key?.b ?? 0, key?.c ?? 0, key?.d ?? 0)
-    }
-}
-
-/// One upload in progress: bytes are hashed and written to a temporary file as they arrive, so that nothing is held
-/// in memory and an oversize body is refused at the first byte past the limit. The file is the pipeline's input, and
-/// is removed as soon as the pipeline has run.
-public final class MediaUpload {
-    /// More than ``MediaStore/maximumSize`` bytes.
-    public struct TooLarge: Error {}
-
-    private let temporary: String
-    private let descriptor: Int32
-    private let owner: UserID
-    private var hasher = SHA256()
-    private var size = 0
-    private var finished = false
-    private let store: MediaStore
-
-    init(directory: String, owner: UserID, store: MediaStore) throws {
-        temporary = directory + "/.upload-" + UUID().uuidString.lowercased()
-        descriptor = open(temporary, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw POSIXError.current("open \(temporary)") }
-        self.owner = owner
-        self.store = store
-        hasher.update(data: Array(owner.rawValue.utf8) + [0])
-    }
-
-    deinit {
-        if !finished {
-            close(descriptor)
-            unlink(temporary)
-        }
-    }
-
-    /// Appends bytes; throws ``TooLarge`` past ``MediaStore/maximumSize``.
-    public func append(_ bytes: UnsafeRawBufferPointer) throws {
-        size += bytes.count
-        guard size <= MediaStore.maximumSize else { throw TooLarge() }
-        hasher.update(bufferPointer: bytes)
-        try AtomicFile.writeAll(Array(bytes), to: descriptor)
-    }
-
-    /// Runs the pipeline on the upload as `declared` (unless the same upload is stored already), then seals and stores
-    /// what it made. Throws ``ChorusImaging/ImageRefusal`` for an image refused, ``ImageWorkerPool/Busy`` when too many
-    /// uploads are being processed. The temporary file is removed either way.
-    public func finish(declared: UploadFormat) async throws -> (id: MediaID, info: MediaInfo?) {
-        let digest = Array(hasher.finalize())
-        let high = digest[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
-        let low = digest[8..<16].reduce(0) { $0 << 8 | UInt64($1) }
-        let id = MediaID(bits: high, low)
-        defer {
-            close(descriptor)
-            unlink(temporary)
-            finished = true
-        }
-        if store.contains(id) {
-            // Uploaded again: its day to be attached starts anew.
-            try? FileManager.default.setAttributes(
-                [.modificationDate: Date()], ofItemAtPath: store.infoPath(id, owner: owner))
-            return (id, store.info(of: id))
-        }
-        let image = try await store.workers.process(file: temporary, claimed: declared)
-        let (store, owner) = (store, owner)
-        let info = try await BlockingWork.run { try store.store(image, as: id, owner: owner) }
-        return (id, info)
     }
 }

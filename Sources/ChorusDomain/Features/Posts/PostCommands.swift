@@ -42,7 +42,7 @@ struct CreatePost: Decision {
         var post = self.post
         try context.requireUser(post.author)
         // Asked again in the writer: an image not attached for a day is removed in the writer too
-        // (``CommandExecutor/removeUnattachedMedia(_:remove:)``), so it is either attached here or gone.
+        // (``CommandExecutor/removeUnattachedMedia(_:hide:show:)``), so it is either attached here or gone.
         try Self.requireStored(post.media, in: catalog)
         if let named = post.repostOf {
             try context.requirePost(named)
