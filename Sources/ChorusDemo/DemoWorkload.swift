@@ -118,8 +118,8 @@ public struct DemoWorkload: Sendable {
 
         // Some take photos, stored a photographer at a time (the pipeline takes several at once).
         if let photos {
-            // One user in eight, up to the limit: a small demo stores few pictures.
-            let count = max(1, min(Self.photographers, users.count / 8))
+            // One user in 32, up to the limit: a small demo (a test's) stores a few pictures only.
+            let count = max(1, min(Self.photographers, users.count / 32))
             let photographers = (0..<count).map { users[$0 * users.count / count] }
             var taken = [[(MediaID, String)]](repeating: [], count: count)
             for start in stride(from: 0, to: count, by: Self.photographersAtOnce) {
@@ -276,15 +276,7 @@ public struct DemoWorkload: Sendable {
         case 91..<94 where user != other:
             return .unfollow(follower: user, followee: other)
         case 94..<96 where !life.photoPosts.isEmpty && Bool.random(using: &generator):
-            // An author describes their pictures better (refused if they deleted the post since).
-            let photo = life.photoPosts[Int.random(in: life.photoPosts.indices, using: &generator)]
-            return .editPost(
-                author: photo.author, post: photo.post,
-                media: photo.images.map { image in
-                    PostImage(
-                        id: image,
-                        alt: DemoNames.sentence(words: Int.random(in: 2...8, using: &generator), using: &generator))
-                })
+            return altEdit(of: life.photoPosts, using: &generator)
         case 94..<96:
             // Its author fixes a typo (a repost's text may be emptied).
             return .editPost(
@@ -318,6 +310,20 @@ public struct DemoWorkload: Sendable {
             author: user,
             caption: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator),
             media: media)
+    }
+
+    /// An author describes the pictures of one of `photoPosts` better (refused if they deleted the post since).
+    private func altEdit(
+        of photoPosts: [(post: PostID, author: UserID, images: [MediaID])], using generator: inout SeededGenerator
+    ) -> Command {
+        let photo = photoPosts[Int.random(in: photoPosts.indices, using: &generator)]
+        return .editPost(
+            author: photo.author, post: photo.post,
+            media: photo.images.map { image in
+                PostImage(
+                    id: image,
+                    alt: DemoNames.sentence(words: Int.random(in: 2...8, using: &generator), using: &generator))
+            })
     }
 
     /// The lobby: members talk, others join, and now and then one leaves.

@@ -100,8 +100,9 @@ struct PostImagesAPITests {
 
     @Test("an image that no post or profile shows within its lifetime is removed; shown ones stay")
     func unattachedImagesRemoved() async throws {
+        // Long enough for an upload and a post on a loaded machine; sweeps every 7.5 s.
         var options = APIFixture.options
-        options.unattachedMediaLifetime = .seconds(3)
+        options.unattachedMediaLifetime = .seconds(30)
         try await withAPI(options: options) { api in
             let ana = try await api.register("Ana")
             // Each attached as soon as it is uploaded, well within its lifetime.
@@ -115,6 +116,12 @@ struct PostImagesAPITests {
                 .post, "/v1/media", token: ana.token, body: SampleImages.png(withText: "never used"),
                 headers: ["Content-Type": "image/png"])
             let unused = try #require(upload.object["id"] as? String)
+            // All three uploaded an hour ago, as the store tells an upload's age: the next sweep looks at each.
+            for id in [posted, shown, unused] {
+                try FileManager.default.setAttributes(
+                    [.modificationDate: Date(timeIntervalSinceNow: -3600)],
+                    ofItemAtPath: "\(api.backend.data.media)/\(ana.id)/\(id).info")
+            }
             func removals() throws -> [String] {
                 var removed: [String] = []
                 try api.backend.log.scan { event in
@@ -133,7 +140,7 @@ struct PostImagesAPITests {
             }
             #expect(try removals() == [unused], "the log says which image went, once")
             #expect(try await api.call(.get, "/v1/media/\(unused)").status == .notFound)
-            // The sweep that removed the unused one saw the others just as old.
+            // The sweep that removed the unused one saw the others just as old, and kept them.
             for id in [posted, shown] {
                 for size in ["large", "small"] {
                     #expect(try await api.call(.get, "/v1/media/\(id)?size=\(size)").status == .ok, "\(id) \(size)")
