@@ -42,8 +42,8 @@ struct UnattachedMediaService: Service {
     private func waitForShutdown() async { try? await gracefulShutdown() }
 
     private func sweep(attached: inout Set<MediaID>) async throws {
-        let seconds = Double(lifetime.components.seconds) + Double(lifetime.components.attoseconds) / 1e18
-        let candidates = media.stored(before: Date(timeIntervalSinceNow: -seconds), leavingOut: attached)
+        let candidates = media.stored(
+            before: Date(timeIntervalSinceNow: -(lifetime / .seconds(1))), leavingOut: attached)
         let media = self.media
         var removed: Set<MediaID> = []
         // A few hundred at a time: the first sweep after an upgrade finds every image stored so far.
