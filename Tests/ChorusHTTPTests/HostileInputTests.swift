@@ -77,7 +77,7 @@ struct HostileInputTests {
                     + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
                 _ = request.withCString { send(descriptor, $0, strlen($0), 0) }
                 var buffer = [UInt8](repeating: 0, count: 4096)
-                let count = recv(descriptor, &buffer, buffer.count, 0)
+                let count = receive(descriptor, into: &buffer)
                 guard count > 0 else { return 0 }  // closed without an answer: also refused
                 let text = String(decoding: buffer[..<count], as: UTF8.self)
                 return Int(text.split(separator: " ").dropFirst().first ?? "") ?? -1
@@ -117,7 +117,7 @@ struct HostileInputTests {
                 for descriptor in opened {
                     var text = ""
                     while !text.contains(": open") {
-                        let read = recv(descriptor, &buffer, buffer.count, 0)
+                        let read = receive(descriptor, into: &buffer)
                         guard read > 0 else { break }
                         text += String(decoding: buffer[..<read], as: UTF8.self)
                     }

@@ -18,7 +18,7 @@ struct SlowClientTests {
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = recv(descriptor, &buffer, buffer.count, 0)
+            let count = receive(descriptor, into: &buffer)
             if count == 0 { return true }  // closed
             if count < 0 { return errno == ECONNRESET }  // timed out: still open
         }

@@ -63,7 +63,7 @@ enum RawUpload {
             sent += chunkSize
         }
         var answer = [UInt8](repeating: 0, count: 4_096)
-        let count = recv(descriptor, &answer, answer.count, 0)
+        let count = receive(descriptor, into: &answer)
         guard count > 0 else { throw StreamError("no answer after \(sent) bytes") }
         let line = String(decoding: answer[..<count], as: UTF8.self).split(separator: " ")
         return Outcome(status: Int(line.dropFirst().first ?? "") ?? 0, sentBytes: sent)

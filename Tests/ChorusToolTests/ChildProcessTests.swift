@@ -22,7 +22,8 @@ struct ChildProcessTests {
         var ends: [Int32] = [-1, -1]
         try #require(pipe(&ends) == 0)
         defer { close(ends[0]) }
-        let sleeper = try ChildProcess("/bin/sleep", ["30"])
+        // Long enough to be running still when it is terminated, however loaded the machine.
+        let sleeper = try ChildProcess("/bin/sleep", ["600"])
         close(ends[1])
         // Were the write end inherited by the sleeper, this read would wait for it.
         var byte: UInt8 = 0

@@ -69,7 +69,7 @@ extension ServerProcess {
             var answer: [UInt8] = []
             var chunk = [UInt8](repeating: 0, count: 65_536)
             while true {
-                let count = recv(socket, &chunk, chunk.count, 0)
+                let count = receive(socket, into: &chunk)
                 guard count > 0 else { break }
                 answer += chunk[..<count]
             }

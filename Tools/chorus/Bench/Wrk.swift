@@ -21,12 +21,19 @@ struct Wrk {
             throw BenchmarkError(
                 "wrk is not installed; install it (apt-get install wrk) or run as root to let the bench do it")
         }
+        // One bench at a time installs: apt refuses a second `apt-get update` while one runs, rather than wait.
+        let lock = open("/tmp/chorus-install-wrk.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard lock >= 0, flock(lock, LOCK_EX) == 0 else { throw BenchmarkError("could not lock wrk's installation") }
+        defer { close(lock) }
+        if let found = which("wrk") { return Wrk(path: found) }
         printProgress("installing wrk from Debian's packages")
+        var said = ""
         for arguments in [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]] {
-            _ = try ChildProcess.runBlocking(
-                "/usr/bin/env", arguments, environment: ["DEBIAN_FRONTEND": "noninteractive"])
+            said += try ChildProcess.runBlocking(
+                "/usr/bin/env", arguments, environment: ["DEBIAN_FRONTEND": "noninteractive"]
+            ).errors
         }
-        guard let found = which("wrk") else { throw BenchmarkError("could not install wrk") }
+        guard let found = which("wrk") else { throw BenchmarkError("could not install wrk: \(said)") }
         return Wrk(path: found)
     }
 
