@@ -150,7 +150,8 @@ public final class ChorusBackend: Sendable {
         [
             logWriterService, projectionService, stateUpgradeService,
             ErasureService(backend: self, holders: holders, logger: logger),
-            MediaUpgradeService(media: media, readOnly: embeddedLog.isReadOnly, logger: logger),
+            MediaUpgradeService(
+                media: media, log: log, keys: keys, readOnly: embeddedLog.isReadOnly, logger: logger),
             UnattachedMediaService(
                 commands: commands, media: media, lifetime: unattachedMediaLifetime, readOnly: embeddedLog.isReadOnly,
                 logger: logger),
@@ -303,31 +304,6 @@ struct DecisionStateUpgradeService: Service {
             } catch {
                 // The first write tries again.
                 logger.error("the decision state could not be recomputed", metadata: ["error": "\(error)"])
-            }
-        }
-        try? await gracefulShutdown()
-    }
-}
-
-/// Runs the images an older Chorus stored as uploaded through the pipeline once, at start
-/// (``MediaStore/upgradeStoredUploads()``), then stays until the group stops.
-struct MediaUpgradeService: Service {
-    let media: MediaStore
-    let readOnly: Bool
-    let logger: Logger
-
-    func run() async {
-        if !readOnly {
-            do {
-                let (upgraded, refused) = try await media.upgradeStoredUploads()
-                if upgraded + refused > 0 {
-                    logger.notice(
-                        "images stored as uploaded by an older Chorus went through the image pipeline",
-                        metadata: ["upgraded": "\(upgraded)", "refused, kept as they were": "\(refused)"])
-                }
-            } catch {
-                // The next start tries again.
-                logger.error("images stored as uploaded could not be upgraded", metadata: ["error": "\(error)"])
             }
         }
         try? await gracefulShutdown()

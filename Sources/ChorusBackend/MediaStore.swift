@@ -19,8 +19,7 @@ import Synchronization
 /// sealed as on disk: a node that does not hold an image fetches it from there once, and keeps it.
 ///
 /// Files an older Chorus stored as uploaded (`<id>.<ext>`, sealed in the uploader's folder or plain in `media/`)
-/// are served as they are, in both sizes, until ``upgradeStoredUploads()`` has run the sealed ones through the
-/// pipeline.
+/// are served as they are, in both sizes, until ``upgradeStoredUploads(owners:)`` has run them through the pipeline.
 public final class MediaStore: MediaCatalog {
     public static let maximumSize = 20 << 20
 
@@ -182,35 +181,63 @@ public final class MediaStore: MediaCatalog {
         return MediaID(String(decoding: id, as: UTF8.self)).flatMap(info(of:))
     }
 
-    /// Runs every image an older Chorus stored sealed as it was uploaded through the pipeline, and replaces its file
-    /// with the variants; returns how many were upgraded, and how many the pipeline refused (kept, and served as
-    /// before). Plain files of the oldest Chorus, with no owner, are left as they are.
-    public func upgradeStoredUploads() async throws -> (upgraded: Int, refused: Int) {
-        let stored = index.withLock { $0.filter { $0.value.legacy != nil && $0.value.owner != nil } }
-        var (upgraded, refused) = (0, 0)
-        for (media, entry) in stored {
-            guard let legacy = entry.legacy, let owner = entry.owner,
-                let claimed = UploadFormat(rawValue: legacy.rawValue)
-            else { continue }
-            let file = path(media, entry, size: .large, type: legacy)
-            guard let bytes = try opened(file, of: media, owner: owner) else { continue }
-            let temporary = directory + "/.upload-" + UUID().uuidString.lowercased()
-            try AtomicFile.write(bytes, to: temporary, permissions: 0o600)
-            defer { unlink(temporary) }
-            let image: ProcessedImage
-            do {
-                image = try await workers.process(file: temporary, claimed: claimed)
-            } catch is ImageRefusal {
-                refused += 1
+    /// Runs every image an older Chorus stored as it was uploaded through the pipeline, and replaces its file with the
+    /// variants, sealed under its owner's key. A plain file of the oldest Chorus has no owner on disk: `owners` is
+    /// asked who showed each (``ChorusDomain/MediaShownBy``) while those files are hidden (``hide(_:)``), so that no
+    /// post names one meanwhile; a file that no living user showed is removed. What the pipeline refuses is kept, and
+    /// served as before: sealed under its owner's key, a plain one included.
+    public func upgradeStoredUploads(
+        owners: (Set<MediaID>) async throws -> [MediaID: UserID]
+    ) async throws -> StoredUploadsUpgrade {
+        var upgrade = StoredUploadsUpgrade()
+        let plain = Set(index.withLock { $0.filter { $0.value.owner == nil }.keys })
+        for media in plain { hide(media) }
+        defer { for media in plain { show(media) } }
+        let found = plain.isEmpty ? [:] : try await owners(plain)
+        let legacy = index.withLock { $0.filter { $0.value.legacy != nil } }
+        for (media, entry) in legacy {
+            guard let owner = entry.owner ?? found[media] else {
+                remove(media)
+                upgrade.removed += 1
                 continue
             }
+            switch try await runThroughPipeline(media, entry, owner: owner) {
+            case true?: upgrade.upgraded += 1
+            case false?: upgrade.refused += 1
+            case nil: break
+            }
+        }
+        return upgrade
+    }
+
+    /// Runs the file of an older Chorus through the pipeline and stores what it makes under `owner`; true once
+    /// upgraded, false when the pipeline refused the file (then a plain one is sealed as it is), nil when the file was
+    /// gone or its owner erased.
+    private func runThroughPipeline(_ media: MediaID, _ entry: Stored, owner: UserID) async throws -> Bool? {
+        guard let legacy = entry.legacy, let claimed = UploadFormat(rawValue: legacy.rawValue) else { return nil }
+        let file = path(media, entry, size: .large, type: legacy)
+        guard let bytes = try opened(file, of: media, owner: entry.owner) else { return nil }
+        let temporary = directory + "/.upload-" + UUID().uuidString.lowercased()
+        try AtomicFile.write(bytes, to: temporary, permissions: 0o600)
+        defer { unlink(temporary) }
+        do {
+            let image = try await workers.process(file: temporary, claimed: claimed)
             try await BlockingWork.run {
                 _ = try self.store(image, as: media, owner: owner)
                 try FileManager.default.removeItem(atPath: file)
             }
-            upgraded += 1
+            return true
+        } catch is ImageRefusal {
+            guard entry.owner == nil else { return false }
+            let sealed = Stored(owner: owner, legacy: legacy)
+            try FileManager.default.createDirectory(
+                atPath: directory + "/" + owner.rawValue, withIntermediateDirectories: true)
+            let key = try keys.makeKey(for: owner)
+            _ = try seal(bytes, to: path(media, sealed, size: .large, type: legacy), as: media, key: key)
+            index.withLock { $0[media] = sealed }
+            try FileManager.default.removeItem(atPath: file)
+            return false
         }
-        return (upgraded, refused)
     }
 
     /// The images this Chorus's pipeline stored before `date` (when their info was written, or last uploaded again),
@@ -234,10 +261,10 @@ public final class MediaStore: MediaCatalog {
         defer { show(media) }
         guard let stored = index.withLock({ $0.removeValue(forKey: media) }) else { return }
         infos.withLock { $0[MediaKey(media)] = nil }
-        guard let owner = stored.owner else { return }
         for size in MediaSize.allCases {
             if let type = stored.type(size) { unlink(path(media, stored, size: size, type: type)) }
         }
+        guard let owner = stored.owner else { return }
         unlink(infoPath(media, owner: owner))
         // Every node that applies the removal asks; the first one removes.
         try? shared?.remove(media.rawValue)
@@ -318,5 +345,19 @@ public final class MediaStore: MediaCatalog {
 
     func infoPath(_ media: MediaID, owner: UserID) -> String {
         directory + "/" + owner.rawValue + "/" + media.rawValue + ".info"
+    }
+}
+
+/// What ``MediaStore/upgradeStoredUploads(owners:)`` did.
+public struct StoredUploadsUpgrade: Sendable, Equatable {
+    /// Files run through the pipeline, replaced by its variants.
+    public var upgraded = 0
+    /// Files the pipeline refused, kept and served as they were.
+    public var refused = 0
+    /// Plain files that no living user showed, removed.
+    public var removed = 0
+
+    public init(upgraded: Int = 0, refused: Int = 0, removed: Int = 0) {
+        (self.upgraded, self.refused, self.removed) = (upgraded, refused, removed)
     }
 }

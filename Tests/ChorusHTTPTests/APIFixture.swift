@@ -144,15 +144,23 @@ func withAPI(
     _ body: @escaping @Sendable (APIFixture) async throws -> Void
 ) async throws {
     try await withTemporaryDirectory { directory in
-        var options = options
-        options.data = DataDirectory(directory)
-        var logger = Logger(label: "chorus.test")
-        logger.logLevel = options.logLevel
-        try await ChorusApplication.run(options, logger: logger) { application, backend in
-            // The test client runs the backend's services as `chorus serve` does, and shuts them down at the end.
-            try await application.test(setup) { client in
-                try await body(APIFixture(client: client, backend: backend))
-            }
+        try await withAPI(setup, in: directory, options: options, body)
+    }
+}
+
+/// ``withAPI(_:options:_:)`` on the data directory `directory`, as a server started again on it finds it.
+func withAPI(
+    _ setup: TestingSetup = .router, in directory: String, options: ServeOptions = APIFixture.options,
+    _ body: @escaping @Sendable (APIFixture) async throws -> Void
+) async throws {
+    var options = options
+    options.data = DataDirectory(directory)
+    var logger = Logger(label: "chorus.test")
+    logger.logLevel = options.logLevel
+    try await ChorusApplication.run(options, logger: logger) { application, backend in
+        // The test client runs the backend's services as `chorus serve` does, and shuts them down at the end.
+        try await application.test(setup) { client in
+            try await body(APIFixture(client: client, backend: backend))
         }
     }
 }
