@@ -116,8 +116,13 @@ public final class MediaStore: MediaCatalog {
         return stored
     }
 
+    /// Whether `media` is stored, and not being removed (``hide(_:)``).
     public func contains(_ media: MediaID) -> Bool {
         stored(media) != nil && !hidden.withLock { $0.contains(media) }
+    }
+
+    public func contains(_ media: MediaID, uploadedBy user: UserID) -> Bool {
+        stored(media)?.owner == user && !hidden.withLock { $0.contains(media) }
     }
 
     /// Where `media` is: in this node's folders, or fetched into them from the cluster's (once).

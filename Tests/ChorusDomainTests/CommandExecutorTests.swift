@@ -144,7 +144,9 @@ struct CommandExecutorTests {
         }
     }
 
-    @Test("posts need text, an image or a repost; limits count characters; media and reposted posts must exist")
+    @Test(
+        "posts need text, an image or a repost; limits count characters; media (one's own) and reposted posts must exist"
+    )
     func posts() async throws {
         try await withExecutor { chorus, media in
             let ana = try await chorus.register("Ana")
@@ -163,10 +165,23 @@ struct CommandExecutorTests {
                     _ = try await chorus.execute(.createPost(author: ana, media: [PostImage(id: .make(), alt: nil)]))
                 }
                     == .unknownMedia)
-            let image = media.add()
+            let image = media.add(uploadedBy: ana)
             let photo = try await chorus.execute(
                 .createPost(author: ana, caption: "sunset", media: [PostImage(id: image, alt: nil)]))
             #expect(photo.appended)
+            // Another's upload is no one else's to show, in a post or as a profile image.
+            let bo = try await chorus.register("Bo")
+            let head = chorus.log.head
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.createPost(author: bo, media: [PostImage(id: image, alt: nil)]))
+                } == .unknownMedia)
+            #expect(
+                await domainErrorCode {
+                    _ = try await chorus.execute(.editProfile(user: bo, profileImage: .set(image)))
+                }
+                    == .unknownMedia)
+            #expect(chorus.log.head == head)
             #expect(
                 await domainErrorCode { _ = try await chorus.execute(.createPost(author: ana, repostOf: .make())) }
                     == .unknownPost)
@@ -182,7 +197,7 @@ struct CommandExecutorTests {
                         .addComment(
                             author: ana, post: PostID(photo.createdID!)!, text: String(repeating: "a", count: 1001)))
                 } == .textTooLong)
-            #expect(chorus.log.head == 6, "a registration (two events) and four commands")
+            #expect(chorus.log.head == 8, "two registrations (two events each) and four commands")
         }
     }
 

@@ -13,12 +13,15 @@ struct MediaShownByTests {
             let (ana, bo, cy) = (
                 try await chorus.register("Ana"), try await chorus.register("Bo"), try await chorus.register("Cy")
             )
-            let (first, second, avatar, erased, late, unshown) = (
-                media.add(), media.add(), media.add(), media.add(), media.add(), media.add()
+            let (first, second, avatar) = (
+                media.add(uploadedBy: ana), media.add(uploadedBy: ana), media.add(uploadedBy: bo)
+            )
+            let (erased, late, unshown) = (
+                media.add(uploadedBy: cy), media.add(uploadedBy: ana), media.add(uploadedBy: bo)
             )
             _ = try await chorus.execute(
                 .createPost(author: ana, media: [PostImage(id: first, alt: nil), PostImage(id: second, alt: nil)]))
-            _ = try await chorus.execute(.createPost(author: bo, media: [PostImage(id: second, alt: nil)]))
+            _ = try await chorus.execute(.editProfile(user: ana, profileImage: .set(second)))
             _ = try await chorus.execute(.editProfile(user: bo, profileImage: .set(avatar)))
             _ = try await chorus.execute(.createPost(author: cy, media: [PostImage(id: erased, alt: nil)]))
             _ = try await chorus.execute(.deleteAccount(user: cy, password: "secret-password"))

@@ -72,12 +72,23 @@ struct PostImagesAPITests {
         }
     }
 
-    @Test("five images, one twice, an unknown one, a long alt text, image with media: each refused, nothing written")
+    @Test(
+        "five images, one twice, an unknown one, another's, a long alt text, image with media: each refused, nothing written"
+    )
     func refusals() async throws {
         try await withAPI { api in
             let ana = try await api.register("Ana")
             let ids = try await upload(5, as: ana, in: api)
+            let bo = try await api.register("Bo")
             let head = api.head
+            // Another's upload, taken from their post: no one else's to show.
+            for (path, body) in [
+                ("/v1/posts", ["media": [["id": ids[0]]]]), ("/v1/posts", ["image": ids[0]]),
+                ("/v1/me", ["profileImage": ids[0]]),
+            ] as [(String, [String: Any])] {
+                let answer = try await api.call(path == "/v1/me" ? .patch : .post, path, token: bo.token, json: body)
+                #expect(answer.status == .unprocessableContent && answer.errorCode == "unknown_media", "\(body)")
+            }
             let cases: [([String: Any], String)] = [
                 (["media": ids.map { ["id": $0] }], "invalid_field"),
                 (["media": [["id": ids[0]], ["id": ids[0]]]], "invalid_field"),

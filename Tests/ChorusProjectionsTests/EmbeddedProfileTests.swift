@@ -18,7 +18,10 @@ struct EmbeddedProfileTests {
             var generator = SeededGenerator(seed: seed)
             var users: [UserID] = []
             for index in 0..<5 { users.append(try await app.register("User \(index)")) }
-            let images = (0..<5).map { _ in app.media.add() }
+            // Each user posts and shows only their own uploads.
+            let images = Dictionary(
+                uniqueKeysWithValues: users.map { user in (user, (0..<5).map { _ in app.media.add(uploadedBy: user) }) }
+            )
             var posts: [PostID] = []
             /// The posts with images: their authors and images, for edits of their alt texts.
             var photoPosts: [(post: PostID, author: UserID, images: [MediaID])] = []
@@ -37,12 +40,14 @@ struct EmbeddedProfileTests {
                             major: Bool.random(using: &generator)
                                 ? "Major \(Int.random(in: 0..<9, using: &generator))" : nil,
                             profileImage: Bool.random(using: &generator)
-                                ? .set(images.randomElement(using: &generator)!) : .remove)
+                                ? .set(images[user]!.randomElement(using: &generator)!) : .remove)
                     case 2, 3:
                         .createPost(
                             author: user, text: "post",
-                            media: images.shuffled(using: &generator).prefix(Int.random(in: 0...3, using: &generator))
-                                .map { PostImage(id: $0, alt: alt(&generator)) },
+                            media: images[user]!.shuffled(using: &generator).prefix(
+                                Int.random(in: 0...3, using: &generator)
+                            )
+                            .map { PostImage(id: $0, alt: alt(&generator)) },
                             repostOf: Bool.random(using: &generator) ? post : nil)
                     case 10 where !photoPosts.isEmpty:
                         photoPosts.randomElement(using: &generator).map { photo in

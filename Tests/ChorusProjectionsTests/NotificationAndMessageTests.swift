@@ -11,7 +11,7 @@ struct NotificationAndMessageTests {
         try await withProjections { app in
             let ana = try await app.register("Ana")
             let bo = try await app.register("Bo")
-            let image = app.media.add()
+            let image = app.media.add(uploadedBy: ana)
             let post = PostID(
                 try await app.chorus.execute(
                     .createPost(author: ana, caption: "c", media: [PostImage(id: image, alt: nil)])

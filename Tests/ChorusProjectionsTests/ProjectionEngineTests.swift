@@ -14,7 +14,7 @@ struct ProjectionEngineTests {
         try await withProjections(batchSize: 7) { app in
             let summary = try await whileFollowing(app.engine) {
                 let media = app.media
-                let summary = try await DemoWorkload(seed: 11, events: 1_500) { _, _ in media.add() }
+                let summary = try await DemoWorkload(seed: 11, events: 1_500) { user, _ in media.add(uploadedBy: user) }
                     .run(on: app.chorus)
                 #expect(summary.events >= 1_500 && summary.posts > 100)
                 var types: [String: Int] = [:]

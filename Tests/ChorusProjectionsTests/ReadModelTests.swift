@@ -73,7 +73,7 @@ struct ReadModelTests {
         try await withProjections { app in
             let ana = try await app.register("Ana")
             let bo = try await app.register("Bo")
-            let image = app.media.add()
+            let image = app.media.add(uploadedBy: ana)
             let photo = PostID(
                 try await app.chorus.execute(
                     .createPost(author: ana, caption: "sunset", media: [PostImage(id: image, alt: nil)])

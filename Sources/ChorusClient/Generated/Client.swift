@@ -4968,7 +4968,7 @@ public struct Client: APIProtocol {
             }
         )
     }
-    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image is 422 unknown_media; `image` and `media` together are 422 invalid_field.
+    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image the caller uploaded is 422 unknown_media; `image` and `media` together are 422 invalid_field.
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.

@@ -3097,7 +3097,7 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/name`.
                     public var name: Swift.String?
-                    /// a media id; null removes the image
+                    /// a media id the caller uploaded (else 422 unknown_media); null removes the image
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/profileImage`.
                     public var profileImage: Swift.String?
@@ -3107,7 +3107,7 @@ public enum Operations {
                     ///   - bio: at most 300 characters; null leaves it as it is
                     ///   - major: at most 50 characters; null leaves it as it is
                     ///   - name: 1 to 50 characters; null leaves it as it is
-                    ///   - profileImage: a media id; null removes the image
+                    ///   - profileImage: a media id the caller uploaded (else 422 unknown_media); null removes the image
                     public init(
                         bio: Swift.String? = nil,
                         major: Swift.String? = nil,
@@ -7093,7 +7093,7 @@ public enum Operations {
             }
         }
     }
-    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image is 422 unknown_media; `image` and `media` together are 422 invalid_field.
+    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image the caller uploaded is 422 unknown_media; `image` and `media` together are 422 invalid_field.
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.

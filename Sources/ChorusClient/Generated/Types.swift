@@ -165,7 +165,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/notifications/read`.
     /// - Remark: Generated from `#/paths//v1/notifications/read/post(readNotifications)`.
     func readNotifications(_ input: Operations.ReadNotifications.Input) async throws -> Operations.ReadNotifications.Output
-    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image is 422 unknown_media; `image` and `media` together are 422 invalid_field.
+    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image the caller uploaded is 422 unknown_media; `image` and `media` together are 422 invalid_field.
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.
@@ -666,7 +666,7 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image is 422 unknown_media; `image` and `media` together are 422 invalid_field.
+    /// PostCreated; needs text, an image or a post to repost. Up to four images, each uploaded first (POST /v1/media) and named once, with an optional alt text; more, or one named twice, is 422 invalid_field; an id that names no stored image the caller uploaded is 422 unknown_media; `image` and `media` together are 422 invalid_field.
     ///
     /// - Remark: HTTP `POST /v1/posts`.
     /// - Remark: Generated from `#/paths//v1/posts/post(createPost)`.

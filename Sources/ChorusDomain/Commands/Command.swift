@@ -160,9 +160,11 @@ public struct CommandResult: Sendable, Hashable {
     }
 }
 
-/// Whether a media id names stored media; the media store answers (media bytes are not events).
+/// Whether a media id names stored media that a user uploaded; the media store answers (media bytes are not events).
+/// A post or a profile shows only its own user's uploads, as Mastodon has it: an image is sealed under its uploader's
+/// key, and goes with their erasure.
 public protocol MediaCatalog: Sendable {
-    func contains(_ media: MediaID) -> Bool
+    func contains(_ media: MediaID, uploadedBy user: UserID) -> Bool
 }
 
 /// What a report names: a post, a comment (its post is found), or a user.

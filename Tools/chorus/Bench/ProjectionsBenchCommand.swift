@@ -123,5 +123,5 @@ struct RebuildWorkerCommand: ParsableCommand {
 
 /// Demo data uploads no media.
 struct NoMediaCatalog: MediaCatalog {
-    func contains(_ media: MediaID) -> Bool { false }
+    func contains(_ media: MediaID, uploadedBy user: UserID) -> Bool { false }
 }

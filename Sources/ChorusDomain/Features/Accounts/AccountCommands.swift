@@ -41,8 +41,8 @@ struct EditProfile: Decision {
         user: UserID, name: String?, major: String?, bio: String?, image: ProfileImageChange?,
         _ context: CommandPreparation
     ) throws(DomainError) -> PreparedCommand {
-        if case .set(let image)? = image, !context.media.contains(image) {
-            throw DomainError(.unknownMedia, "no media \(image)")
+        if case .set(let image)? = image, !context.media.contains(image, uploadedBy: user) {
+            throw DomainError(.unknownMedia, "no media \(image) uploaded by the user")
         }
         let edit = ProfileEdited(
             user: user, name: try name.map(Validate.name),
@@ -70,8 +70,8 @@ struct EditProfile: Decision {
     func decide(in context: DecisionContext) throws -> CommandResult {
         try context.requireUser(edit.user)
         // Asked again in the writer, as ``CreatePost`` does.
-        if case .set(let image)? = edit.profileImage, !catalog.contains(image) {
-            throw DomainError(.unknownMedia, "no media \(image)")
+        if case .set(let image)? = edit.profileImage, !catalog.contains(image, uploadedBy: edit.user) {
+            throw DomainError(.unknownMedia, "no media \(image) uploaded by the user")
         }
         return try context.record(.profileEdited(edit))
     }

@@ -14,7 +14,7 @@ struct CreatePost: Decision {
         guard !text.isEmpty || !media.isEmpty || repostOf != nil else {
             throw DomainError(.emptyText, "a post needs text, an image or a post to repost")
         }
-        try requireStored(media, in: context.media)
+        try requireStored(media, by: author, in: context.media)
         let post = PostCreated(
             post: .make(), author: author, caption: caption, text: text, media: media, repostOf: repostOf)
         return PreparedCommand(
@@ -31,10 +31,12 @@ struct CreatePost: Decision {
             }, decision: CreatePost(post: post, catalog: context.media))
     }
 
-    /// Throws unless every image is stored.
-    static func requireStored(_ media: [PostImage], in catalog: any MediaCatalog) throws(DomainError) {
-        for image in media where !catalog.contains(image.id) {
-            throw DomainError(.unknownMedia, "no media \(image.id)")
+    /// Throws unless every image is stored, uploaded by `author`.
+    static func requireStored(
+        _ media: [PostImage], by author: UserID, in catalog: any MediaCatalog
+    ) throws(DomainError) {
+        for image in media where !catalog.contains(image.id, uploadedBy: author) {
+            throw DomainError(.unknownMedia, "no media \(image.id) uploaded by the author")
         }
     }
 
@@ -43,7 +45,7 @@ struct CreatePost: Decision {
         try context.requireUser(post.author)
         // Asked again in the writer: an image not attached for a day is removed in the writer too
         // (``CommandExecutor/removeUnattachedMedia(_:hide:show:)``), so it is either attached here or gone.
-        try Self.requireStored(post.media, in: catalog)
+        try Self.requireStored(post.media, by: post.author, in: catalog)
         if let named = post.repostOf {
             try context.requirePost(named)
             // A repost always points at an original: one of a plain repost reposts what that one reposts.
