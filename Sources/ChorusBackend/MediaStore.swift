@@ -150,8 +150,41 @@ public final class MediaStore: MediaCatalog {
         return stored
     }
 
-    /// Makes ``contains(_:)`` deny `media` while its removal is decided.
+    /// Makes ``contains(_:)`` deny `media` while its removal is decided, and an upload of it answer ``BeingRemoved``.
     public func hide(_ media: MediaID) { _ = hidden.withLock { $0.insert(media) } }
+
+    /// ``hide(_:)``, unless `media` was stored (or uploaded again) at `date` or later: then it may not be removed,
+    /// and the answer is false. Under the lock an upload takes to start an image's day anew (``MediaUpload``), so that
+    /// an upload either comes first and keeps the image, or comes after and is told to retry.
+    public func hide(_ media: MediaID, ifStoredBefore date: Date) -> Bool {
+        hidden.withLock { hidden in
+            guard let owner = index.withLock({ $0[media]?.owner }),
+                let attributes = try? FileManager.default.attributesOfItem(atPath: infoPath(media, owner: owner)),
+                let written = attributes[.modificationDate] as? Date, written < date
+            else { return false }
+            hidden.insert(media)
+            return true
+        }
+    }
+
+    /// The image is being removed: an upload of the same bytes is answered with this, to be sent again once the
+    /// removal is done.
+    public struct BeingRemoved: Error {}
+
+    /// Starts `media`'s day to be attached anew, now, for the same upload again; throws ``BeingRemoved`` while its
+    /// removal is decided. False when it is not stored.
+    func renew(_ media: MediaID, owner: UserID) throws -> Bool {
+        // Fetched from the cluster first, if need be, outside the lock.
+        guard stored(media) != nil else { return false }
+        return try hidden.withLock { hidden in
+            guard !hidden.contains(media) else { throw BeingRemoved() }
+            // Removed meanwhile: stored anew.
+            guard index.withLock({ $0[media] }) != nil else { return false }
+            try? FileManager.default.setAttributes(
+                [.modificationDate: Date()], ofItemAtPath: infoPath(media, owner: owner))
+            return true
+        }
+    }
 
     /// Takes back ``hide(_:)``.
     public func show(_ media: MediaID) { _ = hidden.withLock { $0.remove(media) } }

@@ -46,7 +46,8 @@ public final class MediaUpload {
 
     /// Runs the pipeline on the upload as `declared` (unless the same upload is stored already), then seals and stores
     /// what it made. Throws ``ChorusImaging/ImageRefusal`` for an image refused, ``ImageWorkerPool/Busy`` when too many
-    /// uploads are being processed. The temporary file is removed either way.
+    /// uploads are being processed, ``MediaStore/BeingRemoved`` while the same upload is being removed. The temporary
+    /// file is removed either way.
     public func finish(declared: UploadFormat) async throws -> (id: MediaID, info: MediaInfo?) {
         let digest = Array(hasher.finalize())
         let high = digest[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
@@ -57,12 +58,8 @@ public final class MediaUpload {
             unlink(temporary)
             finished = true
         }
-        if store.contains(id) {
-            // Uploaded again: its day to be attached starts anew.
-            try? FileManager.default.setAttributes(
-                [.modificationDate: Date()], ofItemAtPath: store.infoPath(id, owner: owner))
-            return (id, store.info(of: id))
-        }
+        // Uploaded again: its day to be attached starts anew.
+        if try store.renew(id, owner: owner) { return (id, store.info(of: id)) }
         let image = try await store.workers.process(file: temporary, claimed: declared)
         let (store, owner) = (store, owner)
         let info = try await BlockingWork.run { try store.store(image, as: id, owner: owner) }

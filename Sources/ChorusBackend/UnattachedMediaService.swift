@@ -42,15 +42,15 @@ struct UnattachedMediaService: Service {
     private func waitForShutdown() async { try? await gracefulShutdown() }
 
     private func sweep(attached: inout Set<MediaID>) async throws {
-        let candidates = media.stored(
-            before: Date(timeIntervalSinceNow: -(lifetime / .seconds(1))), leavingOut: attached)
+        let cutoff = Date(timeIntervalSinceNow: -(lifetime / .seconds(1)))
+        let candidates = media.stored(before: cutoff, leavingOut: attached)
         let media = self.media
         var removed: Set<MediaID> = []
         // A few hundred at a time: the first sweep after an upgrade finds every image stored so far.
         for start in stride(from: 0, to: candidates.count, by: Self.batchSize) {
             let batch = Array(candidates[start..<min(start + Self.batchSize, candidates.count)])
             let gone = try await commands.removeUnattachedMedia(
-                batch, hide: { media.hide($0) }, show: { media.show($0) })
+                batch, hide: { media.hide($0, ifStoredBefore: cutoff) }, show: { media.show($0) })
             for image in gone { media.remove(image) }
             removed.formUnion(gone)
             attached.formUnion(batch.map(\.media).filter { !removed.contains($0) })

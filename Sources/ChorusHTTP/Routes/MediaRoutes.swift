@@ -50,6 +50,8 @@ struct MediaRoutes {
                 throw APIError.imageTooLarge(reason)
             } catch is ImageWorkerPool.Busy {
                 throw APIError.unavailable("too many images are being processed; retry shortly")
+            } catch is MediaStore.BeingRemoved {
+                throw APIError.unavailable("this image is being removed, unattached for a day; send it again shortly")
             }
             let body = JSONBody.encode(renderer.mediaJSON(stored.id, info: stored.info))
             return Endpoints.json(.created, body, position: nil)

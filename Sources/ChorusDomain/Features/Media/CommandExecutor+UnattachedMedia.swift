@@ -8,10 +8,11 @@ extension CommandExecutor {
     /// then deletes. `hide` is called with each image as it is decided on, before the write, so that the media
     /// store refuses it from then on (``CreatePost`` and ``EditProfile`` ask the store again as they decide): a post
     /// naming the image at the same moment either comes first, and the image is attached and kept, or comes after and
-    /// is refused. `show` takes back a hiding when the write does not happen, or is decided again (a cluster node
+    /// is refused. `hide` answers false, and the image stays, when it may no longer be removed (uploaded again since
+    /// it was found). `show` takes back a hiding when the write does not happen, or is decided again (a cluster node
     /// that was behind).
     public func removeUnattachedMedia(
-        _ candidates: [(media: MediaID, owner: UserID)], hide: @escaping @Sendable (MediaID) -> Void,
+        _ candidates: [(media: MediaID, owner: UserID)], hide: @escaping @Sendable (MediaID) -> Bool,
         show: @escaping @Sendable (MediaID) -> Void
     ) async throws -> [MediaID] {
         guard !candidates.isEmpty else { return [] }
@@ -22,7 +23,7 @@ extension CommandExecutor {
                 for candidate in candidates { show(candidate.media) }
                 var removed: [MediaRemoved] = []
                 for candidate in candidates where try !state.isAttached(candidate.media, in: batch.state) {
-                    hide(candidate.media)
+                    guard hide(candidate.media) else { continue }
                     removed.append(MediaRemoved(media: candidate.media, owner: candidate.owner))
                 }
                 guard !removed.isEmpty else { return [] }
