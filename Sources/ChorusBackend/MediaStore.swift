@@ -267,12 +267,12 @@ public final class MediaStore: MediaCatalog {
             return true
         } catch is ImageRefusal {
             guard entry.owner == nil else { return false }
-            let sealed = Stored(owner: owner, legacy: legacy)
+            let kept = Stored(owner: owner, legacy: legacy)
             try FileManager.default.createDirectory(
                 atPath: directory + "/" + owner.rawValue, withIntermediateDirectories: true)
-            let key = try keys.makeKey(for: owner)
-            _ = try seal(bytes, to: path(media, sealed, size: .large, type: legacy), as: media, key: key)
-            index.withLock { $0[media] = sealed }
+            let sealedBytes = try sealed(bytes, as: media, key: try keys.makeKey(for: owner))
+            try AtomicFile.write(sealedBytes, to: path(media, kept, size: .large, type: legacy), permissions: 0o600)
+            index.withLock { $0[media] = kept }
             try FileManager.default.removeItem(atPath: file)
             return false
         }
@@ -337,27 +337,35 @@ public final class MediaStore: MediaCatalog {
         let stored = Stored(owner: owner, large: image.large.format, small: image.small.format)
         try FileManager.default.createDirectory(
             atPath: directory + "/" + owner.rawValue, withIntermediateDirectories: true)
-        // The info last: a crash before it leaves variants that ``scan(_:)`` does not count as stored, and the same
-        // upload again writes them anew.
+        // The info last, once the cluster has every file: a crash or a refusal before it leaves variants that
+        // ``scan(_:)`` does not count as stored, and the same upload again writes them anew.
         var files: [(name: String, bytes: [UInt8])] = []
+        var written: [String] = []
         for (size, variant) in [(MediaSize.large, image.large), (.small, image.small)] {
             let path = path(media, stored, size: size, type: variant.format)
-            files.append((name(of: path), try seal(variant.bytes, to: path, as: media, key: key)))
+            let bytes = try sealed(variant.bytes, as: media, key: key)
+            try AtomicFile.write(bytes, to: path, permissions: 0o600)
+            (files, written) = (files + [(name(of: path), bytes)], written + [path])
         }
         let infoPath = infoPath(media, owner: owner)
-        files.append(
-            (name(of: infoPath), try seal(Array(try JSONEncoder().encode(info)), to: infoPath, as: media, key: key)))
-        try shared?.put(media.rawValue, owner: owner.rawValue, files: files)
+        let infoBytes = try sealed(Array(try JSONEncoder().encode(info)), as: media, key: key)
+        do {
+            try shared?.put(media.rawValue, owner: owner.rawValue, files: files + [(name(of: infoPath), infoBytes)])
+        } catch {
+            // Not in the cluster, so on no node: nothing is left here either.
+            for path in written { unlink(path) }
+            throw error
+        }
+        try AtomicFile.write(infoBytes, to: infoPath, permissions: 0o600)
         infos.withLock { $0[MediaKey(media)] = info }
         index.withLock { $0[media] = stored }
         return info
     }
 
-    /// Seals `bytes` into the file at `path`; returns what was written.
-    private func seal(_ bytes: [UInt8], to path: String, as media: MediaID, key: SymmetricKey) throws -> [UInt8] {
+    /// `bytes` sealed as a file of `media`.
+    private func sealed(_ bytes: [UInt8], as media: MediaID, key: SymmetricKey) throws -> [UInt8] {
         let box = try AES.GCM.seal(bytes, using: key, authenticating: Array(media.rawValue.utf8))
         guard let sealed = box.combined else { throw POSIXError(.EIO) }
-        try AtomicFile.write(Array(sealed), to: path, permissions: 0o600)
         return Array(sealed)
     }
 

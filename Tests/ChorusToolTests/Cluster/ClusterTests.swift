@@ -331,6 +331,16 @@ struct ClusterTests {
             let rows = try cluster.postgres.psql("SELECT count(*) FROM chorus_media WHERE media_id = '\(id)'")
             #expect(rows.trimmingCharacters(in: .whitespacesAndNewlines) == "3", "two variants and the info")
 
+            // An upload PostgreSQL does not take is refused, and leaves no file on the node that took it.
+            _ = try cluster.postgres.psql("ALTER TABLE chorus_media RENAME TO chorus_media_away")
+            let refused = try await a.call(
+                "POST", "/v1/media", token: ana.token, body: Data(SampleImages.bytes("alpha.png")),
+                headers: ["Content-Type": "image/png"])
+            _ = try cluster.postgres.psql("ALTER TABLE chorus_media_away RENAME TO chorus_media")
+            #expect(refused.status == 503, "\(refused.json)")
+            let left = try FileManager.default.subpathsOfDirectory(atPath: cluster.data(0) + "/media/" + ana.id)
+            #expect(left.allSatisfy { $0.hasPrefix(id) }, "only the first image's files: \(left)")
+
             let deleted = try await c.call("DELETE", "/v1/me", token: ana.token, json: ["password": "password1"])
             #expect(deleted.status == 202, "the deletion is accepted; its erasure follows")
             for (index, node) in [a, b, c].enumerated() {
