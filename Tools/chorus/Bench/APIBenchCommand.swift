@@ -111,8 +111,9 @@ struct APIBenchCommand: AsyncParsableCommand {
         return report
     }
 
-    /// A new user posts a page and a half of posts with four of the demo's photos each, with alt texts, and every
-    /// signed-in user follows them: the first page of each Following feed is then posts of four images alone.
+    /// A new user uploads four of the demo's photos and posts a page and a half of posts with all four, with alt
+    /// texts, and every signed-in user follows them: the first page of each Following feed is then posts of four
+    /// images alone.
     private func postFourImagePosts(_ server: BenchServer, followedBy tokens: [(user: String, token: String)])
         async throws
     {
@@ -131,7 +132,17 @@ struct APIBenchCommand: AsyncParsableCommand {
         guard status == 201, let token = registered["token"] as? String,
             let poster = (registered["user"] as? [String: Any])?["id"] as? String
         else { throw BenchmarkError("the photographer's sign-up answered \(status)") }
-        let media = photos.prefix(4).enumerated().map { ["id": $1, "alt": "Photo \($0 + 1) of four"] }
+        // A post shows only its author's own uploads.
+        var media: [[String: String]] = []
+        for photo in photos.prefix(4) {
+            let client = HTTPJSONClient(base: server.base)
+            let (bytes, type) = try await client.bytes("/v1/media/\(photo)")
+            let (uploaded, answer) = try await client.upload(bytes, type: type ?? "image/jpeg", token: token)
+            guard uploaded == 201, let id = answer["id"] as? String else {
+                throw BenchmarkError("the photographer's upload answered \(uploaded)")
+            }
+            media.append(["id": id, "alt": "Photo \(media.count + 1) of four"])
+        }
         for number in 0..<30 {
             let (posted, _) = try await server.request(
                 "POST", "/v1/posts", token: token, json: ["caption": "Four photos, \(number)", "media": media])

@@ -31,11 +31,28 @@ struct HTTPJSONClient: Sendable {
 
     /// The body of `GET path` as text (`/metrics`), with `token` as the bearer token if given.
     func text(_ path: String, token: String? = nil) async throws -> String {
+        String(decoding: try await bytes(path, token: token).body, as: UTF8.self)
+    }
+
+    /// The body of `GET path` as it came, and its `Content-Type`.
+    func bytes(_ path: String, token: String? = nil) async throws -> (body: Data, type: String?) {
         guard let url = URL(string: base + path) else { throw OperatorError("\(base + path) is not a URL") }
         var request = URLRequest(url: url)
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        let (data, _) = try await URLSession.shared.data(for: request)
-        return String(decoding: data, as: UTF8.self)
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return (data, (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type"))
+    }
+
+    /// Uploads `bytes` of `type` (`POST /v1/media`); returns the status and the answer's JSON object.
+    func upload(_ bytes: Data, type: String, token: String) async throws -> (status: Int, body: [String: Any]) {
+        guard let url = URL(string: base + "/v1/media") else { throw OperatorError("\(base) is not a URL") }
+        var request = URLRequest(url: url)
+        request.httpMethod = "POST"
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue(type, forHTTPHeaderField: "Content-Type")
+        let (data, response) = try await URLSession.shared.upload(for: request, from: bytes)
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
     }
 
     /// Sends `json` (if any) as the body and `headers` besides; returns the whole answer.
