@@ -158,10 +158,9 @@ public final class MediaStore: MediaCatalog {
     /// an upload either comes first and keeps the image, or comes after and is told to retry.
     public func hide(_ media: MediaID, ifStoredBefore date: Date) -> Bool {
         hidden.withLock { hidden in
-            guard let owner = index.withLock({ $0[media]?.owner }),
-                let attributes = try? FileManager.default.attributesOfItem(atPath: infoPath(media, owner: owner)),
-                let written = attributes[.modificationDate] as? Date, written < date
-            else { return false }
+            guard let owner = index.withLock({ $0[media]?.owner }), isStored(media, owner: owner, before: date) else {
+                return false
+            }
             hidden.insert(media)
             return true
         }
@@ -287,11 +286,14 @@ public final class MediaStore: MediaCatalog {
                 return (media, owner)
             }
         }
-        return candidates.compactMap { media, owner in
-            let attributes = try? FileManager.default.attributesOfItem(atPath: infoPath(media, owner: owner))
-            guard let written = attributes?[.modificationDate] as? Date, written < date else { return nil }
-            return (media, owner)
-        }
+        return candidates.filter { media, owner in isStored(media, owner: owner, before: date) }
+    }
+
+    /// Whether `media`'s info was written (or the upload last made again) before `date`.
+    private func isStored(_ media: MediaID, owner: UserID, before date: Date) -> Bool {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: infoPath(media, owner: owner))
+        guard let written = attributes?[.modificationDate] as? Date else { return false }
+        return written < date
     }
 
     /// Removes `media`, every variant of it.

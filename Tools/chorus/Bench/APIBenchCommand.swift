@@ -134,8 +134,8 @@ struct APIBenchCommand: AsyncParsableCommand {
         else { throw BenchmarkError("the photographer's sign-up answered \(status)") }
         // A post shows only its author's own uploads.
         var media: [[String: String]] = []
+        let client = HTTPJSONClient(base: server.base)
         for photo in photos.prefix(4) {
-            let client = HTTPJSONClient(base: server.base)
             let (bytes, type) = try await client.bytes("/v1/media/\(photo)")
             let (uploaded, answer) = try await client.upload(bytes, type: type ?? "image/jpeg", token: token)
             guard uploaded == 201, let id = answer["id"] as? String else {

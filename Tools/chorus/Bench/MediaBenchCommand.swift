@@ -220,20 +220,14 @@ actor PhotoUploader {
         guard tokens.count >= photos.count else { throw BenchmarkError("too few uploaders registered") }
         let jobs = Array(zip(photos, tokens.suffix(photos.count)))
         tokens.removeLast(photos.count)
-        let base = base
+        let client = HTTPJSONClient(base: base)
         let times = Mutex<[Duration]>([])
         let started = ContinuousClock.now
         try await forEach(jobs, concurrency: concurrency) { _, job in
-            var request = URLRequest(url: URL(string: base + "/v1/media")!)
-            request.httpMethod = "POST"
-            request.setValue("Bearer \(job.1)", forHTTPHeaderField: "Authorization")
-            request.setValue(job.0.type, forHTTPHeaderField: "Content-Type")
             let sent = ContinuousClock.now
-            let (data, response) = try await URLSession.shared.upload(for: request, from: job.0.bytes)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let (status, answer) = try await client.upload(job.0.bytes, type: job.0.type, token: job.1)
             guard statuses.contains(status) else {
-                throw BenchmarkError(
-                    "uploading \(job.0.path) answered \(status): \(String(decoding: data, as: UTF8.self))")
+                throw BenchmarkError("uploading \(job.0.path) answered \(status): \(answer)")
             }
             times.withLock { $0.append(sent.duration(to: .now)) }
         }
