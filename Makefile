@@ -1,5 +1,5 @@
-# The README's two commands: `make start` and `make test`. Both install liblmdb-dev and libvips-dev first when they
-# are missing.
+# The README's two commands: `make start` and `make test`. Both install liblmdb-dev, libvips-dev and zlib1g-dev first
+# when they are missing.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -23,12 +23,12 @@ lint:
 	$(SWIFT) format lint --strict --parallel \
 		$$(find Package.swift Sources Projections Tools Tests -name '*.swift' -not -path 'Sources/ChorusClient/Generated/*')
 
-## Installs LMDB's and libvips' headers and libraries (Debian: liblmdb-dev, libvips-dev, which brings the HEIC and AVIF
-## decoders) when pkg-config cannot find them.
+## Installs LMDB's, libvips' and zlib's headers and libraries (Debian: liblmdb-dev, libvips-dev, which brings the HEIC
+## and AVIF decoders, and zlib1g-dev, for gzipped pages) when pkg-config cannot find them.
 deps:
-	@pkg-config --exists lmdb vips || { \
-		echo "installing liblmdb-dev libvips-dev"; \
-		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev libvips-dev pkg-config; \
+	@pkg-config --exists lmdb vips zlib || { \
+		echo "installing liblmdb-dev libvips-dev zlib1g-dev"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq liblmdb-dev libvips-dev zlib1g-dev pkg-config; \
 	}
 
 ## Installs PostgreSQL's server programs (Debian: postgresql) when there are none, for the cluster tests; no server is

@@ -40,6 +40,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-urlsession", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+        .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusStorage imports it.
@@ -229,6 +230,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "CompressNIO", package: "compress-nio"),
                 "ChorusStorage",
             ],
             path: "Sources/ChorusHTTP",
@@ -349,6 +351,7 @@ let package = Package(
                 "ChorusProcesses",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "CompressNIO", package: "compress-nio"),
             ],
             path: "Tests/ChorusHTTPTests"
         ),

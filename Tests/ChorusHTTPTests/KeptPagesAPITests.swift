@@ -22,7 +22,7 @@ struct KeptPagesAPITests {
     }
 
     @Test(
-        "every page answered, kept or not, is byte for byte what a server keeping none answers at the same position, through posts, likes, reposts, follows, edits, deletions, blocks and mutes, across the fan-out limit",
+        "every page answered, kept or not, gzipped or not, is byte for byte what a server keeping none answers at the same position, through posts, likes, reposts, follows, edits, deletions, blocks and mutes, across the fan-out limit",
         arguments: [0x5EED, 42, 7] as [UInt64]
     )
     func keptPagesNeverGoStale(seed: UInt64) async throws {
@@ -87,6 +87,8 @@ struct KeptPagesAPITests {
                     for (uri, reader) in Self.pages(of: users) where random.next(below: 4) == 0 {
                         let kept = try await api.call(.get, uri, token: reader.token)
                         let again = try await api.call(.get, uri, token: reader.token)
+                        let gzipped = try await api.call(
+                            .get, uri, token: reader.token, headers: ["Accept-Encoding": "gzip"])
                         let read = try await fresh.call(.get, uri, token: reader.token)
                         // A user blocked either way is not found, by both servers.
                         #expect(kept.status == read.status && again.status == read.status, "step \(step): \(uri)")
@@ -94,6 +96,9 @@ struct KeptPagesAPITests {
                             kept.position == read.position && again.position == read.position, "step \(step): \(uri)")
                         #expect(kept.bytes == read.bytes, "step \(step): \(uri) as \(reader.id)")
                         #expect(again.bytes == read.bytes, "step \(step): \(uri) as \(reader.id), answered again")
+                        #expect(
+                            try GzipPagesAPITests.unzipped(gzipped) == read.bytes,
+                            "step \(step): \(uri) as \(reader.id), gzipped")
                     }
                 }
                 let metrics = String(

@@ -50,4 +50,27 @@ struct RenderedPagesTests {
         #expect(pages.kept.pages == 1)
         #expect(pages.kept.bytes < 1_000)
     }
+
+    @Test("a page kept for a client that takes gzip keeps its gzipped bytes too, counted in the memory")
+    func gzippedCounted() {
+        let pages = RenderedPages(budget: 1 << 20)
+        var random = SystemRandomNumberGenerator()
+        let posts = (0..<100).map { _ in #"{"id":"\#(random.next() as UInt64)","text":"a post"}"# }
+        let body = ByteBuffer(string: "[" + posts.joined(separator: ",") + "]")
+        let plain = pages.keep(body, read: footprint(buckets: 10), for: .init(caller: "u1", target: "/a"))
+        #expect(!plain.isGzipped && plain.bytes == body)
+        let plainCost = pages.kept.bytes
+        let gzipped = pages.keep(
+            body, read: footprint(buckets: 10), for: .init(caller: "u2", target: "/b"), gzip: true)
+        #expect(gzipped.isGzipped && gzipped.bytes.readableBytes < body.readableBytes / 2)
+        #expect(pages.kept.bytes == 2 * plainCost + gzipped.bytes.readableBytes)
+        // Too short to gain from gzip: sent as it is.
+        let short = pages.keep(
+            ByteBuffer(string: #"{"items":[]}"#), read: footprint(buckets: 1), for: .init(caller: "u3", target: "/"),
+            gzip: true)
+        #expect(!short.isGzipped)
+        // Gzipped more than twentyfold, past what clients take from a zip bomb: sent as it is.
+        let repeated = ByteBuffer(string: String(repeating: #"{"text":"again"},"#, count: 200))
+        #expect(!EncodedBody(repeated, gzip: true).isGzipped)
+    }
 }

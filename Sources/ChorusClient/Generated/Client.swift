@@ -43,6 +43,11 @@ import HTTPTypes
 ///
 /// Errors: the status and `{"error": {"code", "message"}}`; a request that fails appends nothing.
 ///
+/// Compression: pages of posts (the feeds and the posts and likes tabs) of 1 KB or more come gzipped, with
+/// `Content-Encoding: gzip`, to a request whose `Accept-Encoding` takes gzip (as iOS's URLSession and Android's
+/// OkHttp send by default); every such page carries `Vary: Accept-Encoding`. Without `Accept-Encoding` nothing is
+/// compressed.
+///
 public struct Client: APIProtocol {
     /// The underlying HTTP client.
     private let client: UniversalClient

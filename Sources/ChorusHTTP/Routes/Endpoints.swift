@@ -50,22 +50,34 @@ struct Endpoints: Sendable {
     }
 
     /// ``read(_:_:)`` for a page of `caller`'s: the page kept for this caller and request when nothing it shows has
-    /// changed since (``RenderedPages``), or else read, kept and answered.
+    /// changed since (``RenderedPages``), or else read, kept and answered; gzipped for a client that takes it
+    /// (``EncodedBody``).
     func readPage(_ request: Request, caller: Caller, _ write: (borrowing ReadView, inout JSONWriter) throws -> Void)
         async throws -> Response
     {
-        guard let pages else { return try await read(request, write) }
         try await waitForMinimumPosition(request)
+        let gzip = EncodedBody.isAccepted(by: request.headers)
+        guard let pages else {
+            let snapshot = try backend.readModels.snapshot { view in try Self.bytes(view, write) }
+            return Self.page(EncodedBody(ByteBuffer(bytes: snapshot.answer), gzip: gzip), position: snapshot.position)
+        }
         let key = RenderedPages.Key(caller: caller.user.rawValue, target: request.uri.description)
-        if let kept = pages.page(for: key, on: backend.readModels) {
+        if let kept = pages.page(for: key, on: backend.readModels, gzip: gzip) {
             backend.metrics.recordPage(reused: true)
-            return Self.json(.ok, kept.body, position: kept.position)
+            return Self.page(kept.body, position: kept.position)
         }
         let (snapshot, footprint) = try backend.readModels.snapshotWithFootprint { view in try Self.bytes(view, write) }
-        let body = ByteBuffer(bytes: snapshot.answer)
-        pages.keep(body, read: footprint, for: key)
+        let body = pages.keep(ByteBuffer(bytes: snapshot.answer), read: footprint, for: key, gzip: gzip)
         backend.metrics.recordPage(reused: false)
-        return Self.json(.ok, body, position: snapshot.position)
+        return Self.page(body, position: snapshot.position)
+    }
+
+    /// A page of ``readPage(_:caller:_:)``: which encoding answers depends on the request's `Accept-Encoding`.
+    private static func page(_ body: EncodedBody, position: LogPosition) -> Response {
+        var response = json(.ok, body.bytes, position: position)
+        response.headers[.vary] = "Accept-Encoding"
+        if body.isGzipped { response.headers[.contentEncoding] = "gzip" }
+        return response
     }
 
     /// Answers `render`'s object from one snapshot, as the read above.

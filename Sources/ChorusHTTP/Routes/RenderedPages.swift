@@ -19,11 +19,13 @@ final class RenderedPages: Sendable {
     private struct Kept {
         var footprint: ReadFootprint
         let body: ByteBuffer
+        /// What is sent to a client that takes gzip, made when the first such client asks.
+        var forGzip: EncodedBody?
         /// Tells this entry from a later one under the same key, in `order`.
         let stamp: UInt64
-        /// What it holds of memory, about: the body, the key, the footprint, and the entry itself (an empty page
-        /// costs more than its bytes).
-        let cost: Int
+        /// What it holds of memory, about: the body (gzipped too, once made), the key, the footprint, and the entry
+        /// itself (an empty page costs more than its bytes).
+        var cost: Int
     }
 
     private struct State {
@@ -65,9 +67,10 @@ final class RenderedPages: Sendable {
         self.budget = budget
     }
 
-    /// The page kept for `key` and the position it is answered at, if nothing it was read from has changed on
-    /// `readModels` since; a page that has changed is forgotten.
-    func page(for key: Key, on readModels: ServedReadModels) -> (body: ByteBuffer, position: LogPosition)? {
+    /// The page kept for `key`, as sent to a client that takes gzip or not, and the position it is answered at, if
+    /// nothing it was read from has changed on `readModels` since; a page that has changed is forgotten.
+    func page(for key: Key, on readModels: ServedReadModels, gzip: Bool) -> (body: EncodedBody, position: LogPosition)?
+    {
         guard let kept = state.withLock({ $0.kept[key] }) else { return nil }
         guard let position = readModels.unchangedPosition(of: kept.footprint) else {
             state.withLock { $0.remove(key, stamp: kept.stamp) }
@@ -80,7 +83,22 @@ final class RenderedPages: Sendable {
                 state.kept[key]?.footprint = kept.footprint.holding(at: position)
             }
         }
-        return (kept.body, position)
+        return (gzip ? gzipped(kept, key: key) : EncodedBody(kept.body, gzip: false), position)
+    }
+
+    /// `kept`'s body for a client that takes gzip: made once, then kept with it.
+    private func gzipped(_ kept: Kept, key: Key) -> EncodedBody {
+        if let made = kept.forGzip { return made }
+        let made = EncodedBody(kept.body, gzip: true)
+        guard made.isGzipped else { return made }
+        state.withLock { state in
+            guard state.kept[key]?.stamp == kept.stamp, state.kept[key]?.forGzip == nil else { return }
+            state.kept[key]?.forGzip = made
+            state.kept[key]?.cost += made.bytes.readableBytes
+            state.bytes += made.bytes.readableBytes
+            state.trim(to: budget)
+        }
+        return made
     }
 
     /// How many pages are kept, and the memory they take.
@@ -89,18 +107,22 @@ final class RenderedPages: Sendable {
     /// Whether a page is kept for `key`, changed or not.
     func isKept(_ key: Key) -> Bool { state.withLock { $0.kept[key] != nil } }
 
-    /// Keeps `body`, read with `footprint`, for `key`.
-    func keep(_ body: ByteBuffer, read footprint: ReadFootprint, for key: Key) {
+    /// Keeps `body`, read with `footprint`, for `key`; answers it as sent to a client that takes gzip or not.
+    @discardableResult
+    func keep(_ body: ByteBuffer, read footprint: ReadFootprint, for key: Key, gzip: Bool = false) -> EncodedBody {
         let cost = body.readableBytes + key.caller.utf8.count + key.target.utf8.count + footprint.size + 128
-        guard cost <= budget / 16 else { return }
-        state.withLock { state in
+        guard cost <= budget / 16 else { return EncodedBody(body, gzip: gzip) }
+        let kept = state.withLock { state in
             if let previous = state.kept[key] { state.remove(key, stamp: previous.stamp) }
             let stamp = state.nextStamp
             state.nextStamp += 1
-            state.kept[key] = Kept(footprint: footprint, body: body, stamp: stamp, cost: cost)
+            let kept = Kept(footprint: footprint, body: body, stamp: stamp, cost: cost)
+            state.kept[key] = kept
             state.order.append((key, stamp))
             state.bytes += cost
             state.trim(to: budget)
+            return kept
         }
+        return gzip ? gzipped(kept, key: key) : EncodedBody(body, gzip: false)
     }
 }

@@ -162,7 +162,7 @@ struct UserRoutes {
         let user = try Endpoints.pathID(context, "id", as: UserID.self)
         let page = try Endpoints.page(request)
         let renderer = endpoints.renderer
-        return try await endpoints.read(request) { view, json in
+        return try await endpoints.readPage(request, caller: caller) { view, json in
             guard try renderer.writePostPage(to: &json, { try tab(view, user, caller.user, page, $0) }) else {
                 throw APIError.notFound("no such user")
             }

@@ -20,7 +20,7 @@ struct APIBenchCommand: AsyncParsableCommand {
             Starts the server as a child process on a demo log, signs in demo users, and drives it with wrk \
             (installed from Debian's packages when missing, as root): GET /v1/feed/following with many users' \
             tokens, and GET /health the same way (the ceiling: what the server and the machine answer with no \
-            work behind the request), in --rounds alternating runs; feed_to_ceiling_ratio divides the two rates \
+            work behind the request), both taking gzip as the apps' HTTP stacks do (unless --uncompressed), in --rounds alternating runs; feed_to_ceiling_ratio divides the two rates \
             over all the rounds, which a slow spell of a shared machine moves less than either. Then \
             POST /v1/posts. Live delivery is timed from sending a message to receiving it on the recipient's \
             event stream. Then the feed and the ceiling again with every feed's first page made of posts of four \
@@ -56,6 +56,9 @@ struct APIBenchCommand: AsyncParsableCommand {
 
     @Option(help: "Messages timed from send to live delivery.")
     var messages = 400
+
+    @Flag(help: "The feed and the ceiling asked for without Accept-Encoding: pages sent as rendered, not gzipped.")
+    var uncompressed = false
 
     mutating func run() async throws {
         #if DEBUG
@@ -160,7 +163,7 @@ struct APIBenchCommand: AsyncParsableCommand {
     private func feedAndCeiling(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) throws
         -> (feed: Wrk.Result, health: Wrk.Result)
     {
-        let script = Wrk.script(method: "GET", tokens: tokens.map(\.token))
+        let script = Wrk.script(method: "GET", tokens: tokens.map(\.token), acceptingGzip: !uncompressed)
         let rounds = self.rounds ?? min(10, seconds)
         let roundSeconds = seconds / rounds
         printProgress(

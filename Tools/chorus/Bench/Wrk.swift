@@ -37,11 +37,13 @@ struct Wrk {
         return Wrk(path: found)
     }
 
-    /// A script that sends `method` with a random one of `tokens` (and `body`, as JSON) on each request.
-    static func script(method: String, tokens: [String], body: String? = nil) -> String {
+    /// A script that sends `method` with a random one of `tokens` (and `body`, as JSON) on each request; with
+    /// `acceptingGzip`, the `Accept-Encoding` iOS's URLSession sends.
+    static func script(method: String, tokens: [String], body: String? = nil, acceptingGzip: Bool = false) -> String {
         var lua = "tokens = {" + tokens.map { "\"\($0)\"" }.joined(separator: ",") + "}\n"
         lua += "request = function()\n"
         lua += "  local headers = {[\"Authorization\"] = \"Bearer \" .. tokens[math.random(#tokens)]}\n"
+        if acceptingGzip { lua += "  headers[\"Accept-Encoding\"] = \"gzip, deflate, br\"\n" }
         if let body {
             lua += "  headers[\"Content-Type\"] = \"application/json\"\n"
             lua += "  return wrk.format(\"\(method)\", nil, headers, '\(body)')\n"
