@@ -166,10 +166,14 @@ package final class WebhookOutbox: PersonalDataHolder {
         }
     }
 
-    /// Takes out the pending webhooks to or about `users` (whose body names one of their ids), once it has taken in the
-    /// log through their deletions (at once if nothing takes the log into it), then compacts the outbox so that no
-    /// freed page keeps them, nor the bodies of webhooks delivered before. Dropped, not counted as abandoned: there is
-    /// no one left to tell.
+    /// The type of the webhook that tells the receiver an account was deleted: it names the user's id alone, and is the
+    /// one webhook about a deleted user that ``forget(_:deletedThrough:timeout:)`` keeps.
+    package static let accountDeletedType = "account.deleted"
+
+    /// Takes out the pending webhooks to or about `users` (whose body names one of their ids) but the ones saying they
+    /// were deleted, once it has taken in the log through their deletions (at once if nothing takes the log into it),
+    /// then compacts the outbox so that no freed page keeps them, nor the bodies of webhooks delivered before. Dropped,
+    /// not counted as abandoned: there is no one left to tell.
     package func forget(_ users: [UserID], deletedThrough position: LogPosition, timeout: Duration) async throws {
         let deadline = ContinuousClock.now + timeout
         while isFollowed, try checkpoint < position {
@@ -184,6 +188,7 @@ package final class WebhookOutbox: PersonalDataHolder {
             var forgotten: [[UInt8]] = []
             try transaction.scan(pendingTable) { key, value in
                 let webhook = try Pending(decoding: Array(value)).webhook
+                guard webhook.type != Self.accountDeletedType else { return true }
                 if recipients.contains(webhook.recipient) || ids.contains(where: { webhook.body.contains($0) }) {
                     forgotten.append(Array(key))
                 }

@@ -163,4 +163,68 @@ struct WebhookDeliveryTests {
             #expect(await server.stop() == 0)
         }
     }
+
+    @Test(
+        "an account's deletion sends account.deleted once, naming the user's id alone, and drops the webhooks about the account that were still pending"
+    )
+    func accountDeleted() async throws {
+        try await withTemporaryDirectory { root in
+            let receiver = WebhookReceiver(port: try LoopbackPort.free(), mode: .status(500))
+            try await receiver.start()
+            let server = try await ServerProcess(
+                data: root + "/data", extraArguments: ["--erasure-delay", "1s"],
+                environment: [
+                    "CHORUS_WEBHOOK_URL": "http://127.0.0.1:\(receiver.port)/hook",
+                    "CHORUS_WEBHOOK_SECRET": Self.secret,
+                    "CHORUS_WEBHOOK_RETRY_DELAY_MS": "200", "CHORUS_WEBHOOK_MAX_RETRY_DELAY_MS": "400",
+                    "CHORUS_ADMIN_TOKEN": "admin",
+                ])
+            var users: [(id: String, token: String)] = []
+            for name in ["Ana", "Bo"] {
+                let answer = try await server.call(
+                    "POST", "/v1/auth/register",
+                    json: ["email": "\(name)@example.com", "password": "secret-password", "name": name])
+                users.append(
+                    (
+                        try #require((answer.json["user"] as? [String: Any])?["id"] as? String),
+                        try #require(answer.json["token"] as? String)
+                    ))
+            }
+            let (ana, bo) = (users[0], users[1])
+            // Two webhooks about Bo, refused while the receiver fails: a message of his to Ana, Ana's follow of him.
+            let message = try await server.call(
+                "POST", "/v1/messages", token: bo.token, json: ["to": ana.id, "text": "before I go"])
+            #expect(message.status == 201)
+            #expect(try await server.call("PUT", "/v1/users/\(bo.id)/follow", token: ana.token).status == 200)
+            try await eventually("both refused") {
+                let types = Set(receiver.received.map { String($0.id.split(separator: "_", maxSplits: 2).last ?? "") })
+                return types == ["message.created", "notification.created"]
+            }
+            let deletion = try await server.call(
+                "DELETE", "/v1/me", token: bo.token, json: ["password": "secret-password"])
+            #expect(deletion.status == 202)
+            try await AccountErasureTests.waitForErasure(of: bo.id, on: server)
+
+            try await receiver.settle()
+            receiver.set(.status(200))
+            var status: [String: Any] = [:]
+            try await eventually("the outbox emptied: \(status)", timeout: .seconds(60)) {
+                status = try await server.call("GET", "/v1/admin/webhooks", token: "admin").json
+                return status["pending"] as? Int == 0
+            }
+            // The two refused before the deletion were about Bo: taken out, never sent again.
+            #expect(status["delivered"] as? Int == 1, "\(status)")
+            let delivered = receiver.received.filter(\.acknowledged)
+            #expect(delivered.count == 1)
+            let webhook = try #require(delivered.first)
+            #expect(WebhookReceiver.verifies(webhook, secret: Self.secret))
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(webhook.body)) as? [String: Any])
+            #expect(object["type"] as? String == "account.deleted")
+            #expect(object["timestamp"] is String)
+            let payload = try #require(object["data"] as? [String: Any])
+            #expect(payload.count == 1 && payload["userId"] as? String == bo.id, "\(payload)")
+            #expect(await server.stop() == 0)
+            await receiver.stop()
+        }
+    }
 }

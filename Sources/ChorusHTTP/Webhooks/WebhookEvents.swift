@@ -11,6 +11,8 @@ import ChorusProjections
 /// - `message.created`, `{recipient, message}`: a message to the recipient
 /// - `password_reset.requested`, `{userId, email, token, expiresAt}`
 /// - `report.filed`, `{report}` (as `GET /v1/admin/reports` shows it), in order among reports
+/// - `account.deleted`, `{userId}`: the receiver erases what it kept of the user; the user's id alone, which the
+///   erasure leaves in the outbox when it takes out the user's other webhooks (``WebhookOutbox/forget(_:deletedThrough:timeout:)``)
 struct WebhookEvents: WebhookContent {
     let renderer: ObjectRenderer
     let tokens: SessionTokens
@@ -26,6 +28,7 @@ struct WebhookEvents: WebhookContent {
         case .messageSent(let event): try message(event, recorded, in: view)
         case .passwordResetRequested(let event): try passwordReset(event, recorded, in: view)
         case .reportFiled(let event): try report(event, recorded, in: view)
+        case .accountDeleted(let event): [accountDeleted(event, recorded)]
         default: []
         }
     }
@@ -92,6 +95,12 @@ struct WebhookEvents: WebhookContent {
                 data.object { $0.field("report", ReportJSON(report)) }
             }
         ]
+    }
+
+    private func accountDeleted(_ event: AccountDeleted, _ recorded: RecordedEvent) -> WebhookOutbox.Webhook {
+        Self.webhook(WebhookOutbox.accountDeletedType, of: recorded, to: event.user.rawValue) { data in
+            data.object { $0.field("userId", event.user.rawValue) }
+        }
     }
 
     /// A webhook of `type` that `recorded` made, to `recipient`, with `data`.
