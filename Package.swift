@@ -41,6 +41,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
+        .package(url: "https://github.com/vapor/jwt-kit", from: "5.7.1"),
     ],
     targets: [
         // LMDB from the system package `liblmdb-dev`; only ChorusStorage imports it.
@@ -204,6 +205,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "JWTKit", package: "jwt-kit"),
             ],
             path: "Sources/ChorusDelivery"
         ),
@@ -354,6 +356,12 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
             ],
             path: "Tests/ChorusHTTPTests"
+        ),
+        // Push's own pieces: the APNs provider token, checked as APNs checks it.
+        .testTarget(
+            name: "ChorusDeliveryTests",
+            dependencies: ["ChorusDelivery", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Tests/ChorusDeliveryTests"
         ),
         // The image pipeline's own pieces: the BlurHash encoder against a reference.
         .testTarget(name: "ChorusImagingTests", dependencies: ["ChorusImaging"], path: "Tests/ChorusImagingTests"),
