@@ -357,10 +357,16 @@ let package = Package(
             ],
             path: "Tests/ChorusHTTPTests"
         ),
-        // Push's own pieces: the APNs provider token, checked as APNs checks it.
+        // Push's own pieces: the APNs provider token and FCM's access token, checked as Apple and Google check them.
         .testTarget(
             name: "ChorusDeliveryTests",
-            dependencies: ["ChorusDelivery", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "ChorusDelivery",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             path: "Tests/ChorusDeliveryTests"
         ),
         // The image pipeline's own pieces: the BlurHash encoder against a reference.

@@ -12,17 +12,13 @@ struct APNsProviderTokenTests {
     private static func verified(_ token: String) throws -> (header: [String: Any], claims: [String: Any]) {
         let parts = token.split(separator: ".").map(String.init)
         try #require(parts.count == 3)
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try decoded(parts[2]))
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try base64URLDecoded(parts[2]))
         #expect(key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
-        let header = try #require(try JSONSerialization.jsonObject(with: try decoded(parts[0])) as? [String: Any])
-        let claims = try #require(try JSONSerialization.jsonObject(with: try decoded(parts[1])) as? [String: Any])
+        let header = try #require(
+            try JSONSerialization.jsonObject(with: try base64URLDecoded(parts[0])) as? [String: Any])
+        let claims = try #require(
+            try JSONSerialization.jsonObject(with: try base64URLDecoded(parts[1])) as? [String: Any])
         return (header, claims)
-    }
-
-    private static func decoded(_ base64URL: String) throws -> Data {
-        var text = base64URL.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        text += String(repeating: "=", count: (4 - text.count % 4) % 4)
-        return try #require(Data(base64Encoded: text))
     }
 
     private static func minutes(_ count: Double) -> Date { start.addingTimeInterval(count * 60) }
