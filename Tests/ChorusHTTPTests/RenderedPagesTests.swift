@@ -69,8 +69,14 @@ struct RenderedPagesTests {
             ByteBuffer(string: #"{"items":[]}"#), read: footprint(buckets: 1), for: .init(caller: "u3", target: "/"),
             gzip: true)
         #expect(!short.isGzipped)
-        // Gzipped more than twentyfold, past what clients take from a zip bomb: sent as it is.
+        // Gzipped more than twentyfold, past what clients take from a zip bomb: sent as it is, and its memory counted
+        // once.
         let repeated = ByteBuffer(string: String(repeating: #"{"text":"again"},"#, count: 200))
-        #expect(!EncodedBody(repeated, gzip: true).isGzipped)
+        let before = pages.kept.bytes
+        let plainAgain = pages.keep(
+            repeated, read: footprint(buckets: 1), for: .init(caller: "u4", target: "/"), gzip: true)
+        #expect(!plainAgain.isGzipped && plainAgain.bytes == repeated)
+        #expect(
+            pages.kept.bytes == before + repeated.readableBytes + "u4/".utf8.count + footprint(buckets: 1).size + 128)
     }
 }

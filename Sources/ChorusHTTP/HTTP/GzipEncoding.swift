@@ -3,14 +3,14 @@ import HTTPTypes
 import NIOCore
 
 /// A page's body as sent: gzipped for a client whose `Accept-Encoding` takes gzip (iOS's URLSession and Android's
-/// OkHttp send it by default), or as rendered. Pages of posts are most of what apps download, their JSON shrinks about
-/// eightfold, and a kept page is gzipped once for every time it is sent (``RenderedPages``).
+/// OkHttp send it by default), or as rendered. Pages of posts are most of what apps download, their JSON shrinks four- to
+/// sevenfold, and a kept page is gzipped once for every time it is sent (``RenderedPages``).
 struct EncodedBody: Sendable {
     /// Below this, gzip's header and the CPU it takes outweigh what it saves.
     static let minimumGzippedBytes = 1024
     /// A body that gzips to less than this fraction is sent as it is: clients guard against zip bombs by a ratio
     /// (AsyncHTTPClient's shared client refuses an answer that unzips to more than 25 times its size), and JSON of
-    /// real posts, ids and URLs gzips 4- to 9-fold; only text repeated over and over goes further.
+    /// real posts, ids and URLs gzips four- to sevenfold; only text repeated over and over goes further.
     static let largestRatio = 20
 
     let bytes: ByteBuffer

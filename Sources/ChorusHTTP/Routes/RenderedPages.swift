@@ -86,14 +86,15 @@ final class RenderedPages: Sendable {
         return (gzip ? gzipped(kept, key: key) : EncodedBody(kept.body, gzip: false), position)
     }
 
-    /// `kept`'s body for a client that takes gzip: made once, then kept with it.
+    /// `kept`'s body for a client that takes gzip: made once, then kept with it (the plain body, when gzip did not pay,
+    /// so that it is not tried again).
     private func gzipped(_ kept: Kept, key: Key) -> EncodedBody {
         if let made = kept.forGzip { return made }
         let made = EncodedBody(kept.body, gzip: true)
-        guard made.isGzipped else { return made }
         state.withLock { state in
             guard state.kept[key]?.stamp == kept.stamp, state.kept[key]?.forGzip == nil else { return }
             state.kept[key]?.forGzip = made
+            guard made.isGzipped else { return }
             state.kept[key]?.cost += made.bytes.readableBytes
             state.bytes += made.bytes.readableBytes
             state.trim(to: budget)
