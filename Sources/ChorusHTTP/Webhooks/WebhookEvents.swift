@@ -12,7 +12,8 @@ import ChorusProjections
 /// - `password_reset.requested`, `{userId, email, token, expiresAt}`
 /// - `report.filed`, `{report}` (as `GET /v1/admin/reports` shows it), in order among reports
 /// - `account.deleted`, `{userId}`: the receiver erases what it kept of the user; the user's id alone, which the
-///   erasure leaves in the outbox when it takes out the user's other webhooks (``WebhookOutbox/forget(_:deletedThrough:timeout:)``)
+///   erasure leaves in the outbox when it takes out the user's other webhooks
+///   (``WebhookOutbox/forget(_:deletedThrough:timeout:)``)
 struct WebhookEvents: WebhookContent {
     let renderer: ObjectRenderer
     let tokens: SessionTokens

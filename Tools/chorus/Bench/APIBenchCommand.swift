@@ -20,8 +20,9 @@ struct APIBenchCommand: AsyncParsableCommand {
             Starts the server as a child process on a demo log, signs in demo users, and drives it with wrk \
             (installed from Debian's packages when missing, as root): GET /v1/feed/following with many users' \
             tokens, and GET /health the same way (the ceiling: what the server and the machine answer with no \
-            work behind the request), both taking gzip as the apps' HTTP stacks do (unless --uncompressed), in --rounds alternating runs; feed_to_ceiling_ratio divides the two rates \
-            over all the rounds, which a slow spell of a shared machine moves less than either. Then \
+            work behind the request), both taking gzip as the apps' HTTP stacks do (unless --uncompressed), in \
+            --rounds alternating runs; feed_to_ceiling_ratio divides the two rates over all the rounds, which a \
+            slow spell of a shared machine moves less than either. Then \
             POST /v1/posts. Live delivery is timed from sending a message to receiving it on the recipient's \
             event stream. Then the feed and the ceiling again with every feed's first page made of posts of four \
             images each (feed_four_images_to_ceiling_ratio).
