@@ -45,7 +45,8 @@ import HTTPTypes
 ///
 /// Compression: pages of posts (the feeds and the posts and likes tabs) of 1 KB or more come gzipped, with
 /// `Content-Encoding: gzip`, to a request whose `Accept-Encoding` takes gzip (as iOS's URLSession and Android's
-/// OkHttp send by default); every such page carries `Vary: Accept-Encoding`. Without `Accept-Encoding` nothing is
+/// OkHttp send by default), unless gzip saves nothing or shrinks the page more than twentyfold (which clients take
+/// for a zip bomb); every such page carries `Vary: Accept-Encoding`. Without `Accept-Encoding` nothing is
 /// compressed.
 ///
 public struct Client: APIProtocol {
