@@ -32,11 +32,7 @@ package actor APNsProviderToken {
         self.keyID = keyID
         self.teamID = teamID
         let key = try ES256PrivateKey(pem: pem)
-        // `iat` in whole seconds, as Apple's examples send it.
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .integerSecondsSince1970
-        await keys.add(
-            ecdsa: key, kid: JWKIdentifier(string: keyID), serializer: DefaultJWTSerializer(jsonEncoder: encoder))
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID), serializer: DefaultJWTSerializer.wholeSeconds)
     }
 
     /// The token to send at `now`: the one in use while it is younger than ``lifetime``, else a new one.
@@ -60,9 +56,8 @@ package actor APNsProviderToken {
     }
 
     private func make(at now: Date) async throws -> String {
-        let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let token = try await keys.sign(
-            Claims(iss: IssuerClaim(value: teamID), iat: IssuedAtClaim(value: issuedAt)),
+            Claims(iss: IssuerClaim(value: teamID), iat: IssuedAtClaim(value: now)),
             kid: JWKIdentifier(string: keyID))
         current = (token, now)
         return token

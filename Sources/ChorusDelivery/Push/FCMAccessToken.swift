@@ -66,9 +66,7 @@ package actor FCMAccessToken {
         } catch {
             throw FCMError("the service account's private_key is not an RSA private key in PEM: \(error)")
         }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .integerSecondsSince1970
-        await keys.add(rsa: key, digestAlgorithm: .sha256, serializer: DefaultJWTSerializer(jsonEncoder: encoder))
+        await keys.add(rsa: key, digestAlgorithm: .sha256, serializer: DefaultJWTSerializer.wholeSeconds)
     }
 
     /// The access token to send at `now`: the one in use until a minute before it expires, else a new one.
@@ -85,12 +83,11 @@ package actor FCMAccessToken {
     }
 
     private func ask(at now: Date) async throws -> (token: String, lifetime: TimeInterval) {
-        let issuedAt = Date(timeIntervalSince1970: now.timeIntervalSince1970.rounded(.down))
         let assertion = try await keys.sign(
             Assertion(
                 iss: IssuerClaim(value: account.clientEmail), scope: Self.scope,
-                aud: AudienceClaim(value: account.tokenURI), iat: IssuedAtClaim(value: issuedAt),
-                exp: ExpirationClaim(value: issuedAt.addingTimeInterval(Self.assertionLifetime))))
+                aud: AudienceClaim(value: account.tokenURI), iat: IssuedAtClaim(value: now),
+                exp: ExpirationClaim(value: now.addingTimeInterval(Self.assertionLifetime))))
         var request = HTTPClientRequest(url: account.tokenURI)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
