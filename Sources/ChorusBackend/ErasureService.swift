@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import ChorusStorage
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -13,7 +14,8 @@ import ServiceLifecycle
 /// 2. the account's media and stored idempotent responses are removed;
 /// 3. the stores that held plain copies are compacted with LMDB's compacting copy and swapped in, so that no freed
 ///    page keeps them: the read models (online, as a rebuild is swapped in), the stored responses, and the key store
-///    (whose freed pages may keep the destroyed key);
+///    (whose freed pages may keep the destroyed key). A store another process has open (a `chorus replay` beside the
+///    server) is not swapped under it: the erasure waits until that process closes it;
 /// 4. what the server keeps beside the backend (the webhook outbox, a ``PersonalDataHolder``) forgets the accounts;
 /// 5. an ``ErasureCompleted`` is appended, which `GET /v1/admin/erasures` shows.
 ///
@@ -35,6 +37,8 @@ struct ErasureService: Service {
                     try await completeDueErasures(delay: delay)
                 } catch is CancellationError {
                     return
+                } catch let error as StoreInUseError {
+                    logger.warning("an account erasure waits for a store to be closed", metadata: ["error": "\(error)"])
                 } catch {
                     logger.error("an account erasure failed; trying again", metadata: ["error": "\(error)"])
                 }

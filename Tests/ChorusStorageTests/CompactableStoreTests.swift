@@ -36,4 +36,27 @@ struct CompactableStoreTests {
             store.close()
         }
     }
+
+    @Test("a store open elsewhere is not compacted under it: the compaction is refused until the other open closes")
+    func openElsewhere() async throws {
+        try await withTemporaryDirectory { root in
+            let directory = root + "/store"
+            let store = try CompactableStore(directory: directory, tables: ["t"])
+            let table = store.table("t")
+            try store.write { try $0.put([1], for: Array("kept".utf8), in: table) }
+            // Another process's open, as far as flock tells: each open has a lock of its own.
+            let other = try CompactableStore(directory: directory, tables: ["t"])
+            #expect(throws: StoreInUseError.self) { try store.compact() }
+            #expect(throws: StoreInUseError.self) { try other.compact() }
+            #expect(try other.read { try $0.value(for: Array("kept".utf8), in: other.table("t")) } == [1])
+            other.close()
+            try store.compact()
+            try store.write { try $0.put([2], for: Array("after".utf8), in: table) }
+            #expect(try store.read { try $0.value(for: Array("after".utf8), in: table) } == [2])
+            store.close()
+            let reopened = try CompactableStore(directory: directory, tables: ["t"])
+            #expect(try reopened.read { try $0.value(for: Array("kept".utf8), in: reopened.table("t")) } == [1])
+            reopened.close()
+        }
+    }
 }

@@ -193,6 +193,61 @@ struct AccountErasureTests {
         }
     }
 
+    @Test(
+        "an erasure waits while another process has the data keys open, and completes once it closes them; every other account's data reads whole after it, and after a restart"
+    )
+    func keysOpenElsewhere() async throws {
+        try await withTemporaryDirectory { root in
+            let data = root + "/data"
+            let arguments = ["--erasure-delay", "1s"]
+            var server = try await ServerProcess(
+                data: data, extraArguments: arguments, environment: ["CHORUS_ADMIN_TOKEN": "admin"])
+            let ana = try await server.register(email: "ana@example.com", name: "Ana")
+            let gone = try await server.register(email: "gone@example.com", name: "Gone")
+            let post = try await server.call("POST", "/v1/posts", token: ana.token, json: ["text": "kept text"])
+            let postID = try #require(post.json["id"] as? String)
+
+            // A replay following the log has the data keys open until it is stopped: it has opened them once it has
+            // printed the post's text, which it read with Ana's key.
+            let follower = try ChildProcess(
+                try chorusExecutableURL().path, ["replay", "--data", data, "--json", "--follow"], output: .pipe)
+            let printed = PipeText(try #require(follower.output))
+            try await eventually("replay's line of the post", timeout: .seconds(30), every: .milliseconds(50)) {
+                printed.read().contains("kept text")
+            }
+            let deletion = try await server.call(
+                "DELETE", "/v1/me", token: gone.token, json: ["password": "secret-password"])
+            #expect(deletion.status == 202)
+            try await eventually("the erasure waiting for the key store", timeout: .seconds(30)) {
+                server.standardError().contains("an account erasure waits for a store to be closed")
+            }
+            let waiting = try await server.call("GET", "/v1/admin/erasures", token: "admin")
+            #expect(waiting.items.first { $0["userId"] as? String == gone.id }?["completedAt"] is NSNull)
+
+            follower.terminate()
+            _ = await follower.exited()
+            try await Self.waitForErasure(of: gone.id, on: server)
+
+            for restarted in [false, true] {
+                if restarted {
+                    #expect(await server.stop() == 0)
+                    server = try await ServerProcess(
+                        data: data, extraArguments: arguments, environment: ["CHORUS_ADMIN_TOKEN": "admin"])
+                }
+                let profile = try await server.call("GET", "/v1/users/\(ana.id)", token: ana.token)
+                #expect(profile.json["name"] as? String == "Ana", "restarted: \(restarted), \(profile.json)")
+                let read = try await server.call("GET", "/v1/posts/\(postID)", token: ana.token)
+                #expect(read.json["text"] as? String == "kept text", "restarted: \(restarted), \(read.json)")
+                let newcomer = try await server.register(email: "new\(restarted)@example.com", name: "New")
+                let theirs = try await server.call("GET", "/v1/users/\(newcomer.id)", token: ana.token)
+                #expect(theirs.json["name"] as? String == "New", "restarted: \(restarted), \(theirs.json)")
+            }
+            #expect(await server.stop() == 0)
+            let verify = try await runChorus(["log", "verify", "--data", data])
+            #expect(verify.status == 0, "\(verify.standardOutput) \(verify.standardError)")
+        }
+    }
+
     /// Returns once `GET /v1/admin/erasures` shows `user`'s erasure completed; fails after 30 s.
     static func waitForErasure(of user: String, on server: ServerProcess) async throws {
         var erasure: [String: Any] = [:]

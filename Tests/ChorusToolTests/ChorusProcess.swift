@@ -65,3 +65,26 @@ actor ChorusRunSlots {
         if waiting.isEmpty { free += 1 } else { waiting.removeFirst().resume() }
     }
 }
+
+/// What a child process has written to a pipe so far, read without blocking: a test that waits for a line with
+/// `eventually` fails at its deadline when the line never comes, instead of holding a thread for ever.
+final class PipeText {
+    private let descriptor: Int32
+    private var bytes: [UInt8] = []
+
+    init(_ pipe: FileHandle) {
+        descriptor = pipe.fileDescriptor
+        _ = fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK)
+    }
+
+    /// Everything written so far.
+    func read() -> String {
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var count = Foundation.read(descriptor, &chunk, chunk.count)
+        while count > 0 {
+            bytes += chunk[..<count]
+            count = Foundation.read(descriptor, &chunk, chunk.count)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -177,18 +177,11 @@ struct ReplayCommandTests {
             let post = try await server.call("POST", "/v1/posts", token: token, json: ["text": "seen live by replay"])
             let position = try #require(post.position)
 
-            // Lines arrive as they are appended: the login's session, then the post. Read without blocking, so that a
-            // replay that prints nothing fails the test at the deadline instead of holding a thread for ever.
-            _ = fcntl(output.fileDescriptor, F_SETFL, fcntl(output.fileDescriptor, F_GETFL) | O_NONBLOCK)
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65_536)
-            var received: String { String(decoding: bytes, as: UTF8.self) }
+            // Lines arrive as they are appended: the login's session, then the post.
+            let printed = PipeText(output)
+            var received = ""
             try await eventually("replay's line of the post", timeout: .seconds(20), every: .milliseconds(50)) {
-                var count = read(output.fileDescriptor, &chunk, chunk.count)
-                while count > 0 {
-                    bytes += chunk[..<count]
-                    count = read(output.fileDescriptor, &chunk, chunk.count)
-                }
+                received = printed.read()
                 return received.contains("seen live by replay")
             }
             let lines = try received.split(separator: "\n").map { try lastJSONLine(String($0)) }

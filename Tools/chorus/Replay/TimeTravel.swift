@@ -49,7 +49,7 @@ struct TimeTravel {
             try copy.syncToDisk()
             copying.update(batches.appended)
             copying.finish()
-            try DataDirectoryFiles.copyMediaAndKeys(from: source, to: target)
+            try DataDirectoryFiles.copyMediaAndKeys(from: source, to: target, keys: keys)
             let building = WorkProgress("building the read models", total: Int(through.rawValue), unit: "events")
             let targetKeys = try target.openKeys(preloaded: true)
             defer { targetKeys.close() }

@@ -1,19 +1,25 @@
 import ChorusBackend
+import ChorusDataKeys
 import Foundation
 
 /// The files of a data directory besides its log and read models.
 enum DataDirectoryFiles {
     /// Copies the session key (so that tokens stay valid), the users' data keys as they are now (a key destroyed later
     /// stays in the copy), and every stored media file (not uploads in progress); returns how many media files.
-    /// Stored media never change, so a server may run meanwhile.
+    /// Stored media never change, so a server may run meanwhile. A caller that has the source's keys open passes them:
+    /// LMDB's locks break when one process opens a store twice.
     @discardableResult
-    static func copyMediaAndKeys(from source: DataDirectory, to target: DataDirectory) throws -> Int {
+    static func copyMediaAndKeys(
+        from source: DataDirectory, to target: DataDirectory, keys sourceKeys: DataKeyStore? = nil
+    ) throws -> Int {
         let files = FileManager.default
         try files.createDirectory(atPath: target.media, withIntermediateDirectories: true)
         if files.fileExists(atPath: source.sessionSecret) {
             try files.copyItem(atPath: source.sessionSecret, toPath: target.sessionSecret)
         }
-        if files.fileExists(atPath: source.keys) {
+        if let sourceKeys {
+            try sourceKeys.copy(to: target.keys)
+        } else if files.fileExists(atPath: source.keys) {
             let keys = try source.openKeys()
             defer { keys.close() }
             try keys.copy(to: target.keys)
