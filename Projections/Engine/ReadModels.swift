@@ -19,6 +19,7 @@ final class ReadModels: Sendable {
     let moderation: Moderation
     let rooms: Rooms
     let readMarks: ReadMarks
+    let devices: Devices
 
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
@@ -26,7 +27,7 @@ final class ReadModels: Sendable {
         Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
         HomeTimeline.self, FeedFanOut.self, FollowingFeeds.self, Conversations.self, RecentMessages.self,
         UserSearch.self, Blocks.self,
-        Moderation.self, Rooms.self, ReadMarks.self,
+        Moderation.self, Rooms.self, ReadMarks.self, Devices.self,
     ]
 
     /// The checkpoint's table: the position applied through, and the layout's version.
@@ -61,10 +62,11 @@ final class ReadModels: Sendable {
         moderation = Moderation(store: store)
         rooms = Rooms(store: store)
         readMarks = ReadMarks(store: store)
+        devices = Devices(store: store)
         inApplyOrder = [
             notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, feedFanOut,
             followingFeeds,
-            conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks,
+            conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks, devices,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
     }

@@ -78,9 +78,10 @@ public final class ChorusClient: Sendable {
         return answer.user
     }
 
-    /// Signs out: the server revokes the token, and the ``TokenStore`` forgets it.
-    public func logOut() async throws {
-        _ = try await unwrapping { try await api.logout() }
+    /// Signs out: the server revokes the token, and the ``TokenStore`` forgets it. `device`, this phone's id from
+    /// ``registerDevice(token:service:locale:)-(Data,_,_)``, stops getting pushes too.
+    public func logOut(forgettingDevice device: String? = nil) async throws {
+        _ = try await unwrapping { try await api.logout(body: device.map { .json(.init(deviceId: $0)) }) }
         await tokens.setToken(nil)
     }
 

@@ -79,6 +79,18 @@ struct DomainEventCodingTests {
         .accountDeleted(AccountDeleted(user: other)),
         .erasureCompleted(ErasureCompleted(user: other)),
         .mediaRemoved(MediaRemoved(media: .make(), owner: user)),
+        .deviceRegistered(
+            DeviceRegistered(
+                user: user, device: .make(), platform: .apns, environment: .sandbox, locale: "ko-KR",
+                token: String(repeating: "ab", count: 32),
+                tokenKey: DeviceRegistered.tokenKey(platform: .apns, token: String(repeating: "ab", count: 32)))),
+        .deviceRegistered(
+            DeviceRegistered(
+                user: other, device: .make(), platform: .fcm, environment: .production, locale: nil, token: "f:c-m_1",
+                tokenKey: DeviceRegistered.tokenKey(platform: .fcm, token: "f:c-m_1"))),
+        .deviceForgotten(DeviceForgotten(user: user, device: .make(), tokenKey: "k", reason: .movedToAnotherUser)),
+        .pushSettingsChanged(PushSettingsChanged(user: user, changes: [.likes: .off, .messages: .followed])),
+        .pushSettingsChanged(PushSettingsChanged(user: user, changes: [:])),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

@@ -91,6 +91,11 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/v1/me/sessions", audience: .user),
                 Route(method: .get, path: "/v1/me/blocks", audience: .user),
                 Route(method: .get, path: "/v1/me/mutes", audience: .user),
+                Route(method: .get, path: "/v1/me/devices", audience: .user),
+                Route(
+                    method: .post, path: "/v1/me/devices", audience: .user, json: ["platform": "fcm", "token": "f1"]),
+                Route(method: .get, path: "/v1/me/push-settings", audience: .user),
+                Route(method: .patch, path: "/v1/me/push-settings", audience: .user, json: ["likes": "off"]),
                 Route(method: .put, path: "/v1/users/\(cy.id)/mute", audience: .user),
                 Route(method: .delete, path: "/v1/users/\(cy.id)/mute", audience: .user),
                 Route(method: .put, path: "/v1/users/\(cy.id)/block", audience: .user),

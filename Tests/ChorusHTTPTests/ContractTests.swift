@@ -231,6 +231,24 @@ struct ContractTests {
             expect(
                 .delete, "/v1/me/sessions/{id}",
                 try await api.call(.delete, "/v1/me/sessions/\(otherID)", token: ana.token))
+            // Devices and push settings.
+            let device = ["platform": "apns", "token": String(repeating: "0f", count: 32)]
+            let registered = try await api.call(.post, "/v1/me/devices", token: ana.token, json: device)
+            expect(.post, "/v1/me/devices", registered)
+            expect(.post, "/v1/me/devices", try await api.call(.post, "/v1/me/devices", token: ana.token, json: device))
+            expect(
+                .post, "/v1/me/devices",
+                try await api.call(.post, "/v1/me/devices", token: ana.token, json: ["platform": "x", "token": "y"]))
+            expect(.get, "/v1/me/devices", try await api.call(.get, "/v1/me/devices", token: ana.token))
+            let devicePath = "/v1/me/devices/\(registered.object["id"] as? String ?? "")"
+            expect(.delete, "/v1/me/devices/{id}", try await api.call(.delete, devicePath, token: ana.token))
+            expect(.delete, "/v1/me/devices/{id}", try await api.call(.delete, devicePath, token: ana.token))
+            expect(.get, "/v1/me/push-settings", try await api.call(.get, "/v1/me/push-settings", token: ana.token))
+            for change in [["likes": "off"], ["likes": "never"]] {
+                expect(
+                    .patch, "/v1/me/push-settings",
+                    try await api.call(.patch, "/v1/me/push-settings", token: ana.token, json: change))
+            }
             expect(
                 .post, "/v1/auth/password-reset",
                 try await api.call(.post, "/v1/auth/password-reset", json: ["email": bo.email]))
@@ -274,7 +292,7 @@ struct ContractTests {
             let served = [
                 "/v1/auth/register", "/v1/auth/login", "/v1/auth/logout", "/v1/auth/password-reset",
                 "/v1/auth/password-reset/confirm", "/v1/me", "/v1/me/password", "/v1/me/sessions",
-                "/v1/me/sessions/{id}",
+                "/v1/me/sessions/{id}", "/v1/me/devices", "/v1/me/devices/{id}", "/v1/me/push-settings",
                 "/v1/users/{id}",
                 "/v1/users/{id}/posts",
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",

@@ -15,7 +15,7 @@ struct AccountErasureTests {
             ("sign-up name", "Name"), ("profile name", "Rename"), ("profile major", "Major"), ("profile bio", "Bio"),
             ("post caption", "Caption"), ("post text", "Text"), ("post edit", "Edited"), ("comment", "Comment"),
             ("message", "Message"), ("media bytes", "Media"), ("idempotent retry", "Retried"), ("alt text", "Alt"),
-            ("alt text edit", "Realt"),
+            ("alt text edit", "Realt"), ("device token", "Device"),
         ]
         let tag = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
 
@@ -79,6 +79,9 @@ struct AccountErasureTests {
                 "PATCH", "/v1/posts/\(id(post))", token: gone.token,
                 json: ["text": markers("Edited"), "media": [["id": id(media), "alt": markers("Realt")]]])
             #expect(edit.status == 200, "\(edit.json)")
+            let device = try await server.call(
+                "POST", "/v1/me/devices", token: gone.token, json: ["platform": "fcm", "token": markers("Device")])
+            #expect(device.status == 201, "\(device.json)")
             let anasPost = try await server.call("POST", "/v1/posts", token: ana.token, json: ["text": "hello"])
             let comment = try await server.call(
                 "POST", "/v1/posts/\(id(anasPost))/comments", token: gone.token, json: ["text": markers("Comment")])
@@ -113,6 +116,7 @@ struct AccountErasureTests {
             let before = try Self.markersFound(under: data, markers)
             for route in [
                 "sign-up e-mail key", "profile name", "profile bio", "post caption", "post edit", "comment", "message",
+                "device token",
             ] {
                 #expect(before.contains { $0.route == route }, "the scan finds the \(route) before the deletion")
             }

@@ -229,6 +229,138 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/Device`.
+        public struct Device: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/Device/createdAt`.
+            public var createdAt: Components.Schemas.Time
+            /// - Remark: Generated from `#/components/schemas/Device/environment`.
+            @frozen public enum EnvironmentPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case production = "production"
+                case sandbox = "sandbox"
+            }
+            /// - Remark: Generated from `#/components/schemas/Device/environment`.
+            public var environment: Components.Schemas.Device.EnvironmentPayload
+            /// - Remark: Generated from `#/components/schemas/Device/id`.
+            public var id: Swift.String
+            /// its last registration
+            ///
+            /// - Remark: Generated from `#/components/schemas/Device/lastSeenAt`.
+            public var lastSeenAt: Components.Schemas.Time
+            /// - Remark: Generated from `#/components/schemas/Device/locale`.
+            public var locale: Swift.String?
+            /// - Remark: Generated from `#/components/schemas/Device/platform`.
+            @frozen public enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                case apns = "apns"
+                case fcm = "fcm"
+            }
+            /// - Remark: Generated from `#/components/schemas/Device/platform`.
+            public var platform: Components.Schemas.Device.PlatformPayload
+            /// Creates a new `Device`.
+            ///
+            /// - Parameters:
+            ///   - createdAt:
+            ///   - environment:
+            ///   - id:
+            ///   - lastSeenAt: its last registration
+            ///   - locale:
+            ///   - platform:
+            public init(
+                createdAt: Components.Schemas.Time,
+                environment: Components.Schemas.Device.EnvironmentPayload,
+                id: Swift.String,
+                lastSeenAt: Components.Schemas.Time,
+                locale: Swift.String? = nil,
+                platform: Components.Schemas.Device.PlatformPayload
+            ) {
+                self.createdAt = createdAt
+                self.environment = environment
+                self.id = id
+                self.lastSeenAt = lastSeenAt
+                self.locale = locale
+                self.platform = platform
+            }
+            public enum CodingKeys: String, CodingKey {
+                case createdAt
+                case environment
+                case id
+                case lastSeenAt
+                case locale
+                case platform
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.createdAt = try container.decode(
+                    Components.Schemas.Time.self,
+                    forKey: .createdAt
+                )
+                self.environment = try container.decode(
+                    Components.Schemas.Device.EnvironmentPayload.self,
+                    forKey: .environment
+                )
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.lastSeenAt = try container.decode(
+                    Components.Schemas.Time.self,
+                    forKey: .lastSeenAt
+                )
+                self.locale = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .locale
+                )
+                self.platform = try container.decode(
+                    Components.Schemas.Device.PlatformPayload.self,
+                    forKey: .platform
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "createdAt",
+                    "environment",
+                    "id",
+                    "lastSeenAt",
+                    "locale",
+                    "platform"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/DevicePage`.
+        public struct DevicePage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/DevicePage/items`.
+            public var items: [Components.Schemas.Device]
+            /// - Remark: Generated from `#/components/schemas/DevicePage/nextCursor`.
+            public var nextCursor: Swift.String?
+            /// Creates a new `DevicePage`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - nextCursor:
+            public init(
+                items: [Components.Schemas.Device],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.items = items
+                self.nextCursor = nextCursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case nextCursor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.Device].self,
+                    forKey: .items
+                )
+                self.nextCursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .nextCursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "nextCursor"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Error`.
         public struct _Error: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Error/error`.
@@ -1787,6 +1919,94 @@ extension Components {
                     "position",
                     "rebuildProgress",
                     "state"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/PushLevel`.
+        @frozen public enum PushLevel: String, Codable, Hashable, Sendable, CaseIterable {
+            case all = "all"
+            case followed = "followed"
+            case off = "off"
+        }
+        /// - Remark: Generated from `#/components/schemas/PushSettings`.
+        public struct PushSettings: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/PushSettings/comments`.
+            public var comments: Components.Schemas.PushLevel
+            /// - Remark: Generated from `#/components/schemas/PushSettings/follows`.
+            public var follows: Components.Schemas.PushLevel
+            /// - Remark: Generated from `#/components/schemas/PushSettings/likes`.
+            public var likes: Components.Schemas.PushLevel
+            /// - Remark: Generated from `#/components/schemas/PushSettings/mentions`.
+            public var mentions: Components.Schemas.PushLevel
+            /// - Remark: Generated from `#/components/schemas/PushSettings/messages`.
+            public var messages: Components.Schemas.PushLevel
+            /// - Remark: Generated from `#/components/schemas/PushSettings/reposts`.
+            public var reposts: Components.Schemas.PushLevel
+            /// Creates a new `PushSettings`.
+            ///
+            /// - Parameters:
+            ///   - comments:
+            ///   - follows:
+            ///   - likes:
+            ///   - mentions:
+            ///   - messages:
+            ///   - reposts:
+            public init(
+                comments: Components.Schemas.PushLevel,
+                follows: Components.Schemas.PushLevel,
+                likes: Components.Schemas.PushLevel,
+                mentions: Components.Schemas.PushLevel,
+                messages: Components.Schemas.PushLevel,
+                reposts: Components.Schemas.PushLevel
+            ) {
+                self.comments = comments
+                self.follows = follows
+                self.likes = likes
+                self.mentions = mentions
+                self.messages = messages
+                self.reposts = reposts
+            }
+            public enum CodingKeys: String, CodingKey {
+                case comments
+                case follows
+                case likes
+                case mentions
+                case messages
+                case reposts
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.comments = try container.decode(
+                    Components.Schemas.PushLevel.self,
+                    forKey: .comments
+                )
+                self.follows = try container.decode(
+                    Components.Schemas.PushLevel.self,
+                    forKey: .follows
+                )
+                self.likes = try container.decode(
+                    Components.Schemas.PushLevel.self,
+                    forKey: .likes
+                )
+                self.mentions = try container.decode(
+                    Components.Schemas.PushLevel.self,
+                    forKey: .mentions
+                )
+                self.messages = try container.decode(
+                    Components.Schemas.PushLevel.self,
+                    forKey: .messages
+                )
+                self.reposts = try container.decode(
+                    Components.Schemas.PushLevel.self,
+                    forKey: .reposts
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "comments",
+                    "follows",
+                    "likes",
+                    "mentions",
+                    "messages",
+                    "reposts"
                 ])
             }
         }

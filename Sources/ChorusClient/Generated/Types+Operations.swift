@@ -301,7 +301,7 @@ public enum Operations {
             }
         }
     }
-    /// Revokes this token (SessionEnded); its live streams close. Never held back by the limits on writes.
+    /// Revokes this token (SessionEnded); its live streams close. With `{deviceId}`, that device of the caller's gets no more pushes either (DeviceForgotten; an id that is not one of theirs is left alone). The body is optional. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `POST /v1/auth/logout`.
     /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)`.
@@ -327,12 +327,50 @@ public enum Operations {
                 }
             }
             public var headers: Operations.Logout.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/auth/logout/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/auth/logout/POST/requestBody/json`.
+                public struct JsonPayload: Codable, Hashable, Sendable {
+                    /// a device of the caller's, from POST /v1/me/devices
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/auth/logout/POST/requestBody/json/deviceId`.
+                    public var deviceId: Swift.String?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - deviceId: a device of the caller's, from POST /v1/me/devices
+                    public init(deviceId: Swift.String? = nil) {
+                        self.deviceId = deviceId
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case deviceId
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.deviceId = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .deviceId
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "deviceId"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/auth/logout/POST/requestBody/content/application\/json`.
+                case json(Operations.Logout.Input.Body.JsonPayload)
+            }
+            public var body: Operations.Logout.Input.Body?
             /// Creates a new `Input`.
             ///
             /// - Parameters:
             ///   - headers:
-            public init(headers: Operations.Logout.Input.Headers = .init()) {
+            ///   - body:
+            public init(
+                headers: Operations.Logout.Input.Headers = .init(),
+                body: Operations.Logout.Input.Body? = nil
+            ) {
                 self.headers = headers
+                self.body = body
             }
         }
         @frozen public enum Output: Sendable, Hashable {
@@ -3954,6 +3992,937 @@ public enum Operations {
             }
         }
     }
+    /// The caller's devices, oldest first; never their tokens.
+    ///
+    /// - Remark: HTTP `GET /v1/me/devices`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/get(myDevices)`.
+    public enum MyDevices {
+        public static let id: Swift.String = "myDevices"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/devices/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// - Remark: Generated from `#/paths/v1/me/devices/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - cursor:
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.MyDevices.Input.Query
+            /// - Remark: Generated from `#/paths/v1/me/devices/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyDevices.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyDevices.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.MyDevices.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.MyDevices.Input.Query = .init(),
+                headers: Operations.MyDevices.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/devices/GET/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.MyDevices.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/devices/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/devices/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.DevicePage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.DevicePage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.MyDevices.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.MyDevices.Output.Ok.Headers = .init(),
+                    body: Operations.MyDevices.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of devices.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/get(myDevices)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.MyDevices.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.MyDevices.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/get(myDevices)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/get(myDevices)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// DeviceRegistered: the caller's phone gets pushes through APNs or FCM. The token is the one the platform gave the app (APNs' 64 hexadecimal digits, or FCM's registration token); it is sealed in the log and never shown again. The same token again is the same device, refreshed (200); a token another account registered moves to the caller, as a phone that changed hands (DeviceForgotten for the other account). An account has at most 100 devices (422 beyond). `environment` is APNs' `sandbox` for development builds (default `production`; FCM has production only).
+    ///
+    /// - Remark: HTTP `POST /v1/me/devices`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)`.
+    public enum RegisterDevice {
+        public static let id: Swift.String = "registerDevice"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/devices/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/POST/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterDevice.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.RegisterDevice.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.RegisterDevice.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/json`.
+                public struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/json/environment`.
+                    @frozen public enum EnvironmentPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case production = "production"
+                        case sandbox = "sandbox"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/json/environment`.
+                    public var environment: Operations.RegisterDevice.Input.Body.JsonPayload.EnvironmentPayload?
+                    /// a language tag such as ko-KR
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/json/locale`.
+                    public var locale: Swift.String?
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/json/platform`.
+                    @frozen public enum PlatformPayload: String, Codable, Hashable, Sendable, CaseIterable {
+                        case apns = "apns"
+                        case fcm = "fcm"
+                    }
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/json/platform`.
+                    public var platform: Operations.RegisterDevice.Input.Body.JsonPayload.PlatformPayload
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/json/token`.
+                    public var token: Swift.String
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - environment:
+                    ///   - locale: a language tag such as ko-KR
+                    ///   - platform:
+                    ///   - token:
+                    public init(
+                        environment: Operations.RegisterDevice.Input.Body.JsonPayload.EnvironmentPayload? = nil,
+                        locale: Swift.String? = nil,
+                        platform: Operations.RegisterDevice.Input.Body.JsonPayload.PlatformPayload,
+                        token: Swift.String
+                    ) {
+                        self.environment = environment
+                        self.locale = locale
+                        self.platform = platform
+                        self.token = token
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case environment
+                        case locale
+                        case platform
+                        case token
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.environment = try container.decodeIfPresent(
+                            Operations.RegisterDevice.Input.Body.JsonPayload.EnvironmentPayload.self,
+                            forKey: .environment
+                        )
+                        self.locale = try container.decodeIfPresent(
+                            Swift.String.self,
+                            forKey: .locale
+                        )
+                        self.platform = try container.decode(
+                            Operations.RegisterDevice.Input.Body.JsonPayload.PlatformPayload.self,
+                            forKey: .platform
+                        )
+                        self.token = try container.decode(
+                            Swift.String.self,
+                            forKey: .token
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "environment",
+                            "locale",
+                            "platform",
+                            "token"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/content/application\/json`.
+                case json(Operations.RegisterDevice.Input.Body.JsonPayload)
+            }
+            public var body: Operations.RegisterDevice.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.RegisterDevice.Input.Headers = .init(),
+                body: Operations.RegisterDevice.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.RegisterDevice.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/200/content/application\/json`.
+                    case json(Components.Schemas.Device)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Device {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.RegisterDevice.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.RegisterDevice.Output.Ok.Headers = .init(),
+                    body: Operations.RegisterDevice.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The token was registered as this device already; refreshed.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.RegisterDevice.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.RegisterDevice.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            public struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/201/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/201/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.RegisterDevice.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/201/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/devices/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.Device)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.Device {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.RegisterDevice.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.RegisterDevice.Output.Created.Headers = .init(),
+                    body: Operations.RegisterDevice.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A new device.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.RegisterDevice.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            public var created: Operations.RegisterDevice.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unsupported_media_type`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
+            /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
+            /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
+            /// expired).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// DeviceForgotten for one of the caller's devices (another's, or one forgotten, is 404); no more pushes.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/devices/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)`.
+    public enum ForgetDevice {
+        public static let id: Swift.String = "forgetDevice"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/devices/{id}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/{id}/DELETE/path/id`.
+                public var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.ForgetDevice.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/devices/{id}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/{id}/DELETE/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ForgetDevice.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ForgetDevice.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.ForgetDevice.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.ForgetDevice.Input.Path,
+                headers: Operations.ForgetDevice.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/devices/{id}/DELETE/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/devices/{id}/DELETE/responses/204/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ForgetDevice.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.ForgetDevice.Output.NoContent.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// Forgotten.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.ForgetDevice.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.ForgetDevice.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The users the caller muted, most recent first.
     ///
     /// - Remark: HTTP `GET /v1/me/mutes`.
@@ -4427,6 +5396,566 @@ public enum Operations {
             /// `not_caught_up` (with Retry-After) or `unavailable`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/password/post(changePassword)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// What the caller gets pushes about, kind by kind (every kind `all` until changed).
+    ///
+    /// - Remark: HTTP `GET /v1/me/push-settings`.
+    /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)`.
+    public enum MyPushSettings {
+        public static let id: Swift.String = "myPushSettings"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/push-settings/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Wait (at most 5 s) until the read models have applied this position.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/GET/header/Chorus-Min-Position`.
+                public var chorusMinPosition: Components.Parameters.MinPosition?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyPushSettings.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - chorusMinPosition: Wait (at most 5 s) until the read models have applied this position.
+                ///   - accept:
+                public init(
+                    chorusMinPosition: Components.Parameters.MinPosition? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyPushSettings.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.chorusMinPosition = chorusMinPosition
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.MyPushSettings.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            public init(headers: Operations.MyPushSettings.Input.Headers = .init()) {
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/GET/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.MyPushSettings.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.PushSettings)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.PushSettings {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.MyPushSettings.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.MyPushSettings.Output.Ok.Headers = .init(),
+                    body: Operations.MyPushSettings.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The settings.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.MyPushSettings.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.MyPushSettings.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// PushSettingsChanged: the kinds named change, the others stay. `all` pushes everyone's acts of the kind, `followed` only those of users the caller follows, `off` none. An unknown kind or level is 422.
+    ///
+    /// - Remark: HTTP `PATCH /v1/me/push-settings`.
+    /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)`.
+    public enum ChangePushSettings {
+        public static let id: Swift.String = "changePushSettings"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ChangePushSettings.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.ChangePushSettings.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.ChangePushSettings.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/json`.
+                public struct JsonPayload: Codable, Hashable, Sendable {
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/json/comments`.
+                    public var comments: Components.Schemas.PushLevel?
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/json/follows`.
+                    public var follows: Components.Schemas.PushLevel?
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/json/likes`.
+                    public var likes: Components.Schemas.PushLevel?
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/json/mentions`.
+                    public var mentions: Components.Schemas.PushLevel?
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/json/messages`.
+                    public var messages: Components.Schemas.PushLevel?
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/json/reposts`.
+                    public var reposts: Components.Schemas.PushLevel?
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - comments:
+                    ///   - follows:
+                    ///   - likes:
+                    ///   - mentions:
+                    ///   - messages:
+                    ///   - reposts:
+                    public init(
+                        comments: Components.Schemas.PushLevel? = nil,
+                        follows: Components.Schemas.PushLevel? = nil,
+                        likes: Components.Schemas.PushLevel? = nil,
+                        mentions: Components.Schemas.PushLevel? = nil,
+                        messages: Components.Schemas.PushLevel? = nil,
+                        reposts: Components.Schemas.PushLevel? = nil
+                    ) {
+                        self.comments = comments
+                        self.follows = follows
+                        self.likes = likes
+                        self.mentions = mentions
+                        self.messages = messages
+                        self.reposts = reposts
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case comments
+                        case follows
+                        case likes
+                        case mentions
+                        case messages
+                        case reposts
+                    }
+                    public init(from decoder: any Swift.Decoder) throws {
+                        let container = try decoder.container(keyedBy: CodingKeys.self)
+                        self.comments = try container.decodeIfPresent(
+                            Components.Schemas.PushLevel.self,
+                            forKey: .comments
+                        )
+                        self.follows = try container.decodeIfPresent(
+                            Components.Schemas.PushLevel.self,
+                            forKey: .follows
+                        )
+                        self.likes = try container.decodeIfPresent(
+                            Components.Schemas.PushLevel.self,
+                            forKey: .likes
+                        )
+                        self.mentions = try container.decodeIfPresent(
+                            Components.Schemas.PushLevel.self,
+                            forKey: .mentions
+                        )
+                        self.messages = try container.decodeIfPresent(
+                            Components.Schemas.PushLevel.self,
+                            forKey: .messages
+                        )
+                        self.reposts = try container.decodeIfPresent(
+                            Components.Schemas.PushLevel.self,
+                            forKey: .reposts
+                        )
+                        try decoder.ensureNoAdditionalProperties(knownKeys: [
+                            "comments",
+                            "follows",
+                            "likes",
+                            "mentions",
+                            "messages",
+                            "reposts"
+                        ])
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/requestBody/content/application\/json`.
+                case json(Operations.ChangePushSettings.Input.Body.JsonPayload)
+            }
+            public var body: Operations.ChangePushSettings.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.ChangePushSettings.Input.Headers = .init(),
+                body: Operations.ChangePushSettings.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.ChangePushSettings.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/push-settings/PATCH/responses/200/content/application\/json`.
+                    case json(Components.Schemas.PushSettings)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.PushSettings {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.ChangePushSettings.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.ChangePushSettings.Output.Ok.Headers = .init(),
+                    body: Operations.ChangePushSettings.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The settings after the change.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.ChangePushSettings.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.ChangePushSettings.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unsupported_media_type`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
+            /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
+            /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
+            /// expired).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.Unavailable)

@@ -22,7 +22,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/auth/login`.
     /// - Remark: Generated from `#/paths//v1/auth/login/post(login)`.
     func login(_ input: Operations.Login.Input) async throws -> Operations.Login.Output
-    /// Revokes this token (SessionEnded); its live streams close. Never held back by the limits on writes.
+    /// Revokes this token (SessionEnded); its live streams close. With `{deviceId}`, that device of the caller's gets no more pushes either (DeviceForgotten; an id that is not one of theirs is left alone). The body is optional. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `POST /v1/auth/logout`.
     /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)`.
@@ -117,6 +117,21 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/me/blocks`.
     /// - Remark: Generated from `#/paths//v1/me/blocks/get(myBlocks)`.
     func myBlocks(_ input: Operations.MyBlocks.Input) async throws -> Operations.MyBlocks.Output
+    /// The caller's devices, oldest first; never their tokens.
+    ///
+    /// - Remark: HTTP `GET /v1/me/devices`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/get(myDevices)`.
+    func myDevices(_ input: Operations.MyDevices.Input) async throws -> Operations.MyDevices.Output
+    /// DeviceRegistered: the caller's phone gets pushes through APNs or FCM. The token is the one the platform gave the app (APNs' 64 hexadecimal digits, or FCM's registration token); it is sealed in the log and never shown again. The same token again is the same device, refreshed (200); a token another account registered moves to the caller, as a phone that changed hands (DeviceForgotten for the other account). An account has at most 100 devices (422 beyond). `environment` is APNs' `sandbox` for development builds (default `production`; FCM has production only).
+    ///
+    /// - Remark: HTTP `POST /v1/me/devices`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)`.
+    func registerDevice(_ input: Operations.RegisterDevice.Input) async throws -> Operations.RegisterDevice.Output
+    /// DeviceForgotten for one of the caller's devices (another's, or one forgotten, is 404); no more pushes.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/devices/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)`.
+    func forgetDevice(_ input: Operations.ForgetDevice.Input) async throws -> Operations.ForgetDevice.Output
     /// The users the caller muted, most recent first.
     ///
     /// - Remark: HTTP `GET /v1/me/mutes`.
@@ -127,6 +142,16 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/me/password`.
     /// - Remark: Generated from `#/paths//v1/me/password/post(changePassword)`.
     func changePassword(_ input: Operations.ChangePassword.Input) async throws -> Operations.ChangePassword.Output
+    /// What the caller gets pushes about, kind by kind (every kind `all` until changed).
+    ///
+    /// - Remark: HTTP `GET /v1/me/push-settings`.
+    /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)`.
+    func myPushSettings(_ input: Operations.MyPushSettings.Input) async throws -> Operations.MyPushSettings.Output
+    /// PushSettingsChanged: the kinds named change, the others stay. `all` pushes everyone's acts of the kind, `followed` only those of users the caller follows, `off` none. An unknown kind or level is 422.
+    ///
+    /// - Remark: HTTP `PATCH /v1/me/push-settings`.
+    /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)`.
+    func changePushSettings(_ input: Operations.ChangePushSettings.Input) async throws -> Operations.ChangePushSettings.Output
     /// The caller's sessions that have neither ended nor expired, newest first: when each started, when it was last seen (to the minute), and which one is asking.
     ///
     /// - Remark: HTTP `GET /v1/me/sessions`.
@@ -337,12 +362,18 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Revokes this token (SessionEnded); its live streams close. Never held back by the limits on writes.
+    /// Revokes this token (SessionEnded); its live streams close. With `{deviceId}`, that device of the caller's gets no more pushes either (DeviceForgotten; an id that is not one of theirs is left alone). The body is optional. Never held back by the limits on writes.
     ///
     /// - Remark: HTTP `POST /v1/auth/logout`.
     /// - Remark: Generated from `#/paths//v1/auth/logout/post(logout)`.
-    public func logout(headers: Operations.Logout.Input.Headers = .init()) async throws -> Operations.Logout.Output {
-        try await logout(Operations.Logout.Input(headers: headers))
+    public func logout(
+        headers: Operations.Logout.Input.Headers = .init(),
+        body: Operations.Logout.Input.Body? = nil
+    ) async throws -> Operations.Logout.Output {
+        try await logout(Operations.Logout.Input(
+            headers: headers,
+            body: body
+        ))
     }
     /// PasswordResetRequested, when an account has this e-mail: a reset token, usable once within an hour, goes out through the password_reset.requested webhook; PasswordResetUnmatched otherwise, which sends nothing. The answer is 202 with no body either way, after the same work (one event appended), so it tells no one who signed up. Limited per address and per account (the e-mail as a login looks it up: case and surrounding white space do not make another account).
     ///
@@ -534,6 +565,45 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// The caller's devices, oldest first; never their tokens.
+    ///
+    /// - Remark: HTTP `GET /v1/me/devices`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/get(myDevices)`.
+    public func myDevices(
+        query: Operations.MyDevices.Input.Query = .init(),
+        headers: Operations.MyDevices.Input.Headers = .init()
+    ) async throws -> Operations.MyDevices.Output {
+        try await myDevices(Operations.MyDevices.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// DeviceRegistered: the caller's phone gets pushes through APNs or FCM. The token is the one the platform gave the app (APNs' 64 hexadecimal digits, or FCM's registration token); it is sealed in the log and never shown again. The same token again is the same device, refreshed (200); a token another account registered moves to the caller, as a phone that changed hands (DeviceForgotten for the other account). An account has at most 100 devices (422 beyond). `environment` is APNs' `sandbox` for development builds (default `production`; FCM has production only).
+    ///
+    /// - Remark: HTTP `POST /v1/me/devices`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)`.
+    public func registerDevice(
+        headers: Operations.RegisterDevice.Input.Headers = .init(),
+        body: Operations.RegisterDevice.Input.Body
+    ) async throws -> Operations.RegisterDevice.Output {
+        try await registerDevice(Operations.RegisterDevice.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// DeviceForgotten for one of the caller's devices (another's, or one forgotten, is 404); no more pushes.
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/devices/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)`.
+    public func forgetDevice(
+        path: Operations.ForgetDevice.Input.Path,
+        headers: Operations.ForgetDevice.Input.Headers = .init()
+    ) async throws -> Operations.ForgetDevice.Output {
+        try await forgetDevice(Operations.ForgetDevice.Input(
+            path: path,
+            headers: headers
+        ))
+    }
     /// The users the caller muted, most recent first.
     ///
     /// - Remark: HTTP `GET /v1/me/mutes`.
@@ -556,6 +626,26 @@ extension APIProtocol {
         body: Operations.ChangePassword.Input.Body
     ) async throws -> Operations.ChangePassword.Output {
         try await changePassword(Operations.ChangePassword.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// What the caller gets pushes about, kind by kind (every kind `all` until changed).
+    ///
+    /// - Remark: HTTP `GET /v1/me/push-settings`.
+    /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)`.
+    public func myPushSettings(headers: Operations.MyPushSettings.Input.Headers = .init()) async throws -> Operations.MyPushSettings.Output {
+        try await myPushSettings(Operations.MyPushSettings.Input(headers: headers))
+    }
+    /// PushSettingsChanged: the kinds named change, the others stay. `all` pushes everyone's acts of the kind, `followed` only those of users the caller follows, `off` none. An unknown kind or level is 422.
+    ///
+    /// - Remark: HTTP `PATCH /v1/me/push-settings`.
+    /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)`.
+    public func changePushSettings(
+        headers: Operations.ChangePushSettings.Input.Headers = .init(),
+        body: Operations.ChangePushSettings.Input.Body
+    ) async throws -> Operations.ChangePushSettings.Output {
+        try await changePushSettings(Operations.ChangePushSettings.Input(
             headers: headers,
             body: body
         ))

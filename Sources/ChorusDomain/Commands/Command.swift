@@ -8,8 +8,9 @@ public enum Command: Sendable, Hashable {
     case registerUser(email: String, password: String, name: String, major: String? = nil, bio: String? = nil)
     /// Checks the password, then starts a session (``DomainError/Code/invalidCredentials`` otherwise).
     case logIn(email: String, password: String)
-    /// Ends one of the user's sessions; ending one that has ended changes nothing.
-    case logOut(user: UserID, session: SessionID)
+    /// Ends one of the user's sessions, and forgets `device` if it is one of theirs; ending one that has ended
+    /// changes nothing.
+    case logOut(user: UserID, session: SessionID, device: DeviceID? = nil)
     /// Changes the password (``DomainError/Code/wrongPassword`` unless `currentPassword` is right) and ends every
     /// other session of the user; `session`, the one asking, goes on.
     case changePassword(user: UserID, session: SessionID, currentPassword: String, newPassword: String)
@@ -76,6 +77,13 @@ public enum Command: Sendable, Hashable {
     /// Deletes the account (``DomainError/Code/wrongPassword`` unless `password` is right), with everything it wrote
     /// and every relation it had (see ``AccountDeleted``); its data key is destroyed once that is appended.
     case deleteAccount(user: UserID, password: String)
+    /// Registers a phone's push token (``RegisterDevice``); the result's `createdID` is the device's id, new or not.
+    case registerDevice(
+        user: UserID, platform: PushPlatform, token: String, environment: PushEnvironment? = nil, locale: String? = nil)
+    /// Forgets one of the user's devices (``DomainError/Code/notFound`` for another's, or none).
+    case forgetDevice(user: UserID, device: DeviceID)
+    /// Sets what the user gets pushes about, kind by kind; kinds left out stay as they are.
+    case changePushSettings(user: UserID, changes: [PushKind: PushLevel])
     /// The server records that nothing readable of a deleted account's personal data is left in its files. Repeats
     /// change nothing.
     case completeErasure(user: UserID)
@@ -95,7 +103,7 @@ extension Command {
         case .registerUser(let email, let password, let name, let major, let bio):
             try RegisterUser.prepare(email: email, password: password, name: name, major: major, bio: bio, context)
         case .logIn(let email, let password): LogIn.prepare(email: email, password: password, context)
-        case .logOut(let user, let session): LogOut.prepare(user: user, session: session)
+        case .logOut(let user, let session, let device): LogOut.prepare(user: user, session: session, device: device)
         case .changePassword(let user, let session, _, let newPassword):
             try ChangePassword.prepare(user: user, keeping: session, newPassword: newPassword, context)
         case .requestPasswordReset(let email): RequestPasswordReset.prepare(email: email, context)
@@ -136,6 +144,11 @@ extension Command {
             try FileReport.prepare(reporter: reporter, subject: subject, reason: reason, details: details)
         case .resolveReport(let report, let action): ResolveReport.prepare(report: report, action: action)
         case .unsuspend(let user): Unsuspend.prepare(user: user)
+        case .registerDevice(let user, let platform, let token, let environment, let locale):
+            try RegisterDevice.prepare(
+                user: user, platform: platform, token: token, environment: environment, locale: locale)
+        case .forgetDevice(let user, let device): ForgetDevice.prepare(user: user, device: device)
+        case .changePushSettings(let user, let changes): ChangePushSettings.prepare(user: user, changes: changes)
         }
     }
 }

@@ -34,6 +34,9 @@ import ChorusLog
 /// - `report-subjects`: reporter, what they reported (``reportSubjectKey(_:)``) → the id of their latest report of it
 ///   (UTF-8): while that report is open, another of the same is that report
 /// - `suspended`: user → empty, while suspended
+/// - `device-tokens`: token key (``DeviceRegistered/tokenKey(platform:token:)``) → user id, NUL, device id (UTF-8),
+///   while a device is registered with the token
+/// - `devices`: user, device → the device's token key (UTF-8), until the device is forgotten
 /// - `erasures`, `completed-erasures`: see ``erasure(of:in:)-(UserID,_)``
 /// - `format`: `version` → the format of the tables above (u32 little-endian, ``DecisionStateUpgrade``)
 public struct DecisionState: Sendable {
@@ -64,6 +67,8 @@ public struct DecisionState: Sendable {
     let erasures = StateTable("erasures")
     let completedErasures = StateTable("completed-erasures")
     let format = StateTable("format")
+    let deviceTokens = StateTable("device-tokens")
+    let devices = StateTable("devices")
 
     /// The state tables the event log must be opened with (`LMDBEventLog.Configuration.stateTables`, for one).
     public static let tableNames = DecisionState().allTables.map(\.name)
@@ -75,7 +80,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
-            format, attachedMedia,
+            format, attachedMedia, deviceTokens, devices,
         ]
     }
 
@@ -85,7 +90,8 @@ public struct DecisionState: Sendable {
         [
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
-            resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia,
+            resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia, deviceTokens,
+            devices,
         ]
     }
 

@@ -40,6 +40,9 @@ public enum DomainEvent: Sendable, Hashable {
     case accountDeleted(AccountDeleted)
     case erasureCompleted(ErasureCompleted)
     case mediaRemoved(MediaRemoved)
+    case deviceRegistered(DeviceRegistered)
+    case deviceForgotten(DeviceForgotten)
+    case pushSettingsChanged(PushSettingsChanged)
 }
 
 extension DomainEvent {
@@ -81,6 +84,9 @@ extension DomainEvent {
         AccountDeleted.self,
         ErasureCompleted.self,
         MediaRemoved.self,
+        DeviceRegistered.self,
+        DeviceForgotten.self,
+        PushSettingsChanged.self,
     ]
 
     /// The event's own type, which knows how it is stored.
@@ -122,6 +128,9 @@ extension DomainEvent {
         case .accountDeleted(let event): event
         case .erasureCompleted(let event): event
         case .mediaRemoved(let event): event
+        case .deviceRegistered(let event): event
+        case .deviceForgotten(let event): event
+        case .pushSettingsChanged(let event): event
         }
     }
 

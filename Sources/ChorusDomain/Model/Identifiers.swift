@@ -71,6 +71,12 @@ public struct ReportID: ChorusIdentifier {
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
 }
 
+/// A phone registered for pushes; the log seals its token, and read models never show the token to a client.
+public struct DeviceID: ChorusIdentifier {
+    public let rawValue: String
+    public init(unchecked rawValue: String) { self.rawValue = rawValue }
+}
+
 public struct MediaID: ChorusIdentifier {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }

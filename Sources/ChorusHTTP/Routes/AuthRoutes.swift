@@ -84,11 +84,23 @@ struct AuthRoutes {
         }
     }
 
+    struct Logout: Decodable {
+        let deviceId: String?
+    }
+
     func addProtected(to group: RouterGroup<ChorusRequestContext>) {
         group.post("auth/logout") { request, context in
             let caller = try context.requireCaller()
+            // The body is optional: `{deviceId}` forgets that device too.
+            let bytes = try await JSONBody.collect(request)
+            let device = try bytes.isEmpty ? nil : JSONBody.decode(Logout.self, from: bytes).deviceId
             let result = try await endpoints.backend.execute(
-                .logOut(user: caller.user, session: caller.session),
+                .logOut(
+                    user: caller.user, session: caller.session,
+                    device: try device.map { text in
+                        guard let id = DeviceID(text) else { throw APIError.badRequest("deviceId is not a device id") }
+                        return id
+                    }),
                 idempotencyKey: try Endpoints.idempotencyKey(request))
             var headers = HTTPFields()
             headers[.chorusPosition] = String(result.position.rawValue)

@@ -139,24 +139,38 @@ struct Endpoints: Sendable {
         _ request: Request, context: Context, requestBody: [UInt8] = [], status: HTTPResponse.Status = .ok,
         command: Command, render: (borrowing ReadView, CommandResult, inout JSONWriter) throws -> Void
     ) async throws -> Response {
-        try await respond(request, context: context, requestBody: requestBody, status: status, command: command) {
-            try await self.render(after: $0, render)
+        try await respond(request, context: context, requestBody: requestBody, command: command) {
+            (status, try await self.render(after: $0, render))
+        }
+    }
+
+    /// The write above for an answer whose status depends on what the command did: `render` returns it.
+    func write(
+        _ request: Request, context: Context, requestBody: [UInt8] = [], command: Command,
+        renderWithStatus render: (borrowing ReadView, CommandResult, inout JSONWriter) throws -> HTTPResponse.Status
+    ) async throws -> Response {
+        try await respond(request, context: context, requestBody: requestBody, command: command) { result in
+            var status = HTTPResponse.Status.ok
+            let body = try await self.render(after: result) { view, result, json in
+                status = try render(view, result, &json)
+            }
+            return (status, body)
         }
     }
 
     /// The write above for a command that answers no object: 204 once the read models show it.
     func writeAnsweringNothing(_ request: Request, context: Context, command: Command) async throws -> Response {
-        try await respond(request, context: context, requestBody: [], status: .noContent, command: command) { result in
+        try await respond(request, context: context, requestBody: [], command: command) { result in
             try await backend.readModels.waitUntilApplied(result.position, timeout: consistencyTimeout)
-            return []
+            return (.noContent, [])
         }
     }
 
-    /// Executes the command (or finds its first response under the request's idempotency key) and answers `status`
-    /// with what `answer` makes of its result.
+    /// Executes the command (or finds its first response under the request's idempotency key) and answers the status
+    /// and body `answer` makes of its result.
     private func respond(
-        _ request: Request, context: Context, requestBody: [UInt8], status: HTTPResponse.Status, command: Command,
-        answer: (CommandResult) async throws -> [UInt8]
+        _ request: Request, context: Context, requestBody: [UInt8], command: Command,
+        answer: (CommandResult) async throws -> (HTTPResponse.Status, [UInt8])
     ) async throws -> Response {
         let key = try Self.idempotencyKey(request)
         let caller = try context.requireCaller()
@@ -169,7 +183,7 @@ struct Endpoints: Sendable {
             return Self.json(HTTPResponse.Status(code: first.status), first.body, position: first.position)
         }
         let result = try await backend.execute(command, idempotencyKey: key)
-        let body = try await answer(result)
+        let (status, body) = try await answer(result)
         if let key {
             try backend.responses.keep(
                 .init(requestDigest: digest, status: status.code, position: result.position, body: body),

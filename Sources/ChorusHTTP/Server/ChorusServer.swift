@@ -116,6 +116,7 @@ public enum ChorusServer {
         // Ending a session is never held back by the limits on writes: whoever fears for their account can always.
         AuthRoutes(endpoints: endpoints).addProtected(to: signedIn)
         AccountRoutes(endpoints: endpoints).addSessions(to: signedIn)
+        DeviceRoutes(endpoints: endpoints).add(to: signedIn)
         // Routes added from here on have the middleware; those above do not.
         signedIn.add(middleware: WriteLimitMiddleware(writesPerUser: endpoints.limiters.writesPerUser))
         UserRoutes(endpoints: endpoints).add(to: signedIn)

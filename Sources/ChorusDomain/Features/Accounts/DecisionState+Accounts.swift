@@ -32,7 +32,7 @@ extension DecisionState {
     }
 
     /// The ids under `user` in a table keyed by user, id (`user-sessions`, `resets`), in key order.
-    fileprivate func ids(of user: UserID, in table: StateTable, state: some StateReader) throws -> [String] {
+    func ids(of user: UserID, in table: StateTable, state: some StateReader) throws -> [String] {
         let prefix = Self.key(user.rawValue) + [0]
         var found: [String] = []
         try state.forEach(in: table, prefix: prefix) { key, _ in

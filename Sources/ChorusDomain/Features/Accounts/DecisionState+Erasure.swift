@@ -27,7 +27,7 @@ extension DecisionState {
 
     /// What deleting `user`'s account appends, each event to its own stream: their follows either way, their posts
     /// (with the plain reposts that go with them), their comments on others' posts, their likes and plain reposts of
-    /// others' posts, their room memberships, their sessions, and last the ``AccountDeleted``. Reads the posts, comments,
+    /// others' posts, their room memberships, their devices, their sessions, and last the ``AccountDeleted``. Reads the posts, comments,
     /// follows, shares and room members tables whole: an account is deleted rarely, and an index per user would cost
     /// every post, comment and follow.
     func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
@@ -102,11 +102,16 @@ extension DecisionState {
             guard let since = membership.since else { continue }
             events.append(.roomLeft(RoomLeft(room: RoomID(unchecked: room), user: user, joinedAt: since)))
         }
-        for session in try sessions(of: user, in: state) {
-            events.append(.sessionEnded(SessionEnded(session: session, user: user)))
-        }
+        events += try signOuts(of: user, in: state)
         events.append(.accountDeleted(AccountDeleted(user: user)))
         return events
+    }
+
+    /// What ends a deleted account's ways in: its devices forgotten, its sessions ended.
+    private func signOuts(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
+        try devices(of: user, in: state).map { device, tokenKey in
+            .deviceForgotten(DeviceForgotten(user: user, device: device, tokenKey: tokenKey, reason: .accountDeleted))
+        } + sessions(of: user, in: state).map { .sessionEnded(SessionEnded(session: $0, user: user)) }
     }
 
     /// The entries of `table` (keyed by something, NUL, a user) whose user is `user`: that something, and the entry's

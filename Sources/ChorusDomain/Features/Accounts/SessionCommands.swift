@@ -36,18 +36,30 @@ struct StartSession: Decision {
 struct LogOut: Decision {
     let user: UserID
     let session: SessionID
+    /// The device the user logs out with, which gets no more pushes; one that is not theirs is left alone.
+    let device: DeviceID?
 
-    static func prepare(user: UserID, session: SessionID) -> PreparedCommand {
+    static func prepare(user: UserID, session: SessionID, device: DeviceID?) -> PreparedCommand {
         PreparedCommand(
-            caller: user.rawValue, tag: 11, fields: { $0.write(session) },
-            decision: LogOut(user: user, session: session))
+            caller: user.rawValue, tag: 11,
+            fields: {
+                $0.write(session)
+                if let device { $0.write(device) }
+            },
+            decision: LogOut(user: user, session: session, device: device))
     }
 
     func decide(in context: DecisionContext) throws -> CommandResult {
-        guard try context.state.session(session, in: context.transaction)?.user == user else {
-            return context.unchanged
+        var events: [DomainEvent] = []
+        if try context.state.session(session, in: context.transaction)?.user == user {
+            events.append(.sessionEnded(SessionEnded(session: session, user: user)))
         }
-        return try context.record(.sessionEnded(SessionEnded(session: session, user: user)))
+        if let device, let tokenKey = try context.state.tokenKey(of: device, of: user, in: context.transaction) {
+            events.append(
+                .deviceForgotten(DeviceForgotten(user: user, device: device, tokenKey: tokenKey, reason: .byUser)))
+        }
+        guard !events.isEmpty else { return context.unchanged }
+        return try context.record(events)
     }
 }
 
