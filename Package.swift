@@ -348,7 +348,7 @@ let package = Package(
             name: "ChorusHTTPTests",
             dependencies: [
                 "ChorusHTTP", "ChorusText", "ChorusBackend", "ChorusProjections", "ChorusDomain", "ChorusLog",
-                "ChorusLMDBLog", "ChorusDemo",
+                "ChorusLMDBLog", "ChorusDemo", "ChorusDelivery",
                 "ChorusTestSupport",
                 "ChorusProcesses",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),

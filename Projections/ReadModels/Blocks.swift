@@ -127,7 +127,7 @@ extension ReadView {
 
     /// Whether `user` is hidden from `viewer`: suspended (from everyone but themselves), blocked either way, or
     /// (`muting`) muted by the viewer.
-    func hides(_ user: UserID, from viewer: UserID?, muting: Bool = false) throws -> Bool {
+    package func hides(_ user: UserID, from viewer: UserID?, muting: Bool = false) throws -> Bool {
         try hides(bytes: user.rawValue.utf8, from: viewer, muting: muting)
     }
 

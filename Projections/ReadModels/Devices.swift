@@ -119,6 +119,16 @@ extension ReadView {
         ) { _, value in try Device(decoding: value) }
     }
 
+    /// Every device of `user`, oldest first: where a push to them goes.
+    public func allDevices(of user: UserID) throws -> [Device] {
+        var found: [Device] = []
+        try transaction.scan(models.devices.devices, prefix: ProjectionKey(user).prefix()) { _, value in
+            found.append(try Device(decoding: value))
+            return true
+        }
+        return found
+    }
+
     /// One of `user`'s devices; nil when they have no such device.
     public func device(_ device: DeviceID, of user: UserID) throws -> Device? {
         try transaction.withValue(for: Devices.key(user, device), in: models.devices.devices) {

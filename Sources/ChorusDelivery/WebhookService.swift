@@ -62,46 +62,15 @@ package struct WebhookService: Service {
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
-                group.addTask { await follow() }
+                group.addTask {
+                    await outbox.follow(backend, logger: logger, what: "webhooks") { event, view in
+                        try content.webhooks(of: event, in: view)
+                    }
+                }
                 group.addTask { await deliver(with: client) }
             }
         }
         try await client.shutdown()
-    }
-
-    /// Takes the webhooks of each event into the outbox, once the read models show it.
-    private func follow() async {
-        var retry = Duration.milliseconds(100)
-        while !Task.isCancelled {
-            do {
-                let checkpoint = try outbox.checkpoint
-                let applied = backend.readModels.current.position
-                guard applied > checkpoint else {
-                    _ = try await backend.readModels.waitForPosition(
-                        after: checkpoint, until: .now + .seconds(1))
-                    continue
-                }
-                let recorded = try backend.log.read(
-                    from: checkpoint.next, limit: min(512, Int(applied.rawValue - checkpoint.rawValue)))
-                guard let last = recorded.last else { continue }
-                let made = try backend.readModels.snapshot { view in
-                    try recorded.flatMap { event in
-                        try content.webhooks(of: event, in: view).enumerated().map {
-                            (position: event.position, index: $0.offset, webhook: $0.element)
-                        }
-                    }
-                }.answer
-                try outbox.add(made, through: last.position)
-                retry = .milliseconds(100)
-            } catch is CancellationError {
-                return
-            } catch {
-                logger.error(
-                    "webhooks: taking events into the outbox failed; trying again", metadata: ["error": "\(error)"])
-                try? await Task.sleep(for: retry)
-                retry = min(retry * 2, .seconds(30))
-            }
-        }
     }
 
     /// Sends what is due, recipients side by side, each recipient's webhooks one after the other.
@@ -133,7 +102,7 @@ package struct WebhookService: Service {
     }
 
     private func send(_ key: [UInt8], _ pending: WebhookOutbox.Pending, with client: HTTPClient) async throws {
-        let webhook = pending.webhook
+        let webhook = pending.item
         let timestamp = Self.now() / 1000
         var request = HTTPClientRequest(url: configuration.url)
         request.method = .POST

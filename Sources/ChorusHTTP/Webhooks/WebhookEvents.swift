@@ -13,14 +13,14 @@ import ChorusProjections
 /// - `report.filed`, `{report}` (as `GET /v1/admin/reports` shows it), in order among reports
 /// - `account.deleted`, `{userId}`: the receiver erases what it kept of the user; the user's id alone, which the
 ///   erasure leaves in the outbox when it takes out the user's other webhooks
-///   (``WebhookOutbox/forget(_:deletedThrough:timeout:)``)
+///   (``DeliveryOutbox/forget(_:deletedThrough:timeout:)``)
 struct WebhookEvents: WebhookContent {
     let renderer: ObjectRenderer
     let tokens: SessionTokens
     let keys: any PersonalDataKeys
 
     /// The webhooks `recorded` makes, in the order they are sent.
-    func webhooks(of recorded: RecordedEvent, in view: borrowing ReadView) throws -> [WebhookOutbox.Webhook] {
+    func webhooks(of recorded: RecordedEvent, in view: borrowing ReadView) throws -> [Webhook] {
         switch try DomainEvent(decoding: recorded, keys: keys) {
         case .liked(let event): try notification(of: recorded, to: event.postAuthor, in: view)
         case .commentAdded(let event): try notification(of: recorded, to: event.postAuthor, in: view)
@@ -35,7 +35,7 @@ struct WebhookEvents: WebhookContent {
     }
 
     private func notification(of recorded: RecordedEvent, to recipient: UserID?, in view: borrowing ReadView) throws
-        -> [WebhookOutbox.Webhook]
+        -> [Webhook]
     {
         guard let recipient,
             case .notification(let made)? = try view.liveChanges(of: recorded, for: recipient, on: [.notifications])
@@ -52,7 +52,7 @@ struct WebhookEvents: WebhookContent {
     }
 
     private func message(_ event: MessageSent, _ recorded: RecordedEvent, in view: borrowing ReadView) throws
-        -> [WebhookOutbox.Webhook]
+        -> [Webhook]
     {
         guard
             case .message(let message)? = try view.liveChanges(
@@ -71,7 +71,7 @@ struct WebhookEvents: WebhookContent {
 
     private func passwordReset(
         _ event: PasswordResetRequested, _ recorded: RecordedEvent, in view: borrowing ReadView
-    ) throws -> [WebhookOutbox.Webhook] {
+    ) throws -> [Webhook] {
         guard let email = try view.profile(event.user, viewer: event.user)?.email else { return [] }
         let token = tokens.resetToken(user: event.user, reset: event.reset)
         return [
@@ -88,7 +88,7 @@ struct WebhookEvents: WebhookContent {
 
     /// The admins' queue is one recipient: reports go out in the order they were filed.
     private func report(_ event: ReportFiled, _ recorded: RecordedEvent, in view: borrowing ReadView) throws
-        -> [WebhookOutbox.Webhook]
+        -> [Webhook]
     {
         guard let report = try view.report(event.report) else { return [] }
         return [
@@ -98,8 +98,8 @@ struct WebhookEvents: WebhookContent {
         ]
     }
 
-    private func accountDeleted(_ event: AccountDeleted, _ recorded: RecordedEvent) -> WebhookOutbox.Webhook {
-        Self.webhook(WebhookOutbox.accountDeletedType, of: recorded, to: event.user.rawValue) { data in
+    private func accountDeleted(_ event: AccountDeleted, _ recorded: RecordedEvent) -> Webhook {
+        Self.webhook(Webhook.accountDeletedType, of: recorded, to: event.user.rawValue) { data in
             data.object { $0.field("userId", event.user.rawValue) }
         }
     }
@@ -107,14 +107,14 @@ struct WebhookEvents: WebhookContent {
     /// A webhook of `type` that `recorded` made, to `recipient`, with `data`.
     private static func webhook(
         _ type: String, of recorded: RecordedEvent, to recipient: String, _ data: (inout JSONWriter) -> Void
-    ) -> WebhookOutbox.Webhook {
+    ) -> Webhook {
         var json = JSONWriter()
         json.object { body in
             body.field("type", type)
             body.field("timestamp", recorded.recordedAt)
             body.field("data") { data(&$0) }
         }
-        return WebhookOutbox.Webhook(
+        return Webhook(
             id: "msg_\(recorded.position.rawValue)_\(type)", type: type, recipient: recipient, body: json.bytes)
     }
 }

@@ -1,0 +1,75 @@
+import ChorusDomain
+import ChorusLog
+import Foundation
+
+/// One push to one device, as the push outbox keeps it until APNs or FCM took it (or refused it for good).
+package struct Push: PersonalOutboxItem {
+    /// `apns-id`: a UUID, the same on every attempt.
+    package let id: String
+    package let user: UserID
+    package let device: DeviceID
+    package let platform: PushPlatform
+    package let environment: PushEnvironment
+    package let token: String
+    /// Milliseconds since 1970 after which it is not worth sending (`apns-expiration`).
+    package let expiresAt: Int64
+    package let payload: PushPayload
+
+    /// How long a push is worth delivering, from what it tells.
+    package static let lifetime: Int64 = 24 * 3600 * 1000
+
+    package init(
+        id: String = UUID().uuidString, user: UserID, device: DeviceID, platform: PushPlatform,
+        environment: PushEnvironment, token: String, expiresAt: Int64, payload: PushPayload
+    ) {
+        (self.id, self.user, self.device, self.platform) = (id, user, device, platform)
+        (self.environment, self.token, self.expiresAt, self.payload) = (environment, token, expiresAt, payload)
+    }
+
+    /// Pushes to one of `users`, or telling what one of them did (their name, a message's text).
+    package func concerns(_ users: Set<UserID>) -> Bool {
+        users.contains(user) || payload.userID.map { users.contains(UserID(unchecked: $0)) } ?? false
+    }
+
+    /// One queue per device, under its user: a device's pushes go in log order.
+    package var queue: String { "\(user.rawValue)/\(device.rawValue)" }
+
+    package func encode(to writer: inout PayloadWriter) {
+        writer.write(id)
+        writer.write(user)
+        writer.write(device)
+        writer.write(platform.rawValue)
+        writer.write(environment.rawValue)
+        writer.write(token)
+        writer.write(expiresAt)
+        writer.write(payload.kind.rawValue)
+        writer.write(payload.actorName)
+        writer.write(payload.messageText)
+        writer.write(payload.notificationID)
+        writer.write(payload.messageID)
+        writer.write(payload.postID)
+        writer.write(payload.userID)
+        writer.write(payload.position)
+        writer.write(Int64(payload.badge))
+    }
+
+    package init(from reader: inout PayloadReader) throws {
+        let id = try reader.readString()
+        let user = try reader.read(UserID.self)
+        let device = try reader.read(DeviceID.self)
+        guard let platform = PushPlatform(rawValue: try reader.readString()),
+            let environment = PushEnvironment(rawValue: try reader.readString())
+        else { throw PayloadError.badFlag(0) }
+        let token = try reader.readString()
+        let expiresAt = try reader.readInt64()
+        guard let kind = PushPayload.Kind(rawValue: try reader.readString()) else { throw PayloadError.badFlag(0) }
+        let payload = PushPayload(
+            kind: kind, actorName: try reader.readString(), messageText: try reader.readOptionalString(),
+            notificationID: try reader.readOptionalString(), messageID: try reader.readOptionalString(),
+            postID: try reader.readOptionalString(), userID: try reader.readOptionalString(),
+            position: try reader.readUInt64(), badge: Int(try reader.readInt64()))
+        self.init(
+            id: id, user: user, device: device, platform: platform, environment: environment, token: token,
+            expiresAt: expiresAt, payload: payload)
+    }
+}
