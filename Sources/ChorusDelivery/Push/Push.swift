@@ -11,6 +11,9 @@ package struct Push: PersonalOutboxItem {
     package let platform: PushPlatform
     package let environment: PushEnvironment
     package let token: String
+    /// When the device last registered the token, in milliseconds since 1970: an APNs 410 from before it is about an
+    /// older install.
+    package let registeredAt: Int64
     /// Milliseconds since 1970 after which it is not worth sending (`apns-expiration`).
     package let expiresAt: Int64
     package let payload: PushPayload
@@ -20,10 +23,11 @@ package struct Push: PersonalOutboxItem {
 
     package init(
         id: String = UUID().uuidString, user: UserID, device: DeviceID, platform: PushPlatform,
-        environment: PushEnvironment, token: String, expiresAt: Int64, payload: PushPayload
+        environment: PushEnvironment, token: String, registeredAt: Int64, expiresAt: Int64, payload: PushPayload
     ) {
         (self.id, self.user, self.device, self.platform) = (id, user, device, platform)
-        (self.environment, self.token, self.expiresAt, self.payload) = (environment, token, expiresAt, payload)
+        (self.environment, self.token, self.registeredAt) = (environment, token, registeredAt)
+        (self.expiresAt, self.payload) = (expiresAt, payload)
     }
 
     /// Pushes to one of `users`, or telling what one of them did (their name, a message's text).
@@ -41,6 +45,7 @@ package struct Push: PersonalOutboxItem {
         writer.write(platform.rawValue)
         writer.write(environment.rawValue)
         writer.write(token)
+        writer.write(registeredAt)
         writer.write(expiresAt)
         writer.write(payload.kind.rawValue)
         writer.write(payload.actorName)
@@ -61,6 +66,7 @@ package struct Push: PersonalOutboxItem {
             let environment = PushEnvironment(rawValue: try reader.readString())
         else { throw PayloadError.badFlag(0) }
         let token = try reader.readString()
+        let registeredAt = try reader.readInt64()
         let expiresAt = try reader.readInt64()
         guard let kind = PushPayload.Kind(rawValue: try reader.readString()) else { throw PayloadError.badFlag(0) }
         let payload = PushPayload(
@@ -70,6 +76,6 @@ package struct Push: PersonalOutboxItem {
             position: try reader.readUInt64(), badge: Int(try reader.readInt64()))
         self.init(
             id: id, user: user, device: device, platform: platform, environment: environment, token: token,
-            expiresAt: expiresAt, payload: payload)
+            registeredAt: registeredAt, expiresAt: expiresAt, payload: payload)
     }
 }

@@ -1,0 +1,136 @@
+import Crypto
+import Foundation
+import Hummingbird
+import HummingbirdHTTP2
+import Synchronization
+
+/// An APNs-compatible server on loopback: HTTP/2 over TLS with a certificate of a ``TestCertificateAuthority``, taking
+/// `POST /3/device/{token}` (and `/sandbox/3/device/{token}`, the sandbox host) as Apple's does. It checks the provider
+/// token's signature with the team key's public half (403 `InvalidProviderToken` otherwise), keeps every request, and
+/// answers by the device token: `gone` 410 `Unregistered` stamped `goneAt`, `bad` 400 `BadDeviceToken`, `busy` 429
+/// with `Retry-After: 7`, `broken` 500, `slow` after 3 s, `expired` 403 `ExpiredProviderToken` to its first request;
+/// any other 200.
+final class LocalAPNs: Sendable {
+    /// One request as the peer took it.
+    struct Received: Sendable {
+        let sandbox: Bool
+        let token: String
+        let headers: [String: String]
+        let body: [UInt8]
+        /// The provider token's claims, its signature checked.
+        let claims: [String: String]
+        let keyID: String?
+
+        var payload: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+    }
+
+    let port: Int
+    /// When `gone`'s token stopped being valid, as its 410 says.
+    let goneAt = Date()
+    private let key: P256.Signing.PublicKey
+    private let requests = Mutex<[Received]>([])
+
+    private init(port: Int, key: P256.Signing.PublicKey) {
+        self.port = port
+        self.key = key
+    }
+
+    var received: [Received] { requests.withLock { $0 } }
+
+    /// Runs `body` with a peer listening, and stops it after.
+    static func run(
+        _ authority: TestCertificateAuthority, checkingWith key: P256.Signing.PublicKey,
+        _ body: (LocalAPNs) async throws -> Void
+    ) async throws {
+        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
+        let peer = Mutex<LocalAPNs?>(nil)
+        let router = Router()
+        router.get("/health") { _, _ in "ok" }
+        for prefix in ["/3/device/:token", "/sandbox/3/device/:token"] {
+            router.post(RouterPath(prefix)) { request, context in
+                guard let answering = peer.withLock({ $0 }) else { return Response(status: .serviceUnavailable) }
+                return try await answering.answer(request, context, sandbox: prefix.hasPrefix("/sandbox"))
+            }
+        }
+        let app = Application(
+            router: router, server: try .http2Upgrade(tlsConfiguration: authority.serverTLS),
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in
+                listening.yield(channel.localAddress?.port ?? 0)
+            })
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
+            var iterator = ports.makeAsyncIterator()
+            guard let port = await iterator.next() else { throw CancellationError() }
+            let running = LocalAPNs(port: port, key: key)
+            peer.withLock { $0 = running }
+            do {
+                try await body(running)
+            } catch {
+                group.cancelAll()
+                throw error
+            }
+            group.cancelAll()
+        }
+    }
+
+    private func answer(_ request: Request, _ context: BasicRequestContext, sandbox: Bool) async throws -> Response {
+        let token = context.parameters.get("token") ?? ""
+        let body = Array(try await request.body.collect(upTo: 8192).readableBytesView)
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        guard let bearer = headers["authorization"], bearer.hasPrefix("bearer "),
+            let (keyID, claims) = verified(String(bearer.dropFirst("bearer ".count)))
+        else { return Self.refusal(403, "InvalidProviderToken") }
+        let earlier = requests.withLock { list in
+            let earlier = list.filter { $0.token == token }.count
+            list.append(
+                Received(
+                    sandbox: sandbox, token: token, headers: headers, body: body, claims: claims, keyID: keyID))
+            return earlier
+        }
+        switch token {
+        case "gone":
+            return Self.refusal(410, "Unregistered", timestamp: Int64(goneAt.timeIntervalSince1970 * 1000))
+        case "bad": return Self.refusal(400, "BadDeviceToken")
+        case "busy":
+            var response = Self.refusal(429, "TooManyRequests")
+            response.headers[.retryAfter] = "7"
+            return response
+        case "broken": return Self.refusal(500, "InternalServerError")
+        case "slow":
+            try await Task.sleep(for: .seconds(3))
+        case "expired" where earlier == 0:
+            return Self.refusal(403, "ExpiredProviderToken")
+        default: break
+        }
+        var response = Response(status: .ok)
+        response.headers[.init("apns-id")!] = headers["apns-id"] ?? ""
+        return response
+    }
+
+    /// The JWT's `kid` and claims, when its ES256 signature checks with the team key.
+    private func verified(_ jwt: String) -> (String?, [String: String])? {
+        let parts = jwt.split(separator: ".").map(String.init)
+        guard parts.count == 3, let signed = base64URLData(parts[2]),
+            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signed),
+            key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)),
+            let header = base64URLData(parts[0]).flatMap({
+                try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+            }),
+            let claims = base64URLData(parts[1]).flatMap({
+                try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
+            })
+        else { return nil }
+        return (header["kid"] as? String, claims.mapValues { "\($0)" })
+    }
+
+    private static func refusal(_ status: Int, _ reason: String, timestamp: Int64? = nil) -> Response {
+        var json = "{\"reason\":\"\(reason)\""
+        if let timestamp { json += ",\"timestamp\":\(timestamp)" }
+        json += "}"
+        return Response(
+            status: .init(code: status), headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(string: json)))
+    }
+}
