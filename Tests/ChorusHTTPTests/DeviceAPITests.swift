@@ -86,6 +86,8 @@ struct DeviceAPITests {
                 (["platform": "fcm", "token": "abc", "environment": "sandbox"], "invalid_field"),
                 (["platform": "apns", "token": "abc", "locale": "ko KR"], "invalid_field"),
                 (["token": "abc"], "bad_request"),
+                (["platform": "fcm", "token": "abc", "environment": NSNull()], "bad_request"),
+                (["platform": "fcm", "token": "abc", "locale": NSNull()], "bad_request"),
             ] {
                 let answer = try await api.call(.post, "/v1/me/devices", token: ana.token, json: body)
                 #expect(answer.errorCode == code, "\(body): \(answer.status) \(answer.object)")
@@ -119,8 +121,11 @@ struct DeviceAPITests {
             #expect(try await api.call(.get, "/v1/me", token: ana.token).status == .unauthorized)
             let left = try await api.call(.get, "/v1/me/devices", token: laptop)
             #expect(left.items.compactMap { $0["id"] as? String } == [secondID])
-            let malformed = try await api.call(.post, "/v1/auth/logout", token: laptop, json: ["deviceId": "x"])
-            #expect(malformed.status == .badRequest)
+            for deviceID in ["x", NSNull()] as [Any] {
+                let malformed = try await api.call(
+                    .post, "/v1/auth/logout", token: laptop, json: ["deviceId": deviceID])
+                #expect(malformed.status == .badRequest, "\(deviceID)")
+            }
         }
     }
 

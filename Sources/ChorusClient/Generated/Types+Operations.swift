@@ -345,16 +345,6 @@ public enum Operations {
                     public enum CodingKeys: String, CodingKey {
                         case deviceId
                     }
-                    public init(from decoder: any Swift.Decoder) throws {
-                        let container = try decoder.container(keyedBy: CodingKeys.self)
-                        self.deviceId = try container.decodeIfPresent(
-                            Swift.String.self,
-                            forKey: .deviceId
-                        )
-                        try decoder.ensureNoAdditionalProperties(knownKeys: [
-                            "deviceId"
-                        ])
-                    }
                 }
                 /// - Remark: Generated from `#/paths/v1/auth/logout/POST/requestBody/content/application\/json`.
                 case json(Operations.Logout.Input.Body.JsonPayload)
@@ -4268,31 +4258,6 @@ public enum Operations {
                         case platform
                         case token
                     }
-                    public init(from decoder: any Swift.Decoder) throws {
-                        let container = try decoder.container(keyedBy: CodingKeys.self)
-                        self.environment = try container.decodeIfPresent(
-                            Operations.RegisterDevice.Input.Body.JsonPayload.EnvironmentPayload.self,
-                            forKey: .environment
-                        )
-                        self.locale = try container.decodeIfPresent(
-                            Swift.String.self,
-                            forKey: .locale
-                        )
-                        self.platform = try container.decode(
-                            Operations.RegisterDevice.Input.Body.JsonPayload.PlatformPayload.self,
-                            forKey: .platform
-                        )
-                        self.token = try container.decode(
-                            Swift.String.self,
-                            forKey: .token
-                        )
-                        try decoder.ensureNoAdditionalProperties(knownKeys: [
-                            "environment",
-                            "locale",
-                            "platform",
-                            "token"
-                        ])
-                    }
                 }
                 /// - Remark: Generated from `#/paths/v1/me/devices/POST/requestBody/content/application\/json`.
                 case json(Operations.RegisterDevice.Input.Body.JsonPayload)
@@ -5556,6 +5521,29 @@ public enum Operations {
                     }
                 }
             }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)/responses/401`.
@@ -5574,6 +5562,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/push-settings/get(myPushSettings)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
                             response: self
                         )
                     }

@@ -76,3 +76,12 @@ enum JSONBody {
         }
     }
 }
+
+extension KeyedDecodingContainer {
+    /// An optional field's value, nil when the body leaves it out; `null` is refused (`400`), as the contract types the
+    /// field as a value that may be missing, never null.
+    func decodeUnlessMissing<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        guard contains(key) else { return nil }
+        return try decode(type, forKey: key)
+    }
+}

@@ -86,6 +86,13 @@ struct AuthRoutes {
 
     struct Logout: Decodable {
         let deviceId: String?
+
+        private enum CodingKeys: String, CodingKey { case deviceId }
+
+        init(from decoder: any Decoder) throws {
+            deviceId = try decoder.container(keyedBy: CodingKeys.self).decodeUnlessMissing(
+                String.self, forKey: .deviceId)
+        }
     }
 
     func addProtected(to group: RouterGroup<ChorusRequestContext>) {

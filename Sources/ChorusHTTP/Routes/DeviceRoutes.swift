@@ -13,6 +13,16 @@ struct DeviceRoutes {
         let token: String
         let environment: String?
         let locale: String?
+
+        private enum CodingKeys: String, CodingKey { case platform, token, environment, locale }
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            platform = try container.decode(String.self, forKey: .platform)
+            token = try container.decode(String.self, forKey: .token)
+            environment = try container.decodeUnlessMissing(String.self, forKey: .environment)
+            locale = try container.decodeUnlessMissing(String.self, forKey: .locale)
+        }
     }
 
     func add(to group: RouterGroup<ChorusRequestContext>) {
