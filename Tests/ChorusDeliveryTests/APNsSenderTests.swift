@@ -19,10 +19,11 @@ struct APNsSenderTests {
                 kind: kind, actorName: "Bo", notificationID: "n1", postID: "p1", userID: "u1", position: 42, badge: 3))
     }
 
-    /// Runs `body` with a sender whose hosts are a local APNs trusted through a CA file, as `CHORUS_PUSH_CA_FILE` makes
-    /// it, and its HTTP client.
+    /// Runs `body` with a peer, the HTTP client pointed at it (trusting it through a CA file, as `CHORUS_PUSH_CA_FILE`
+    /// makes it), and a maker of senders to it with a timeout. Timeouts are long but for a test of one: a run of every
+    /// suite at once keeps the peer's tasks waiting for seconds.
     static func withSender(
-        timeout: Duration = .seconds(10), _ body: (APNsSender, LocalAPNs, HTTPClient) async throws -> Void
+        _ body: (_ sender: (Duration) async throws -> APNsSender, LocalAPNs, HTTPClient) async throws -> Void
     ) async throws {
         let authority = try TestCertificateAuthority()
         let caFile = NSTemporaryDirectory() + "chorus-test-ca-\(UUID().uuidString).pem"
@@ -31,13 +32,16 @@ struct APNsSenderTests {
         let key = P256.Signing.PrivateKey()
         try await LocalAPNs.run(authority, checkingWith: key.publicKey) { peer in
             let client = try PushHTTPClient.make(trustingAlso: caFile)
-            do {
+            func sender(timeout: Duration) async throws -> APNsSender {
                 var configuration = APNsConfiguration(
                     key: key.pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456", topic: "com.example.chorus")
                 configuration.productionURL = "https://localhost:\(peer.port)"
                 configuration.sandboxURL = "https://localhost:\(peer.port)/sandbox"
                 configuration.timeout = timeout
-                try await body(try await APNsSender(configuration: configuration, client: client), peer, client)
+                return try await APNsSender(configuration: configuration, client: client)
+            }
+            do {
+                try await body(sender(timeout:), peer, client)
             } catch {
                 try await client.shutdown()
                 throw error
@@ -50,9 +54,10 @@ struct APNsSenderTests {
         "an alert goes over HTTP/2 with every header, a signed provider token and the payload; a badge update goes silent; a retry keeps its apns-id"
     )
     func headersAndPayload() async throws {
-        try await Self.withSender { sender, peer, client in
+        try await Self.withSender { makeSender, peer, client in
+            let sender = try await makeSender(.seconds(120))
             let health = try await client.execute(
-                HTTPClientRequest(url: "https://localhost:\(peer.port)/health"), timeout: .seconds(10))
+                HTTPClientRequest(url: "https://localhost:\(peer.port)/health"), timeout: .seconds(120))
             #expect(health.version == .http2, "the client and the peer speak HTTP/2")
 
             let like = Self.push("a1b2")
@@ -95,7 +100,8 @@ struct APNsSenderTests {
         "every answer is handled: 410 forgets the device (unless it registered again since), bad tokens too; 429 with Retry-After and 5xx retry; an expired provider token is sent again, renewed when 20 minutes old; a slow or closed endpoint retries"
     )
     func answers() async throws {
-        try await Self.withSender(timeout: .seconds(1)) { sender, peer, _ in
+        try await Self.withSender { makeSender, peer, _ in
+            let sender = try await makeSender(.seconds(120))
             let before = peer.goneAt.addingTimeInterval(-60)
             let after = peer.goneAt.addingTimeInterval(60)
             #expect(await sender.send(Self.push("gone", registeredAt: before)) == .forgetDevice(reason: "Unregistered"))
@@ -105,7 +111,8 @@ struct APNsSenderTests {
             #expect(await sender.send(Self.push("broken")) == .retry(after: nil, reason: "InternalServerError"))
             #expect(await sender.send(Self.push("expired")) == .delivered, "sent again after the renewal")
             #expect(peer.received.filter { $0.token == "expired" }.count == 2)
-            guard case .retry = await sender.send(Self.push("slow")) else {
+            // An answer slower than the sender's timeout.
+            guard case .retry = try await makeSender(.seconds(1)).send(Self.push("slow")) else {
                 Issue.record("a slow answer is not a retry")
                 return
             }
