@@ -253,8 +253,12 @@ public enum Validate {
             return true
         }
         if !isASCII { hasher.update(data: Array(email.lowercased().utf8)) }
-        let digest = hasher.finalize()
-        // Lowercase hex by hand: String(format:) is slow on Linux, and a log import makes a key for every account.
+        return hex(hasher.finalize())
+    }
+
+    /// A SHA-256 digest in lowercase hex, by hand: String(format:) is slow on Linux, and a log import makes a key for
+    /// every account.
+    static func hex(_ digest: SHA256.Digest) -> String {
         func digit(_ nibble: UInt8) -> UInt8 {
             nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
         }

@@ -48,8 +48,7 @@ public struct DeviceRegistered: Sendable, Hashable {
 
     /// The key a token is found by: a hash, since the token itself is sealed personal data.
     public static func tokenKey(platform: PushPlatform, token: String) -> String {
-        SHA256.hash(data: Array("\(platform.rawValue)\u{0}\(token)".utf8))
-            .map { String($0 >> 4, radix: 16) + String($0 & 0x0F, radix: 16) }.joined()
+        Validate.hex(SHA256.hash(data: Array("\(platform.rawValue)\u{0}\(token)".utf8)))
     }
 }
 
