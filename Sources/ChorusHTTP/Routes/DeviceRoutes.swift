@@ -30,8 +30,8 @@ struct DeviceRoutes {
             let caller = try context.requireCaller()
             let (body, bytes) = try await JSONBody.decode(Registration.self, from: request)
             let command = Command.registerDevice(
-                user: caller.user, platform: try Self.value(body.platform, field: "platform"), token: body.token,
-                environment: try body.environment.map { try Self.value($0, field: "environment") },
+                user: caller.user, platform: try Endpoints.choice(body.platform, field: "platform"), token: body.token,
+                environment: try body.environment.map { try Endpoints.choice($0, field: "environment") },
                 locale: body.locale)
             return try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
                 view, result, json in
@@ -70,23 +70,13 @@ struct DeviceRoutes {
                             "\(name) is not a kind of push: "
                                 + PushKind.allCases.map(\.rawValue).joined(separator: ", ")))
                 }
-                changes[kind] = try Self.value(value, field: name)
+                changes[kind] = try Endpoints.choice(value, field: name)
             }
             return try await endpoints.write(
                 request, context: context, requestBody: bytes,
                 command: .changePushSettings(user: caller.user, changes: changes)
             ) { view, _ in PushSettingsJSON(try view.pushSettings(of: caller.user)) }
         }
-    }
-
-    /// The value of `field` named by `text`, or `422 invalid_field` naming the values it takes.
-    private static func value<Value: RawRepresentable & CaseIterable>(_ text: String, field: String) throws -> Value
-    where Value.RawValue == String {
-        guard let value = Value(rawValue: text) else {
-            let values = Value.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
-            throw APIError(DomainError(.invalidField, "\(field) must be one of \(values)"))
-        }
-        return value
     }
 }
 

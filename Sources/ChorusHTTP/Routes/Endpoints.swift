@@ -262,6 +262,16 @@ struct Endpoints: Sendable {
         return id
     }
 
+    /// The case of `Value` that `text` names, or `422 invalid_field` naming the values `field` takes.
+    static func choice<Value: RawRepresentable & CaseIterable>(_ text: String, field: String) throws -> Value
+    where Value.RawValue == String {
+        guard let value = Value(rawValue: text) else {
+            let values = Value.allCases.map(\.rawValue).joined(separator: ", ")
+            throw APIError(DomainError(.invalidField, "\(field): one of \(values)"))
+        }
+        return value
+    }
+
     static func minimumPosition(_ request: Request) throws -> LogPosition? {
         guard let text = request.headers[.chorusMinPosition] else { return nil }
         guard let value = UInt64(text.trimmingCharacters(in: .whitespaces)) else {

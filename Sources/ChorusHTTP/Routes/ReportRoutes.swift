@@ -29,10 +29,7 @@ struct ReportRoutes {
             guard named.count == 1 else {
                 throw APIError(DomainError(.invalidField, "a report names one of postId, commentId or userId"))
             }
-            guard let reason = ReportReason(rawValue: body.reason) else {
-                let reasons = ReportReason.allCases.map(\.rawValue).joined(separator: ", ")
-                throw APIError(DomainError(.invalidField, "reason: one of \(reasons)"))
-            }
+            let reason: ReportReason = try Endpoints.choice(body.reason, field: "reason")
             // A malformed id names nothing, like an unknown one.
             let subject: ReportSubject =
                 if let post = body.postId {
@@ -67,10 +64,7 @@ struct ReportRoutes {
         admin.post("reports/:id/resolve") { request, context in
             let report = try Endpoints.pathID(context, "id", as: ReportID.self)
             let (resolution, _) = try await JSONBody.decode(Resolution.self, from: request)
-            guard let action = ReportAction(rawValue: resolution.action) else {
-                let actions = ReportAction.allCases.map(\.rawValue).joined(separator: ", ")
-                throw APIError(DomainError(.invalidField, "action: one of \(actions)"))
-            }
+            let action: ReportAction = try Endpoints.choice(resolution.action, field: "action")
             let result = try await backend.execute(
                 .resolveReport(report: report, action: action), idempotencyKey: try Endpoints.idempotencyKey(request))
             let body = try await endpoints.render(after: result) { view, _, json in
