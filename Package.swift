@@ -295,6 +295,19 @@ let package = Package(
             dependencies: ["ChorusLog", "ChorusLMDBLog"],
             path: "Tests/LogCrashWriter"
         ),
+        // APNs- and FCM-compatible servers on loopback, with a CA of their own: for the tests and `chorus bench push`.
+        .target(
+            name: "ChorusPushPeers",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Sources/ChorusPushPeers"
+        ),
         // Helpers every test target shares.
         .target(
             name: "ChorusTestSupport",
@@ -364,14 +377,11 @@ let package = Package(
         .testTarget(
             name: "ChorusDeliveryTests",
             dependencies: [
-                "ChorusDelivery",
+                "ChorusDelivery", "ChorusPushPeers",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Tests/ChorusDeliveryTests"
         ),
@@ -404,11 +414,12 @@ let package = Package(
             name: "ChorusToolTests",
             dependencies: [
                 "chorus", "ChorusTestSupport", "ChorusLog", "ChorusDomain", "ChorusBackend", "ChorusCluster",
-                "ChorusProcesses", "ChorusFixtures",
+                "ChorusProcesses", "ChorusFixtures", "ChorusPushPeers",
                 // A webhook receiver on loopback.
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
                 // The five apps, through the SDK.
                 "ChorusClient",
                 // Requests to the servers the tests start.

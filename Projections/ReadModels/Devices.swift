@@ -136,6 +136,11 @@ extension ReadView {
         }
     }
 
+    /// Every user's devices: for the admin routes.
+    public func deviceCount() throws -> Int {
+        try transaction.count(models.devices.devices)
+    }
+
     /// What `user` gets pushes about, every kind.
     public func pushSettings(of user: UserID) throws -> [PushKind: PushLevel] {
         let levels = try transaction.withValue(for: ProjectionKey(user).bytes, in: models.devices.pushSettings) {

@@ -77,6 +77,14 @@ package final class ChorusMetrics: Sendable {
             .recordNanoseconds(report.duration.nanoseconds)
     }
 
+    /// Pushes one provider (`apns`, `fcm`) answered, by what became of them: `delivered`, `retried`, `dropped`,
+    /// `token_removed`.
+    package func recordPushes(provider: String, result: String, count: Int = 1) {
+        CoreMetrics.Counter(
+            label: "chorus_push_sent_total", dimensions: [("provider", provider), ("result", result)], factory: factory
+        ).increment(by: count)
+    }
+
     /// A page of posts answered again as kept (`reused`) or read from the read models (`rendered`).
     package func recordPage(reused: Bool) {
         (reused ? pagesReused : pagesRendered).increment()

@@ -17,6 +17,7 @@ import Foundation
 /// - `session.key`: the secret bearer tokens and password-reset tokens are signed with
 /// - `session-activity`: when each session was last seen (saved at shutdown)
 /// - `webhooks/`: the outbox of webhooks to send, when they are configured
+/// - `pushes/`: the outbox of pushes to send to phones, when APNs or FCM is configured
 public struct DataDirectory: Sendable {
     public let root: String
 
@@ -30,6 +31,7 @@ public struct DataDirectory: Sendable {
     public var sessionSecret: String { root + "/session.key" }
     public var sessionActivity: String { root + "/session-activity" }
     public var webhooks: String { root + "/webhooks" }
+    public var pushes: String { root + "/pushes" }
 
     /// The log, with the domain's decision state in it; its writer runs while ``LMDBEventLog/run()`` runs.
     /// - Parameter maximumSize: bytes the log's file may grow to, past which every append fails (LMDB's map size).

@@ -27,7 +27,7 @@ package protocol PersonalOutboxItem: OutboxItem {
 /// - `checkpoint`: `position` → the last log position whose items are in (u64 big-endian)
 /// - `pending`: queue, NUL, sequence (the position and the item's place among that position's, u64 big-endian) →
 ///   ``Pending``: so each queue's items are in log order, and the first of each is the one due
-/// - `stats`: `delivered` and `abandoned` (u64 big-endian), `last-error` (UTF-8)
+/// - `stats`: `delivered`, `abandoned` and `removed` (u64 big-endian), `last-error` (UTF-8)
 ///
 /// Items may hold personal data in plain: ``forget(where:)`` takes out a deleted account's, freed pages included.
 package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
@@ -51,6 +51,8 @@ package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
         package var failing: Int
         /// Given up on: failed for good, or for the whole retry window.
         package var abandoned: UInt64
+        /// Recipients removed because their provider refused them for good (dead device tokens).
+        package var removed: UInt64 = 0
         package var lastError: String?
 
         /// Nothing sent yet, nothing waiting: the status of a server with no outbox.
@@ -60,6 +62,7 @@ package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
     private static var checkpointKey: [UInt8] { Array("position".utf8) }
     private static var deliveredKey: [UInt8] { Array("delivered".utf8) }
     private static var abandonedKey: [UInt8] { Array("abandoned".utf8) }
+    private static var removedKey: [UInt8] { Array("removed".utf8) }
     private static var lastErrorKey: [UInt8] { Array("last-error".utf8) }
 
     private let store: CompactableStore
@@ -105,18 +108,23 @@ package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
         }
     }
 
-    /// The first pending item of each queue whose next attempt is due at `now`, with its key.
-    package func due(at now: Int64) throws -> [(key: [UInt8], pending: Pending)] {
+    /// The first pending item of each queue whose next attempt is due at `now`, with its key; at most `limit`.
+    package func due(at now: Int64, limit: Int = .max) throws -> [(key: [UInt8], pending: Pending)] {
         try store.read { transaction in
             var due: [(key: [UInt8], pending: Pending)] = []
-            var queue: [UInt8]?
-            try transaction.scan(pendingTable) { key, value in
-                let owner = Array(key[..<(key.count - 8)])
-                guard owner != queue else { return true }
-                queue = owner
-                let pending = try Pending(decoding: Array(value))
-                if pending.nextAttemptAt <= now { due.append((Array(key), pending)) }
-                return true
+            var start: [UInt8] = []
+            // One seek per queue: past its first item, on to the next queue (its name, then 1 after the NUL).
+            while due.count < limit {
+                var next: [UInt8]?
+                try transaction.scan(pendingTable, from: start) { key, value in
+                    let queue = Array(key[..<(key.count - 9)])
+                    let pending = try Pending(decoding: Array(value))
+                    if pending.nextAttemptAt <= now { due.append((Array(key), pending)) }
+                    next = queue + [1]
+                    return false
+                }
+                guard let next else { break }
+                start = next
             }
             return due
         }
@@ -147,32 +155,68 @@ package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
         }
     }
 
-    /// It arrived: it is never sent again.
-    package func delivered(_ key: [UInt8]) throws {
+    /// How one attempt at an item ended.
+    package enum Outcome: Sendable, Equatable {
+        /// It arrived: it is never sent again.
+        case delivered
+        /// It failed: tried again at `at` (milliseconds since 1970).
+        case retry(at: Int64, error: String)
+        /// It failed for good, or for the whole retry window: given up on, and counted.
+        case abandoned(error: String)
+        /// Its queue's recipient is gone (a device forgotten, or whose token the provider refused): the item and the
+        /// rest of its queue are taken out; counted as removed when `refused`.
+        case queueRemoved(error: String, refused: Bool)
+    }
+
+    /// Records how the attempts at `attempts` ended at `now`, in one durable write.
+    package func settle(_ attempts: [(key: [UInt8], pending: Pending, outcome: Outcome)], at now: Int64) throws {
+        guard !attempts.isEmpty else { return }
         try store.write { transaction in
-            try transaction.delete(key, in: pendingTable)
-            try Self.count(Self.deliveredKey, in: statsTable, transaction)
+            var counts: [[UInt8]: UInt64] = [:]
+            for (key, pending, outcome) in attempts {
+                switch outcome {
+                case .delivered:
+                    try transaction.delete(key, in: pendingTable)
+                    counts[Self.deliveredKey, default: 0] += 1
+                case .retry(let retryAt, let error):
+                    try transaction.put(Array(error.utf8), for: Self.lastErrorKey, in: statsTable)
+                    // Forgotten meanwhile (its account was deleted): it stays out.
+                    guard try transaction.withValue(for: key, in: pendingTable, { $0 != nil }) else { continue }
+                    var next = pending
+                    if next.firstAttemptAt == 0 { next.firstAttemptAt = now }
+                    next.attempts += 1
+                    next.nextAttemptAt = retryAt
+                    next.lastError = error
+                    try transaction.put(next.encoded(), for: key, in: pendingTable)
+                case .abandoned(let error):
+                    try transaction.put(Array(error.utf8), for: Self.lastErrorKey, in: statsTable)
+                    try transaction.delete(key, in: pendingTable)
+                    counts[Self.abandonedKey, default: 0] += 1
+                case .queueRemoved(let error, let refused):
+                    if refused {
+                        try transaction.put(Array(error.utf8), for: Self.lastErrorKey, in: statsTable)
+                        counts[Self.removedKey, default: 0] += 1
+                    }
+                    var queued: [[UInt8]] = []
+                    try transaction.scan(pendingTable, prefix: Array(key[..<(key.count - 8)])) { key, _ in
+                        queued.append(Array(key))
+                        return true
+                    }
+                    for key in queued { try transaction.delete(key, in: pendingTable) }
+                }
+            }
+            for (key, count) in counts { try Self.count(key, by: count, in: statsTable, transaction) }
         }
+    }
+
+    /// It arrived: it is never sent again.
+    package func delivered(_ key: [UInt8], _ pending: Pending) throws {
+        try settle([(key, pending, .delivered)], at: 0)
     }
 
     /// The attempt failed: try again after `retryAt`, or give it up when that is nil.
     package func failed(_ key: [UInt8], _ pending: Pending, error: String, at now: Int64, retryAt: Int64?) throws {
-        try store.write { transaction in
-            try transaction.put(Array(error.utf8), for: Self.lastErrorKey, in: statsTable)
-            guard let retryAt else {
-                try transaction.delete(key, in: pendingTable)
-                try Self.count(Self.abandonedKey, in: statsTable, transaction)
-                return
-            }
-            // Forgotten meanwhile (its account was deleted): it stays out.
-            guard try transaction.withValue(for: key, in: pendingTable, { $0 != nil }) else { return }
-            var next = pending
-            if next.firstAttemptAt == 0 { next.firstAttemptAt = now }
-            next.attempts += 1
-            next.nextAttemptAt = retryAt
-            next.lastError = error
-            try transaction.put(next.encoded(), for: key, in: pendingTable)
-        }
+        try settle([(key, pending, retryAt.map { .retry(at: $0, error: error) } ?? .abandoned(error: error))], at: now)
     }
 
     /// Waits, at most until `timeout`, until the outbox has taken in the log through `position` (at once if nothing
@@ -217,13 +261,16 @@ package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
                 delivered: try transaction.position(Self.deliveredKey, in: statsTable)?.rawValue ?? 0,
                 pending: pending, failing: failing,
                 abandoned: try transaction.position(Self.abandonedKey, in: statsTable)?.rawValue ?? 0,
+                removed: try transaction.position(Self.removedKey, in: statsTable)?.rawValue ?? 0,
                 lastError: lastError)
         }
     }
 
-    private static func count(_ key: [UInt8], in table: StoreTable, _ transaction: StoreTransaction) throws {
+    private static func count(_ key: [UInt8], by added: UInt64, in table: StoreTable, _ transaction: StoreTransaction)
+        throws
+    {
         let count = try transaction.position(key, in: table)?.rawValue ?? 0
-        try transaction.put(StoredCount.bytes(LogPosition(count + 1)), for: key, in: table)
+        try transaction.put(StoredCount.bytes(LogPosition(count + added)), for: key, in: table)
     }
 }
 

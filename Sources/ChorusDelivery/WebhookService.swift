@@ -119,7 +119,7 @@ package struct WebhookService: Service {
                 request, timeout: .milliseconds(WebhookConfiguration.milliseconds(configuration.timeout)))
             _ = try? await response.body.collect(upTo: 64 * 1024)
             if (200..<300).contains(response.status.code) {
-                try outbox.delivered(key)
+                try outbox.delivered(key, pending)
                 return
             }
             failure = "\(webhook.type) \(webhook.id): the receiver answered \(response.status.code)"

@@ -34,8 +34,9 @@ struct APNsRequestTests {
         #expect(badge.headers["apns-collapse-id"].isEmpty)
     }
 
-    private static func outcome(_ status: Int, _ body: String = "", retryAfter: String? = nil) -> APNsOutcome {
-        APNsOutcome(status: status, body: Array(body.utf8), retryAfter: retryAfter, deviceRegisteredAt: registeredAt)
+    private static func outcome(_ status: Int, _ body: String = "", retryAfter: String? = nil) -> PushOutcome {
+        PushOutcome(
+            apnsStatus: status, body: Array(body.utf8), retryAfter: retryAfter, deviceRegisteredAt: registeredAt)
     }
 
     @Test("every answer of Apple's list: delivered, a dead token forgotten, the provider token renewed, retries, drops")
@@ -52,7 +53,7 @@ struct APNsRequestTests {
         #expect(
             Self.outcome(400, #"{"reason":"DeviceTokenNotForTopic"}"#)
                 == .forgetDevice(reason: "DeviceTokenNotForTopic"))
-        #expect(Self.outcome(403, #"{"reason":"ExpiredProviderToken"}"#) == .renewProviderToken)
+        #expect(Self.outcome(403, #"{"reason":"ExpiredProviderToken"}"#) == .renewCredentials)
         #expect(
             Self.outcome(403, #"{"reason":"InvalidProviderToken"}"#)
                 == .retry(after: nil, reason: "InvalidProviderToken"))

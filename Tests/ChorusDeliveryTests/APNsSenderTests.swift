@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import ChorusDelivery
 import ChorusDomain
+import ChorusPushPeers
 import Crypto
 import Foundation
 import Testing
@@ -25,7 +26,7 @@ struct APNsSenderTests {
     static func withSender(
         _ body: (_ sender: (Duration) async throws -> APNsSender, LocalAPNs, HTTPClient) async throws -> Void
     ) async throws {
-        let authority = try TestCertificateAuthority()
+        let authority = try LocalCertificateAuthority()
         let caFile = NSTemporaryDirectory() + "chorus-test-ca-\(UUID().uuidString).pem"
         try authority.caPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(atPath: caFile) }
@@ -102,8 +103,8 @@ struct APNsSenderTests {
     func answers() async throws {
         try await Self.withSender { makeSender, peer, _ in
             let sender = try await makeSender(.seconds(120))
-            let before = peer.goneAt.addingTimeInterval(-60)
-            let after = peer.goneAt.addingTimeInterval(60)
+            let before = Date().addingTimeInterval(-60)
+            let after = Date().addingTimeInterval(60)
             #expect(await sender.send(Self.push("gone", registeredAt: before)) == .forgetDevice(reason: "Unregistered"))
             #expect(await sender.send(Self.push("gone", registeredAt: after)) == .drop(reason: "Unregistered"))
             #expect(await sender.send(Self.push("bad")) == .forgetDevice(reason: "BadDeviceToken"))

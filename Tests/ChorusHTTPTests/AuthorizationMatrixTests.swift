@@ -144,6 +144,7 @@ struct AuthorizationMatrixTests {
                 Route(method: .delete, path: "/v1/rooms/\(room)/membership", audience: .user),
                 Route(method: .get, path: "/v1/admin/projections", audience: .admin),
                 Route(method: .get, path: "/v1/admin/webhooks", audience: .admin),
+                Route(method: .get, path: "/v1/admin/push", audience: .admin),
                 Route(method: .get, path: "/v1/admin/erasures", audience: .admin),
                 Route(method: .get, path: "/v1/admin/reports", audience: .admin),
                 Route(method: .post, path: "/v1/reports", audience: .user, json: ["userId": cy.id, "reason": "spam"]),

@@ -260,6 +260,8 @@ struct ContractTests {
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: "admin"))
             expect(.get, "/v1/admin/webhooks", try await api.call(.get, "/v1/admin/webhooks", token: "admin"))
             expect(.get, "/v1/admin/webhooks", try await api.call(.get, "/v1/admin/webhooks", token: ana.token))
+            expect(.get, "/v1/admin/push", try await api.call(.get, "/v1/admin/push", token: "admin"))
+            expect(.get, "/v1/admin/push", try await api.call(.get, "/v1/admin/push", token: ana.token))
             expect(.get, "/v1/admin/projections", try await api.call(.get, "/v1/admin/projections", token: ana.token))
             expect(
                 .post, "/v1/admin/projections/rebuild",
@@ -304,6 +306,7 @@ struct ContractTests {
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/rooms", "/v1/rooms/{id}",
                 "/v1/rooms/{id}/membership", "/v1/rooms/{id}/messages", "/v1/live", "/health", "/metrics",
                 "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild", "/v1/admin/webhooks",
+                "/v1/admin/push",
                 "/v1/reports", "/v1/admin/reports", "/v1/admin/reports/{id}/resolve", "/v1/admin/users/{id}/unsuspend",
                 "/v1/admin/erasures",
             ]

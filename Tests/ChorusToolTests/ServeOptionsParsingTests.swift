@@ -1,5 +1,7 @@
 import ArgumentParser
 import ChorusHTTP
+import Crypto
+import Foundation
 import Testing
 
 @testable import chorus
@@ -123,6 +125,96 @@ struct ServeOptionsParsingTests {
         #expect(webhooks.retryDelay == .milliseconds(250) && webhooks.maximumRetryDelay == .seconds(60))
         #expect(webhooks.timeout == .seconds(3))
         #expect(try self.options([], ["CHORUS_ADMIN_TOKEN": ""]).server.adminToken == nil, "empty is none")
+    }
+
+    /// Push's files, as `readFile` reads them: a `.p8` key, a service account, a CA; any other path is missing.
+    private static let pushFiles: [String: [UInt8]] = [
+        "/keys/AuthKey.p8": Array(P256.Signing.PrivateKey().pemRepresentation.utf8),
+        "/keys/other.pem": Array("-----BEGIN PRIVATE KEY-----\nnope\n-----END PRIVATE KEY-----\n".utf8),
+        "/keys/service-account.json": Array(
+            #"{"project_id":"photos-1","client_email":"push@photos-1.iam.gserviceaccount.com","private_key":"k","token_uri":"https://oauth2.example/token"}"#
+                .utf8),
+        "/keys/ca.pem": Array("a CA".utf8),
+    ]
+
+    private func pushOptions(_ environment: [String: String], _ arguments: [String] = []) throws -> ServeOptions {
+        try ServeCommand.parse(arguments).options(environment: environment) { path in
+            guard let bytes = Self.pushFiles[path] else { throw CocoaError(.fileReadNoSuchFile) }
+            return bytes
+        }
+    }
+
+    private static let apns = [
+        "CHORUS_APNS_KEY_FILE": "/keys/AuthKey.p8", "CHORUS_APNS_KEY_ID": "ABC123DEFG",
+        "CHORUS_APNS_TEAM_ID": "DEF456GHIJ", "CHORUS_APNS_TOPIC": "com.example.photos",
+    ]
+
+    @Test(
+        "push comes from the environment: APNs from its key file and ids, FCM from its service account, each endpoint and the CA; a missing or wrong part is named"
+    )
+    func push() throws {
+        #expect(try options([]).server.push == nil, "no push without its variables")
+        let apnsOnly = try #require(try pushOptions(Self.apns).server.push)
+        let apns = try #require(apnsOnly.apns)
+        #expect(apns.keyID == "ABC123DEFG" && apns.teamID == "DEF456GHIJ" && apns.topic == "com.example.photos")
+        #expect(apns.productionURL == "https://api.push.apple.com")
+        #expect(apns.sandboxURL == "https://api.sandbox.push.apple.com")
+        #expect(apnsOnly.fcm == nil && apnsOnly.caFile == nil && apnsOnly.retryDelay == .seconds(1))
+        let both = try #require(
+            try pushOptions(
+                Self.apns.merging([
+                    "CHORUS_APNS_URL": "https://apns.internal:8443/",
+                    "CHORUS_APNS_SANDBOX_URL": "https://sandbox.internal",
+                    "CHORUS_FCM_SERVICE_ACCOUNT_FILE": "/keys/service-account.json",
+                    "CHORUS_FCM_URL": "https://fcm.internal", "CHORUS_PUSH_CA_FILE": "/keys/ca.pem",
+                    "CHORUS_PUSH_RETRY_DELAY_MS": "200", "CHORUS_PUSH_MAX_RETRY_DELAY_MS": "5000",
+                ]) { $1 }
+            ).server.push)
+        #expect(
+            both.apns?.productionURL == "https://apns.internal:8443"
+                && both.apns?.sandboxURL == "https://sandbox.internal")
+        #expect(both.fcm?.account.projectID == "photos-1" && both.fcm?.url == "https://fcm.internal")
+        #expect(both.caFile == "/keys/ca.pem")
+        #expect(both.retryDelay == .milliseconds(200) && both.maximumRetryDelay == .seconds(5))
+
+        let refusals: [([String: String], [String], String)] = [
+            (
+                ["CHORUS_APNS_KEY_FILE": "/keys/AuthKey.p8"], [],
+                "needs CHORUS_APNS_KEY_ID, CHORUS_APNS_TEAM_ID, CHORUS_APNS_TOPIC"
+            ),
+            (
+                Self.apns.merging(["CHORUS_APNS_KEY_FILE": "/keys/missing.p8"]) { $1 }, [],
+                "CHORUS_APNS_KEY_FILE: cannot read /keys/missing.p8"
+            ),
+            (Self.apns.merging(["CHORUS_APNS_KEY_FILE": "/keys/other.pem"]) { $1 }, [], "is not an APNs signing key"),
+            (
+                Self.apns.merging(["CHORUS_APNS_URL": "http://apns.internal"]) { $1 }, [],
+                "CHORUS_APNS_URL must be an https URL"
+            ),
+            (
+                ["CHORUS_FCM_SERVICE_ACCOUNT_FILE": "/keys/ca.pem"], [],
+                "CHORUS_FCM_SERVICE_ACCOUNT_FILE: /keys/ca.pem: the service account file is not a JSON object"
+            ),
+            (["CHORUS_APNS_URL": "https://apns.internal"], [], "CHORUS_APNS_URL is set, but neither"),
+            (
+                Self.apns.merging(["CHORUS_PUSH_CA_FILE": "/keys/none.pem"]) { $1 }, [],
+                "CHORUS_PUSH_CA_FILE: cannot read"
+            ),
+            (
+                Self.apns.merging(["CHORUS_PUSH_RETRY_DELAY_MS": "soon"]) { $1 }, [],
+                "CHORUS_PUSH_RETRY_DELAY_MS must be a positive number"
+            ),
+            (Self.apns, ["--read-only"], "cannot go with --read-only"),
+            (Self.apns, ["--cluster", "postgresql://u@db/log"], "cannot go with --cluster yet"),
+        ]
+        for (environment, arguments, message) in refusals {
+            do {
+                _ = try pushOptions(environment, arguments)
+                Issue.record("\(environment) \(arguments) was taken")
+            } catch let error as ValidationError {
+                #expect(error.message.contains(message), "\(environment): \(error.message)")
+            }
+        }
     }
 
     @Test("a value a setting cannot take is refused, naming the flag or the variable and what was wrong")

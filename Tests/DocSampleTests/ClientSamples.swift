@@ -20,6 +20,29 @@ enum ClientSamples {
     }
 }
 
+/// docs/PUSH.md, the app's side.
+enum PushSamples {
+    static func register(chorus: ChorusClient, deviceToken: Data) async throws {
+        // sample
+        try await chorus.registerDevice(token: deviceToken, service: .apns(sandbox: true))
+        // end of sample
+    }
+
+    static func settings(chorus: ChorusClient) async throws {
+        // sample
+        let settings = try await chorus.pushSettings()
+        print(settings.likes, settings.messages)
+        try await chorus.changePushSettings(likes: .followed, reposts: .off)
+        // end of sample
+    }
+
+    static func logOut(chorus: ChorusClient, device: Device) async throws {
+        // sample
+        try await chorus.logOut(forgettingDevice: device.id)
+        // end of sample
+    }
+}
+
 /// The samples of the SDK's DocC catalog (Sources/ChorusClient/ChorusClient.docc).
 enum ClientCatalogSamples {
     /// ChorusClient.md, the overview.

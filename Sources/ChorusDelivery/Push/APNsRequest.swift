@@ -52,24 +52,10 @@ package struct APNsRequest: Sendable {
 }
 
 /// What an answer of APNs asks of the sender, from its status and its `{"reason", "timestamp"}` body.
-package enum APNsOutcome: Equatable, Sendable {
-    /// 200: never sent again.
-    case delivered
-    /// The token is dead (410 `Unregistered` with a timestamp after the device registered, 400 `BadDeviceToken` or
-    /// `DeviceTokenNotForTopic`): the device is forgotten and its pushes dropped.
-    case forgetDevice(reason: String)
-    /// 403 `ExpiredProviderToken`: sent again with a renewed provider token.
-    case renewProviderToken
-    /// 429, 5xx, or the configuration refused (403 `InvalidProviderToken`, a topic not allowed): tried again after
-    /// `after` (from `Retry-After`) or the sender's backoff, until the push expires.
-    case retry(after: Duration?, reason: String)
-    /// A push APNs will never take as it is (payload too large, a bad header), or a 410 about the token from before the
-    /// device registered it again: dropped, and counted.
-    case drop(reason: String)
-
-    /// The outcome of an answer with `status`, `body` and `retryAfter` (the header's value) to a push for a device
+extension PushOutcome {
+    /// The outcome of an APNs answer with `status`, `body` and `retryAfter` (the header's value) to a push for a device
     /// registered at `registeredAt`.
-    package init(status: Int, body: [UInt8], retryAfter: String?, deviceRegisteredAt: Date) {
+    package init(apnsStatus status: Int, body: [UInt8], retryAfter: String?, deviceRegisteredAt: Date) {
         let answer = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
         let reason = answer?["reason"] as? String ?? "HTTP \(status)"
         switch (status, reason) {
@@ -86,16 +72,11 @@ package enum APNsOutcome: Equatable, Sendable {
                 self = .forgetDevice(reason: reason)
             }
         case (400, "BadDeviceToken"), (400, "DeviceTokenNotForTopic"): self = .forgetDevice(reason: reason)
-        case (403, "ExpiredProviderToken"): self = .renewProviderToken
+        case (403, "ExpiredProviderToken"): self = .renewCredentials
         case (403, _), (429, _), (500...599, _): self = .retry(after: Self.seconds(retryAfter), reason: reason)
         case (400, "TopicDisallowed"), (400, "BadTopic"), (400, "MissingTopic"):
             self = .retry(after: nil, reason: reason)
         default: self = .drop(reason: reason)
         }
-    }
-
-    /// `Retry-After` in seconds (APNs sends no dates).
-    private static func seconds(_ retryAfter: String?) -> Duration? {
-        retryAfter.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }.map { .seconds(max(0, $0)) }
     }
 }

@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
 import NIOCore
 import NIOSSL
@@ -20,6 +21,11 @@ package struct APNsConfiguration: Sendable {
     package init(key: String, keyID: String, teamID: String, topic: String) {
         (self.key, self.keyID, self.teamID, self.topic) = (key, keyID, teamID, topic)
     }
+
+    /// Whether `pem` is a key APNs' provider tokens can be signed with: a P-256 private key, as in the `.p8` file.
+    package static func isSigningKey(_ pem: String) -> Bool {
+        (try? P256.Signing.PrivateKey(pemRepresentation: pem)) != nil
+    }
 }
 
 /// Sends pushes to APNs: HTTP/2 through AsyncHTTPClient (which takes HTTP/2 by ALPN, many streams over one
@@ -38,20 +44,14 @@ package final class APNsSender: Sendable {
 
     /// Sends `push` and says what its answer asks. An expired provider token is renewed and the push sent once more; a
     /// connection refused, a timeout or a reset is a retry.
-    package func send(_ push: Push) async -> APNsOutcome {
-        do {
-            let bearer = try await providerToken.token(at: Date())
-            let outcome = try await attempt(push, bearer: bearer)
-            guard outcome == .renewProviderToken else { return outcome }
-            let renewed = try await providerToken.token(replacing: bearer, at: Date())
-            let again = try await attempt(push, bearer: renewed)
-            return again == .renewProviderToken ? .retry(after: nil, reason: "ExpiredProviderToken") : again
-        } catch {
-            return .retry(after: nil, reason: "\(error)")
-        }
+    package func send(_ push: Push) async -> PushOutcome {
+        await PushOutcome.attempting(
+            with: { try await providerToken.token(at: Date()) },
+            renewed: { try await providerToken.token(replacing: $0, at: Date()) }, refusal: "ExpiredProviderToken",
+            attempt: { try await attempt(push, bearer: $0) })
     }
 
-    private func attempt(_ push: Push, bearer: String) async throws -> APNsOutcome {
+    private func attempt(_ push: Push, bearer: String) async throws -> PushOutcome {
         let request = APNsRequest(
             deviceToken: push.token, topic: configuration.topic,
             pushType: push.payload.kind == .badge ? .background : .alert, id: UUID(uuidString: push.id) ?? UUID(),
@@ -62,8 +62,8 @@ package final class APNsSender: Sendable {
             request.httpRequest(base: base, bearer: bearer),
             timeout: .milliseconds(WebhookConfiguration.milliseconds(configuration.timeout)))
         let body = try await response.body.collect(upTo: 64 * 1024)
-        return APNsOutcome(
-            status: Int(response.status.code), body: Array(body.readableBytesView),
+        return PushOutcome(
+            apnsStatus: Int(response.status.code), body: Array(body.readableBytesView),
             retryAfter: response.headers.first(name: "retry-after"),
             deviceRegisteredAt: Date(timeIntervalSince1970: Double(push.registeredAt) / 1000))
     }

@@ -1,5 +1,6 @@
 import ChorusDomain
 import ChorusLog
+import Crypto
 import Foundation
 
 /// One push to one device, as the push outbox keeps it until APNs or FCM took it (or refused it for good).
@@ -20,6 +21,21 @@ package struct Push: PersonalOutboxItem {
 
     /// How long a push is worth delivering, from what it tells.
     package static let lifetime: Int64 = 24 * 3600 * 1000
+
+    /// The id of the push that the event at `position` makes for `device` (at most one): the same whichever node or
+    /// outbox makes it, and however often, so that APNs and the app see one push.
+    package static func id(position: LogPosition, device: DeviceID) -> String {
+        var bytes = Array(SHA256.hash(data: Array("\(position.rawValue)/\(device.rawValue)".utf8)).prefix(16))
+        // An RFC 9562 UUID of version 8 (made by the application).
+        bytes[6] = bytes[6] & 0x0F | 0x80
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        return UUID(
+            uuid: (
+                bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7], bytes[8], bytes[9],
+                bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]
+            )
+        ).uuidString
+    }
 
     package init(
         id: String = UUID().uuidString, user: UserID, device: DeviceID, platform: PushPlatform,

@@ -88,7 +88,8 @@ package struct PushEvents: Sendable {
     {
         try view.allDevices(of: user).map { device in
             Push(
-                user: user, device: device.id, platform: device.platform, environment: device.environment,
+                id: Push.id(position: recorded.position, device: device.id), user: user, device: device.id,
+                platform: device.platform, environment: device.environment,
                 token: device.token, registeredAt: device.lastSeenAt.millisecondsSince1970,
                 expiresAt: recorded.recordedAt.millisecondsSince1970 + Push.lifetime,
                 payload: payload)

@@ -82,6 +82,9 @@ public enum Command: Sendable, Hashable {
         user: UserID, platform: PushPlatform, token: String, environment: PushEnvironment? = nil, locale: String? = nil)
     /// Forgets one of the user's devices (``DomainError/Code/notFound`` for another's, or none).
     case forgetDevice(user: UserID, device: DeviceID)
+    /// Forgets a device whose token APNs or FCM refused for good; nothing when it is gone already (its user forgot it,
+    /// or its token moved to another account).
+    case forgetRefusedDevice(user: UserID, device: DeviceID)
     /// Sets what the user gets pushes about, kind by kind; kinds left out stay as they are.
     case changePushSettings(user: UserID, changes: [PushKind: PushLevel])
     /// The server records that nothing readable of a deleted account's personal data is left in its files. Repeats
@@ -147,7 +150,9 @@ extension Command {
         case .registerDevice(let user, let platform, let token, let environment, let locale):
             try RegisterDevice.prepare(
                 user: user, platform: platform, token: token, environment: environment, locale: locale)
-        case .forgetDevice(let user, let device): ForgetDevice.prepare(user: user, device: device)
+        case .forgetDevice(let user, let device): ForgetDevice.prepare(user: user, device: device, reason: .byUser)
+        case .forgetRefusedDevice(let user, let device):
+            ForgetDevice.prepare(user: user, device: device, reason: .refusedByProvider)
         case .changePushSettings(let user, let changes): ChangePushSettings.prepare(user: user, changes: changes)
         }
     }

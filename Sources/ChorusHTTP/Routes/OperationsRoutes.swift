@@ -10,8 +10,8 @@ import Hummingbird
 struct OperationsRoutes {
     let endpoints: Endpoints
     let adminToken: String?
-    /// Nil when no webhooks are configured.
-    let webhooks: WebhookOutbox?
+    /// The outboxes of webhooks and pushes, those configured.
+    let deliveries: Deliveries
 
     /// `GET /v1/admin/webhooks`.
     struct WebhookStatus: JSONWritable {
@@ -25,6 +25,27 @@ struct OperationsRoutes {
                 $0.field("pending", status.pending)
                 $0.field("failing", status.failing)
                 $0.field("abandoned", status.abandoned)
+                $0.field("lastError", status.lastError)
+            }
+        }
+    }
+
+    /// `GET /v1/admin/push`.
+    struct PushStatus: JSONWritable {
+        let apns: Bool
+        let fcm: Bool
+        let devices: Int
+        let status: PushOutbox.Status
+
+        func write(to json: inout JSONWriter) {
+            json.object {
+                $0.field("apns", apns)
+                $0.field("fcm", fcm)
+                $0.field("devices", devices)
+                $0.field("delivered", status.delivered)
+                $0.field("pending", status.pending)
+                $0.field("failing", status.failing)
+                $0.field("removedTokens", status.removed)
                 $0.field("lastError", status.lastError)
             }
         }
@@ -178,11 +199,18 @@ struct OperationsRoutes {
         }
         ReportRoutes(endpoints: endpoints).addAdmin(to: admin)
         AccountRoutes(endpoints: endpoints).addAdmin(to: admin)
-        admin.get("webhooks") { [webhooks] _, _ in
-            let status = try webhooks?.status() ?? .none
+        admin.get("webhooks") { [deliveries] _, _ in
+            let status = try deliveries.webhooks?.status() ?? .none
             return Endpoints.json(
-                .ok, JSONWriter.encode(WebhookStatus(enabled: webhooks != nil, status: status)),
+                .ok, JSONWriter.encode(WebhookStatus(enabled: deliveries.webhooks != nil, status: status)),
                 position: backend.projections.position)
+        }
+        admin.get("push") { [deliveries] _, _ in
+            let devices = try backend.readModels.snapshot { try $0.deviceCount() }
+            let status = PushStatus(
+                apns: deliveries.push?.apns != nil, fcm: deliveries.push?.fcm != nil, devices: devices.answer,
+                status: try deliveries.pushes?.status() ?? .none)
+            return Endpoints.json(.ok, JSONWriter.encode(status), position: devices.position)
         }
         admin.post("projections/rebuild") { _, _ in
             backend.readModels.requestRebuild()

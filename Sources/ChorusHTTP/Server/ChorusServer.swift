@@ -41,6 +41,8 @@ public struct ServerConfiguration: Sendable {
     public var liveBacklog = 4_096
     /// Where signed webhooks go; nil sends none (and keeps no outbox).
     public var webhooks: WebhookConfiguration?
+    /// Where pushes to phones go (APNs, FCM); nil sends none (and keeps no outbox).
+    package var push: PushConfiguration?
     /// Bytes of rendered pages of posts kept to answer again while nothing they show changes; 0 keeps none.
     public var keptPageBytes = 64 << 20
 
@@ -62,17 +64,23 @@ public enum ChorusServer {
         backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger
     ) throws -> HTTPApplication {
         let webhooks = try Webhooks(backend: backend, configuration: configuration, logger: logger)
-        // Erasures reach the outbox, also one left from when webhooks were configured.
-        let outbox = try webhooks?.outbox ?? Webhooks.dormantOutbox(backend: backend, configuration: configuration)
+        let pushes = try Pushes(backend: backend, configuration: configuration, logger: logger)
+        // Erasures reach the outboxes, also those left from when webhooks or pushes were configured.
+        let outboxes: [any PersonalDataHolder] = [
+            try webhooks?.outbox ?? Webhooks.dormantOutbox(backend: backend, configuration: configuration),
+            try pushes?.outbox ?? Pushes.dormantOutbox(backend: backend, configuration: configuration),
+        ].compactMap { $0 }
         return Application(
-            router: makeRouter(backend: backend, configuration: configuration, webhooks: webhooks?.outbox),
+            router: makeRouter(
+                backend: backend, configuration: configuration,
+                deliveries: Deliveries(webhooks: webhooks?.outbox, pushes: pushes?.outbox, push: configuration.push)),
             server: serverBuilder(configuration),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),
             // A service group stops its services in reverse order: the HTTP server (which Hummingbird adds last)
-            // drains its requests first, then the webhooks stop, then the backend's services, last to first.
-            services: backend.services(holdingPersonalData: outbox.map { [$0] } ?? [])
-                + (webhooks.map { [$0.service] } ?? []),
+            // drains its requests first, then pushes and webhooks stop, then the backend's services, last to first.
+            services: backend.services(holdingPersonalData: outboxes) + (webhooks.map { [$0.service] } ?? [])
+                + (pushes.map { [$0.service] } ?? []),
             logger: logger)
     }
 
@@ -82,14 +90,14 @@ public enum ChorusServer {
             idleTimeout: configuration.idleTimeout, requestTimeout: configuration.requestTimeout)
     }
 
-    /// The routes alone, for an application of one's own: webhooks are sent only by ``makeApplication``'s.
+    /// The routes alone, for an application of one's own: webhooks and pushes are sent only by ``makeApplication``'s.
     public static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration) -> Router<
         ChorusRequestContext
     > {
-        makeRouter(backend: backend, configuration: configuration, webhooks: nil)
+        makeRouter(backend: backend, configuration: configuration, deliveries: Deliveries())
     }
 
-    static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration, webhooks: WebhookOutbox?)
+    static func makeRouter(backend: ChorusBackend, configuration: ServerConfiguration, deliveries: Deliveries)
         -> Router<ChorusRequestContext>
     {
         let endpoints = Endpoints(
@@ -108,7 +116,8 @@ public enum ChorusServer {
         router.add(middleware: ErrorMiddleware())
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
-        OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken, webhooks: webhooks).add(to: router)
+        OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken, deliveries: deliveries).add(
+            to: router)
         AuthRoutes(endpoints: endpoints).addOpen(to: router)
         MediaRoutes(endpoints: endpoints).addOpen(to: router)
 
@@ -134,32 +143,5 @@ public enum ChorusServer {
             slots: LiveStreamSlots(limit: configuration.liveStreamsPerUser, hub: hub)
         ).add(to: signedIn)
         return router
-    }
-}
-
-/// The outbox and its sender, when webhooks are configured (never for a read-only server, which appends nothing).
-struct Webhooks {
-    let outbox: WebhookOutbox
-    let service: WebhookService
-
-    init?(backend: ChorusBackend, configuration: ServerConfiguration, logger: Logger) throws {
-        guard let webhooks = configuration.webhooks, !configuration.readOnly else { return nil }
-        outbox = try WebhookOutbox(directory: backend.data.webhooks, startingAt: backend.log.head)
-        service = WebhookService(
-            backend: backend, outbox: outbox,
-            content: WebhookEvents(
-                renderer: ObjectRenderer(publicBaseURL: configuration.baseURL, mediaStore: backend.media),
-                tokens: backend.tokens,
-                keys: backend.keys),
-            configuration: webhooks, logger: logger)
-    }
-
-    /// The outbox an earlier run with webhooks configured left behind, when this one has none: nothing is sent from it
-    /// (until webhooks are configured again), but an erasure still takes a deleted account's webhooks out of it.
-    static func dormantOutbox(backend: ChorusBackend, configuration: ServerConfiguration) throws -> WebhookOutbox? {
-        guard configuration.webhooks == nil, !configuration.readOnly,
-            FileManager.default.fileExists(atPath: backend.data.webhooks)
-        else { return nil }
-        return try WebhookOutbox(directory: backend.data.webhooks, startingAt: backend.log.head, following: false)
     }
 }

@@ -11,7 +11,11 @@ import Logging
 extension ServeCommand {
     /// The options of these flags, else of `environment`, else the defaults; throws, naming the flag and its
     /// variable, for a value neither can take.
-    func options(environment: [String: String]) throws -> ServeOptions {
+    /// `readFile` reads the files the variables name (push's keys): the real files, or a test's.
+    func options(
+        environment: [String: String],
+        readFile: (String) throws -> [UInt8] = { Array(try Data(contentsOf: URL(fileURLWithPath: $0))) }
+    ) throws -> ServeOptions {
         var options = ServeOptions()
         options.data = data.directory(environment: environment)
         try applyAddress(to: &options.server, environment: environment)
@@ -31,6 +35,13 @@ extension ServeCommand {
                 "--cluster cannot go with --read-only or --demo-events (fill a cluster with `chorus cluster init`)")
         }
         options.server.webhooks = try Self.webhooks(environment)
+        options.server.push = try Self.push(environment, readFile: readFile)
+        if options.server.push != nil, readOnly || options.cluster != nil {
+            // In a cluster each node would send every push: one sender per cluster needs a lease the nodes share.
+            throw ValidationError(
+                "push (CHORUS_APNS_KEY_FILE, CHORUS_FCM_SERVICE_ACCOUNT_FILE) cannot go with "
+                    + (readOnly ? "--read-only" : "--cluster yet: run push from a single node"))
+        }
         return options
     }
 

@@ -23,6 +23,13 @@ struct ServeCommand: AsyncParsableCommand {
             restarts. CHORUS_WEBHOOK_TIMEOUT_MS (default 10000) bounds each attempt. The outbox starts with what \
             happens after webhooks are first configured. GET /v1/admin/webhooks shows how delivery goes.
 
+            Push: with CHORUS_APNS_KEY_FILE (the .p8 key), CHORUS_APNS_KEY_ID, CHORUS_APNS_TEAM_ID and \
+            CHORUS_APNS_TOPIC (the app's bundle id), every notification and message is pushed to the recipient's \
+            iPhones through APNs; with CHORUS_FCM_SERVICE_ACCOUNT_FILE, to their Android phones through FCM. \
+            CHORUS_APNS_URL, CHORUS_APNS_SANDBOX_URL and CHORUS_FCM_URL change the endpoints, CHORUS_PUSH_CA_FILE adds \
+            a trusted CA, CHORUS_PUSH_RETRY_DELAY_MS (default 1000) and CHORUS_PUSH_MAX_RETRY_DELAY_MS (default \
+            600000) the backoff. GET /v1/admin/push shows how delivery goes.
+
             Cluster: with --cluster (or CHORUS_CLUSTER_URL) the server is one node of a cluster whose log is kept \
             in PostgreSQL; the data directory holds the node's replica of it and its own read models. The first \
             node makes the schema; `chorus cluster init --from DIR` moves a single node's log in first.

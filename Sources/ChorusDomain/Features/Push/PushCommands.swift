@@ -66,23 +66,26 @@ struct RegisterDevice: Decision {
     }
 }
 
-/// A user forgets one of their devices: it gets no more pushes.
+/// A user forgets one of their devices (`byUser`: it must be theirs), or the push sender one whose token APNs or FCM
+/// refused for good (`refusedByProvider`: nothing when it is gone already). It gets no more pushes.
 struct ForgetDevice: Decision {
     let user: UserID
     let device: DeviceID
+    let reason: DeviceForgetting
 
-    static func prepare(user: UserID, device: DeviceID) -> PreparedCommand {
+    static func prepare(user: UserID, device: DeviceID, reason: DeviceForgetting) -> PreparedCommand {
         PreparedCommand(
-            caller: user.rawValue, tag: 41, fields: { $0.write(device) },
-            decision: ForgetDevice(user: user, device: device))
+            caller: user.rawValue, tag: reason == .byUser ? 41 : 43, fields: { $0.write(device) },
+            decision: ForgetDevice(user: user, device: device, reason: reason))
     }
 
     func decide(in context: DecisionContext) throws -> CommandResult {
         guard let tokenKey = try context.state.tokenKey(of: device, of: user, in: context.transaction) else {
+            guard reason == .byUser else { return context.unchanged }
             throw DomainError(.notFound, "no device \(device) of this account")
         }
         return try context.record(
-            .deviceForgotten(DeviceForgotten(user: user, device: device, tokenKey: tokenKey, reason: .byUser)))
+            .deviceForgotten(DeviceForgotten(user: user, device: device, tokenKey: tokenKey, reason: reason)))
     }
 }
 

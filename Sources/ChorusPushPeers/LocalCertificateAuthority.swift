@@ -3,14 +3,14 @@ import Foundation
 import NIOSSL
 import X509
 
-/// A certificate authority made for one test, and a certificate it issued for `localhost`: what a local APNs or FCM
-/// peer serves, and what `CHORUS_PUSH_CA_FILE` makes the sender trust.
-struct TestCertificateAuthority {
+/// A certificate authority made for one test or benchmark, valid for an hour, and a certificate it issued for
+/// `localhost`: what a local APNs or FCM peer serves, and what `CHORUS_PUSH_CA_FILE` makes the sender trust.
+package struct LocalCertificateAuthority: Sendable {
     /// The authority's certificate, PEM, written to a file for the sender.
-    let caPEM: String
-    let serverTLS: TLSConfiguration
+    package let caPEM: String
+    package let serverTLS: TLSConfiguration
 
-    init() throws {
+    package init() throws {
         let now = Date()
         let caKey = P256.Signing.PrivateKey()
         let caName = try DistinguishedName { CommonName("Chorus test CA") }

@@ -1,32 +1,31 @@
 import Crypto
 import Foundation
 import Hummingbird
-import HummingbirdHTTP2
 import Synchronization
 
-/// An APNs-compatible server on loopback: HTTP/2 over TLS with a certificate of a ``TestCertificateAuthority``, taking
+/// An APNs-compatible server on loopback: HTTP/2 over TLS with a certificate of a ``LocalCertificateAuthority``, taking
 /// `POST /3/device/{token}` (and `/sandbox/3/device/{token}`, the sandbox host) as Apple's does. It checks the provider
 /// token's signature with the team key's public half (403 `InvalidProviderToken` otherwise), keeps every request, and
-/// answers by the device token: `gone` 410 `Unregistered` stamped `goneAt`, `bad` 400 `BadDeviceToken`, `busy` 429
+/// answers by the device token: `gone` 410 `Unregistered` stamped with the time of the request, `bad` 400 `BadDeviceToken`, `busy` 429
 /// with `Retry-After: 7`, `broken` 500, `slow` after 3 s, `expired` 403 `ExpiredProviderToken` to its first request;
 /// any other 200.
-final class LocalAPNs: Sendable {
+package final class LocalAPNs: Sendable {
     /// One request as the peer took it.
-    struct Received: Sendable {
-        let sandbox: Bool
-        let token: String
-        let headers: [String: String]
-        let body: [UInt8]
+    package struct Received: Sendable {
+        package let sandbox: Bool
+        package let token: String
+        package let headers: [String: String]
+        package let body: [UInt8]
         /// The provider token's claims, its signature checked.
-        let claims: [String: String]
-        let keyID: String?
+        package let claims: [String: String]
+        package let keyID: String?
 
-        var payload: [String: Any] { (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:] }
+        package var payload: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+        }
     }
 
-    let port: Int
-    /// When `gone`'s token stopped being valid, as its 410 says.
-    let goneAt = Date()
+    package let port: Int
     private let key: P256.Signing.PublicKey
     private let requests = Mutex<[Received]>([])
 
@@ -35,14 +34,13 @@ final class LocalAPNs: Sendable {
         self.key = key
     }
 
-    var received: [Received] { requests.withLock { $0 } }
+    package var received: [Received] { requests.withLock { $0 } }
 
-    /// Runs `body` with a peer listening, and stops it after.
-    static func run(
-        _ authority: TestCertificateAuthority, checkingWith key: P256.Signing.PublicKey,
+    /// Runs `body` with a peer listening (on `port`, or one the system picks), and stops it after.
+    package static func run(
+        _ authority: LocalCertificateAuthority, checkingWith key: P256.Signing.PublicKey, port: Int = 0,
         _ body: (LocalAPNs) async throws -> Void
     ) async throws {
-        let (ports, listening) = AsyncStream.makeStream(of: Int.self)
         let peer = Mutex<LocalAPNs?>(nil)
         let router = Router()
         router.get("/health") { _, _ in "ok" }
@@ -52,25 +50,10 @@ final class LocalAPNs: Sendable {
                 return try await answering.answer(request, context, sandbox: prefix.hasPrefix("/sandbox"))
             }
         }
-        let app = Application(
-            router: router, server: try .http2Upgrade(tlsConfiguration: authority.serverTLS),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            onServerRunning: { channel in
-                listening.yield(channel.localAddress?.port ?? 0)
-            })
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await app.runService(gracefulShutdownSignals: []) }
-            var iterator = ports.makeAsyncIterator()
-            guard let port = await iterator.next() else { throw CancellationError() }
+        try await runLocalPeer(router, authority: authority, port: port) { port in
             let running = LocalAPNs(port: port, key: key)
             peer.withLock { $0 = running }
-            do {
-                try await body(running)
-            } catch {
-                group.cancelAll()
-                throw error
-            }
-            group.cancelAll()
+            try await body(running)
         }
     }
 
@@ -91,7 +74,7 @@ final class LocalAPNs: Sendable {
         }
         switch token {
         case "gone":
-            return Self.refusal(410, "Unregistered", timestamp: Int64(goneAt.timeIntervalSince1970 * 1000))
+            return Self.refusal(410, "Unregistered", timestamp: Int64(Date().timeIntervalSince1970 * 1000))
         case "bad": return Self.refusal(400, "BadDeviceToken")
         case "busy":
             var response = Self.refusal(429, "TooManyRequests")
@@ -111,26 +94,16 @@ final class LocalAPNs: Sendable {
 
     /// The JWT's `kid` and claims, when its ES256 signature checks with the team key.
     private func verified(_ jwt: String) -> (String?, [String: String])? {
-        let parts = jwt.split(separator: ".").map(String.init)
-        guard parts.count == 3, let signed = base64URLData(parts[2]),
-            let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signed),
-            key.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)),
-            let header = base64URLData(parts[0]).flatMap({
-                try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
-            }),
-            let claims = base64URLData(parts[1]).flatMap({
-                try? JSONSerialization.jsonObject(with: $0) as? [String: Any]
-            })
-        else { return nil }
-        return (header["kid"] as? String, claims.mapValues { "\($0)" })
+        let verified = verifiedJWT(jwt) { signature, signed in
+            guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+            return key.isValidSignature(signature, for: signed)
+        }
+        return verified.map { ($0.header["kid"] as? String, $0.claims.mapValues { "\($0)" }) }
     }
 
     private static func refusal(_ status: Int, _ reason: String, timestamp: Int64? = nil) -> Response {
         var json = "{\"reason\":\"\(reason)\""
         if let timestamp { json += ",\"timestamp\":\(timestamp)" }
-        json += "}"
-        return Response(
-            status: .init(code: status), headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(string: json)))
+        return jsonResponse(status, json + "}")
     }
 }
