@@ -1,36 +1,67 @@
 import ChorusClient
+import ChorusPushPeers
 import ChorusTestSupport
 import Foundation
 import Synchronization
+import Testing
 
 /// `chorus serve` for the five apps' end-to-end tests, which talk to it only through the SDK: started on a data
 /// directory, and killed (SIGKILL) and started again on the same port mid-test, so that every open live stream drops
-/// and must resume by itself.
+/// and must resume by itself. It sends pushes to a local APNs, where the tests see what each phone got.
 final class AppServer: Sendable {
     let data: String
     let url: URL
+    /// Where the server's pushes arrive.
+    let apns: LocalAPNs
+    private let environment: [String: String]
     private let current: Mutex<ServerProcess>
 
-    private init(data: String, server: ServerProcess) {
+    private init(data: String, server: ServerProcess, apns: LocalAPNs, environment: [String: String]) {
         self.data = data
         url = URL(string: server.base)!
         current = Mutex(server)
+        self.apns = apns
+        self.environment = environment
     }
 
     /// Runs `body` against a server on a fresh data directory, stopped at the end.
     static func run(_ body: (AppServer) async throws -> Void) async throws {
         try await withTemporaryDirectory { directory in
-            let data = directory + "/data"
-            let server = try await ServerProcess(data: data)
-            let app = AppServer(data: data, server: server)
-            do {
-                try await body(app)
-            } catch {
+            try await PushDeliveryTests.withPeers(root: directory) { peers in
+                let data = directory + "/data"
+                let server = try await ServerProcess(data: data, environment: peers.environment)
+                let app = AppServer(data: data, server: server, apns: peers.apns, environment: peers.environment)
+                do {
+                    try await body(app)
+                } catch {
+                    _ = await app.current.withLock { $0 }.stop()
+                    throw error
+                }
                 _ = await app.current.withLock { $0 }.stop()
-                throw error
             }
-            _ = await app.current.withLock { $0 }.stop()
         }
+    }
+
+    /// Registers a new phone of `client`'s user, as the app does with the token iOS gives it; answers the token, hex.
+    func registerPhone(of client: ChorusClient) async throws -> String {
+        let token = Data((0..<32).map { _ in UInt8.random(in: 0...255) })
+        try await client.registerDevice(token: token, service: .apns(sandbox: true))
+        return token.map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// The alerts' texts of the pushes the phone with `token` got so far, in order.
+    func alerts(on token: String) -> [String] {
+        apns.received.filter { $0.token == token }.compactMap {
+            (($0.payload["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String
+        }
+    }
+
+    /// Waits until the phone with `token` has got `expected` alerts, and no others.
+    func waitForAlerts(_ expected: [String], on token: String) async throws {
+        try await eventually("the alerts \(expected) on the phone, not \(alerts(on: token))") {
+            alerts(on: token).count >= expected.count
+        }
+        #expect(alerts(on: token) == expected)
     }
 
     /// A new client of this server, signed out.
@@ -60,7 +91,7 @@ final class AppServer: Sendable {
         old.kill()
         _ = await old.exited()
         let port = old.port
-        let restarted = try await ServerProcess(data: data, port: port)
+        let restarted = try await ServerProcess(data: data, port: port, environment: environment)
         current.withLock { $0 = restarted }
     }
 }

@@ -8,7 +8,9 @@ import Testing
 /// event twice and none missed.
 @Suite("The five apps, through the SDK", .serialized)
 struct FiveAppsTests {
-    @Test("Flash Chat: sign up, one room for everyone, chat in order, live across a server crash, log out")
+    @Test(
+        "Flash Chat: sign up, one room for everyone, chat in order, live across a server crash, a direct message pushed, log out forgetting the phone"
+    )
     func flashChat() async throws {
         try await AppServer.run { server in
             let (ana, _) = try await server.user("Ana")
@@ -49,13 +51,20 @@ struct FiveAppsTests {
             #expect(history.map(\.text) == texts + ["See you"])
             #expect(history.allSatisfy { $0.roomId == room.id })
 
-            try await bo.logOut()
+            // Room chat is not pushed; a direct message is, to Bo's phone, until he logs out forgetting it.
+            let phone = try await server.registerPhone(of: bo)
+            let device = try #require(try await bo.devices().first(1).first)
+            try await ana.send("Are you there?", to: (try await bo.me()).id)
+            try await server.waitForAlerts(["Ana: Are you there?"], on: phone)
+            try await bo.logOut(forgettingDevice: device.id)
             await #expect(throws: ChorusError.self) { try await bo.me() }
             live.stop()
         }
     }
 
-    @Test("Twitter clone: tweets, retweets, tabs, likes, every user listed, and chat, live across a server crash")
+    @Test(
+        "Twitter clone: tweets, retweets, tabs, likes, every user listed, and chat, live across a server crash, pushed to the author's phone"
+    )
     func twitterClone() async throws {
         try await AppServer.run { server in
             let (ana, anaProfile) = try await server.user("Ana")
@@ -65,6 +74,7 @@ struct FiveAppsTests {
             let everyone = try await ana.searchUsers().first(10)
             #expect(Set(everyone.map(\.id)) == [boProfile.id, cyProfile.id])
 
+            let phone = try await server.registerPhone(of: ana)
             try await cy.follow(anaProfile.id)
             let feed = LiveCollector(try await cy.live([.feed]))
             let tweet = try await ana.post(text: "First tweet")
@@ -100,12 +110,15 @@ struct FiveAppsTests {
             try await cy.send("Great tweet", to: anaProfile.id)
             let conversation = try #require(try await ana.conversations().first(1).first)
             #expect(conversation.lastMessage.text == "Great tweet" && conversation.unread == 1)
+            // Each of those reached Ana's phone once, in order, the crash between them.
+            try await server.waitForAlerts(
+                ["Cy followed you", "Bo reposted your post", "Cy liked your post", "Cy: Great tweet"], on: phone)
             feed.stop()
         }
     }
 
     @Test(
-        "Instagram-like: upload, grid, Following feed, a profile edit seen in old posts and notifications, comments live, messages with unread counts"
+        "Instagram-like: upload, grid, Following feed, a profile edit seen in old posts and notifications, comments live, messages with unread counts, pushes with badges"
     )
     func instagramLike() async throws {
         try await AppServer.run { server in
@@ -140,6 +153,7 @@ struct FiveAppsTests {
             _ = try await ana.editPost(photo.id, media: zip(uploaded, described).map { PostImage(alt: $1, id: $0.id) })
             #expect(try await bo.post(photo.id).media.map(\.alt) == described)
 
+            let phone = try await server.registerPhone(of: ana)
             let comments = LiveCollector(try await ana.live([.post(photo.id), .conversations]))
             try await bo.comment(on: photo.id, "Beautiful")
             try await comments.waitFor(1)
@@ -148,6 +162,12 @@ struct FiveAppsTests {
             try await bo.send("Can I use it?", to: anaProfile.id)
             let events = try await comments.waitFor(3)
             #expect(events.map(\.name) == ["comment", "comment", "conversation"])
+            try await server.waitForAlerts(
+                ["Bo commented on your post", "Bo commented on your post", "Bo: Can I use it?"], on: phone)
+            let badges = server.apns.received.filter { $0.token == phone }.map {
+                ($0.payload["aps"] as? [String: Any])?["badge"] as? Int
+            }
+            #expect(badges == [2, 3, 4], "unread: the follow and the comments, then the conversation")
 
             // Bo renames himself and changes his picture: every old place shows the new profile.
             let picture = try await bo.uploadImage(pngBytes, contentType: .png)
@@ -167,11 +187,14 @@ struct FiveAppsTests {
         }
     }
 
-    @Test("User-feeds fan-out: a follow back-fills, an unfollow takes out, and the feed follows it live across a crash")
+    @Test(
+        "User-feeds fan-out: a follow back-fills, an unfollow takes out, and the feed follows it live across a crash; the follow pushed"
+    )
     func userFeedsFanOut() async throws {
         try await AppServer.run { server in
             let (ana, _) = try await server.user("Ana")
             let (bo, boProfile) = try await server.user("Bo")
+            let phone = try await server.registerPhone(of: bo)
             let older = try await bo.post(text: "before the follow")
             #expect(try await ana.followingFeed().first(10).isEmpty)
             let feed = LiveCollector(try await ana.live([.feed]))
@@ -189,11 +212,12 @@ struct FiveAppsTests {
             for case .postRemoved(let post) in events.map(\.event) { removed.insert(post) }
             #expect(removed == [older.id, newer.id, newest.id])
             #expect(try await ana.followingFeed().first(10).isEmpty, "taken out")
+            try await server.waitForAlerts(["Ana followed you"], on: phone)
             feed.stop()
         }
     }
 
-    @Test("Instagram v0.1: image posts, likes, comments and a profile image")
+    @Test("Instagram v0.1: image posts, likes, comments and a profile image; the like and the comment pushed")
     func instagramV01() async throws {
         try await AppServer.run { server in
             let (ana, anaProfile) = try await server.user("Ana")
@@ -205,6 +229,7 @@ struct FiveAppsTests {
             let image = try await ana.uploadImage(pngBytes, contentType: .png)
             let post = try await ana.post(caption: "first photo", image: image.id)
             #expect(post.image == image.url)
+            let phone = try await server.registerPhone(of: ana)
             let likes = LiveCollector(try await ana.live([.post(post.id), .notifications]))
             #expect(try await bo.like(post.id).likes == 1)
             try await likes.waitFor(2)
@@ -216,6 +241,7 @@ struct FiveAppsTests {
             let seen = try await bo.post(post.id)
             #expect(seen.likes == 1 && seen.comments == 1 && seen.hasLiked)
             #expect(seen.author.profileImage == profile.profileImage && seen.author.id == anaProfile.id)
+            try await server.waitForAlerts(["Bo liked your post", "Bo commented on your post"], on: phone)
             likes.stop()
         }
     }
