@@ -19,6 +19,8 @@ package final class LocalAPNs: Sendable {
         /// The provider token's claims, its signature checked.
         package let claims: [String: String]
         package let keyID: String?
+        /// When the request's body had all arrived.
+        package let arrivedAt: ContinuousClock.Instant
 
         package var payload: [String: Any] {
             (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
@@ -35,6 +37,8 @@ package final class LocalAPNs: Sendable {
     }
 
     package var received: [Received] { requests.withLock { $0 } }
+    /// How many requests it took, of any kind.
+    package var receivedCount: Int { requests.withLock { $0.count } }
 
     /// Runs `body` with a peer listening (on `port`, or one the system picks), and stops it after.
     package static func run(
@@ -69,7 +73,8 @@ package final class LocalAPNs: Sendable {
             let earlier = list.filter { $0.token == token }.count
             list.append(
                 Received(
-                    sandbox: sandbox, token: token, headers: headers, body: body, claims: claims, keyID: keyID))
+                    sandbox: sandbox, token: token, headers: headers, body: body, claims: claims, keyID: keyID,
+                    arrivedAt: .now))
             return earlier
         }
         switch token {

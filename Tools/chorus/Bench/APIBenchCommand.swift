@@ -203,14 +203,15 @@ final class BenchServer: @unchecked Sendable {
     private let process: ChildProcess
     var processIdentifier: Int32 { process.processIdentifier }
 
-    /// Starts `chorus serve` on `data` with `arguments` besides.
-    init(data: String, arguments: [String] = []) async throws {
+    /// Starts `chorus serve` on `data` with `arguments` and `environment` besides.
+    init(data: String, arguments: [String] = [], environment: [String: String] = [:]) async throws {
         let port = try LoopbackPort.free()
         base = "http://127.0.0.1:\(port)"
         process = try ChildProcess(
             Executables.current.path,
             ["serve", "--data", data, "--port", String(port)] + arguments,
-            environment: ["CHORUS_ADMIN_TOKEN": adminToken], output: .discarded, errors: .discarded)
+            environment: environment.merging(["CHORUS_ADMIN_TOKEN": adminToken]) { $1 }, output: .discarded,
+            errors: .discarded)
         for _ in 0..<600 {
             if (try? await request("GET", "/health").status) == 200 { return }
             try await Task.sleep(for: .milliseconds(100))

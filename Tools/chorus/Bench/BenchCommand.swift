@@ -7,7 +7,7 @@ struct BenchCommand: AsyncParsableCommand {
         subcommands: [
             LogBenchCommand.self, ProjectionsBenchCommand.self, APIBenchCommand.self, SoakBenchCommand.self,
             DeleteBenchCommand.self, ErasureBenchCommand.self, ClusterBenchCommand.self, FanOutBenchCommand.self,
-            PostgresBenchCommand.self, DayBenchCommand.self, MediaBenchCommand.self,
+            PostgresBenchCommand.self, DayBenchCommand.self, MediaBenchCommand.self, PushBenchCommand.self,
             RebuildWorkerCommand.self,
         ]
     )
