@@ -200,6 +200,7 @@ let package = Package(
                 "ChorusLog",
                 "ChorusDomain",
                 "ChorusProjections",
+                "ChorusCluster",
                 "ChorusBackend",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

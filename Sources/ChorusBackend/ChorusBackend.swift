@@ -39,6 +39,8 @@ public final class ChorusBackend: Sendable {
     private let embeddedLog: LMDBEventLog
     /// In a cluster, the log ``log`` is: it runs the replica's writer.
     private let clusterLog: ClusterEventLog?
+    /// In a cluster, its PostgreSQL.
+    public let cluster: ClusterDatabase?
 
     var embeddedLogIsReadOnly: Bool { embeddedLog.isReadOnly }
     private let logger: Logger
@@ -74,6 +76,7 @@ public final class ChorusBackend: Sendable {
         do {
             let keyStore = try data.openKeys()
             self.keyStore = keyStore
+            self.cluster = cluster
             if let cluster {
                 let keys = ClusterDataKeys(local: keyStore, database: cluster)
                 self.keys = keys

@@ -145,7 +145,7 @@ public final class ClusterDatabase: Sendable {
     /// ``connectionLost(_:)`` is called: PostgresNIO has no statement timeout of its own, and a statement on a
     /// connection that died without a word (PostgreSQL crashed under it) would otherwise hold the writer or the tail for
     /// good. The statement's task is cancelled and left behind; the caller goes on at once.
-    private func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         let client = self.client
         let logger = self.logger
         let limit = statementDeadline

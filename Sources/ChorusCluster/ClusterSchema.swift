@@ -13,6 +13,8 @@ import PostgresNIO
 /// - `chorus_keys`: each user's data key (an empty key once destroyed); `chorus_secrets`: the session secret.
 /// - `chorus_media`: each stored image's files (its variants and its facts), sealed as a node stores them on disk, by
 ///   image and file name, with the uploader whose erasure removes them.
+/// - `chorus_push_lease`: one row, the node that sends pushes and until when; `chorus_push_settled`: each device
+///   queue's last push settled, by its log position (``ClusterPushLease``).
 enum ClusterSchema {
     /// Bumped when a table or a function changes meaning; a node refuses a database of another version. (A function
     /// added is made by the next node that joins, whatever the version.)
@@ -62,6 +64,15 @@ enum ClusterSchema {
         """,
         """
         CREATE INDEX IF NOT EXISTS chorus_media_owner ON chorus_media (owner)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS chorus_push_lease (
+            id integer PRIMARY KEY CHECK (id = 1),
+            holder text NOT NULL,
+            expires_at timestamptz NOT NULL)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS chorus_push_settled (queue text PRIMARY KEY, position bigint NOT NULL)
         """,
         // One call per batch (postgres-nio does not pipeline). The head row first: a batch decided against an older
         // commit is answered with the current one, negated, and writes nothing; the node catches up and decides again.

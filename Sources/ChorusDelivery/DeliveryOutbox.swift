@@ -130,6 +130,26 @@ package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
         }
     }
 
+    /// The queue and the log position of the item stored under `key`.
+    package static func place(of key: [UInt8]) -> (queue: String, position: UInt64) {
+        let sequence = key.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return (String(decoding: key.dropLast(9), as: UTF8.self), sequence >> 8)
+    }
+
+    /// Takes out the pending items that `settled` says another sender settled: each queue's through its position.
+    package func drop(settledThrough settled: [String: UInt64]) throws {
+        guard !settled.isEmpty else { return }
+        try store.write { transaction in
+            var dropped: [[UInt8]] = []
+            try transaction.scan(pendingTable) { key, _ in
+                let place = Self.place(of: Array(key))
+                if let through = settled[place.queue], place.position <= through { dropped.append(Array(key)) }
+                return true
+            }
+            for key in dropped { try transaction.delete(key, in: pendingTable) }
+        }
+    }
+
     /// Every pending item, each queue's in log order: for the admin routes and tests.
     package func pending() throws -> [Pending] {
         try store.read { transaction in

@@ -205,7 +205,6 @@ struct ServeOptionsParsingTests {
                 "CHORUS_PUSH_RETRY_DELAY_MS must be a positive number"
             ),
             (Self.apns, ["--read-only"], "cannot go with --read-only"),
-            (Self.apns, ["--cluster", "postgresql://u@db/log"], "cannot go with --cluster yet"),
         ]
         for (environment, arguments, message) in refusals {
             do {

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import ChorusBackend
+import ChorusCluster
 import ChorusDomain
 import ChorusLog
 import ChorusProjections
@@ -22,6 +23,8 @@ package struct PushService: Service {
     let outbox: PushOutbox
     let events: PushEvents
     let configuration: PushConfiguration
+    /// Whether this node sends now (in a cluster, one node does).
+    package let turn: PushSendingTurn
     let logger: Logger
 
     package init(
@@ -30,6 +33,7 @@ package struct PushService: Service {
     ) {
         (self.backend, self.outbox, self.events) = (backend, outbox, events)
         (self.configuration, self.logger) = (configuration, logger)
+        turn = PushSendingTurn(lease: backend.cluster.map { ClusterPushLease(database: $0) }, logger: logger)
     }
 
     package func run() async throws {
@@ -46,6 +50,7 @@ package struct PushService: Service {
                     group.addTask { await deliver(with: senders) }
                 }
             }
+            await turn.release()
         } catch {
             try await client.shutdown()
             throw error
@@ -57,6 +62,10 @@ package struct PushService: Service {
     private func deliver(with senders: PushSenders) async {
         while !Task.isCancelled {
             do {
+                guard await turn.maySend(outbox) else {
+                    try await Task.sleep(for: .milliseconds(100))
+                    continue
+                }
                 let now = Self.now()
                 let due = try outbox.due(at: now, limit: configuration.concurrency)
                 if due.isEmpty {
@@ -108,6 +117,11 @@ package struct PushService: Service {
             settled.append((entry.key, entry.pending, outcome))
         }
         try outbox.settle(settled, at: now)
+        await turn.settled(
+            settled.compactMap {
+                if case .retry = $0.outcome { return nil }
+                return $0.key
+            })
         for push in refused {
             do {
                 _ = try await backend.execute(

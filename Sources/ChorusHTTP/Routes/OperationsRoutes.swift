@@ -34,6 +34,7 @@ struct OperationsRoutes {
     struct PushStatus: JSONWritable {
         let apns: Bool
         let fcm: Bool
+        let sending: Bool
         let devices: Int
         let status: PushOutbox.Status
 
@@ -41,6 +42,7 @@ struct OperationsRoutes {
             json.object {
                 $0.field("apns", apns)
                 $0.field("fcm", fcm)
+                $0.field("sending", sending)
                 $0.field("devices", devices)
                 $0.field("delivered", status.delivered)
                 $0.field("pending", status.pending)
@@ -208,7 +210,8 @@ struct OperationsRoutes {
         admin.get("push") { [deliveries] _, _ in
             let devices = try backend.readModels.snapshot { try $0.deviceCount() }
             let status = PushStatus(
-                apns: deliveries.push?.apns != nil, fcm: deliveries.push?.fcm != nil, devices: devices.answer,
+                apns: deliveries.push?.apns != nil, fcm: deliveries.push?.fcm != nil,
+                sending: deliveries.pushTurn?.isSending ?? false, devices: devices.answer,
                 status: try deliveries.pushes?.status() ?? .none)
             return Endpoints.json(.ok, JSONWriter.encode(status), position: devices.position)
         }

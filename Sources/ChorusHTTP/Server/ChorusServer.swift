@@ -73,7 +73,9 @@ public enum ChorusServer {
         return Application(
             router: makeRouter(
                 backend: backend, configuration: configuration,
-                deliveries: Deliveries(webhooks: webhooks?.outbox, pushes: pushes?.outbox, push: configuration.push)),
+                deliveries: Deliveries(
+                    webhooks: webhooks?.outbox, pushes: pushes?.outbox, push: configuration.push,
+                    pushTurn: pushes?.service.turn)),
             server: serverBuilder(configuration),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port), serverName: "Chorus"),

@@ -8,6 +8,8 @@ struct Deliveries {
     var webhooks: WebhookOutbox?
     var pushes: PushOutbox?
     var push: PushConfiguration?
+    /// Whether this node sends pushes now.
+    var pushTurn: PushSendingTurn?
 }
 
 /// The outbox and its sender, when webhooks are configured (never for a read-only server, which appends nothing).

@@ -16,25 +16,32 @@ final class ClusterFixture: Sendable {
     let writeTimeout: String
     /// More options for every node.
     let extraArguments: [String]
+    /// More variables for every node.
+    let environment: [String: String]
 
-    private init(postgres: LocalPostgresServer, directory: String, writeTimeout: String, extraArguments: [String]) {
+    private init(
+        postgres: LocalPostgresServer, directory: String, writeTimeout: String, extraArguments: [String],
+        environment: [String: String]
+    ) {
         self.postgres = postgres
         self.directory = directory
         self.writeTimeout = writeTimeout
         self.extraArguments = extraArguments
+        self.environment = environment
         nodes = Mutex([])
     }
 
     /// Runs `body` with `count` nodes started (A, B, C, … are nodes 0, 1, 2, …).
     static func run(
         nodes count: Int = 3, writeTimeout: String = "5s", extraArguments: [String] = [],
-        _ body: (ClusterFixture) async throws -> Void
+        environment: [String: String] = [:], in given: String? = nil, _ body: (ClusterFixture) async throws -> Void
     ) async throws {
-        try await withTemporaryDirectory { directory in
+        try await withDirectory(given) { directory in
             // initdb and pg_ctl take seconds: waited for on a thread of their own, not one of the test process's.
             let postgres = try await BlockingWork.run { try LocalPostgresServer(port: LoopbackPort.free()) }
             let cluster = ClusterFixture(
-                postgres: postgres, directory: directory, writeTimeout: writeTimeout, extraArguments: extraArguments)
+                postgres: postgres, directory: directory, writeTimeout: writeTimeout, extraArguments: extraArguments,
+                environment: environment)
             let outcome: Result<Void, any Error>
             do {
                 for index in 0..<count { try await cluster.start(index) }
@@ -62,7 +69,7 @@ final class ClusterFixture: Sendable {
         let server = try await ServerProcess(
             data: data(index), port: port,
             extraArguments: ["--cluster", postgres.url, "--no-rate-limits", "--cluster-write-timeout", writeTimeout]
-                + extraArguments)
+                + extraArguments, environment: environment)
         nodes.withLock { nodes in
             if index < nodes.count { nodes[index] = server } else { nodes.append(server) }
         }
@@ -105,6 +112,12 @@ final class ClusterFixture: Sendable {
             }
         }
     }
+}
+
+/// `body` in `given`, or in a temporary directory of its own removed after.
+private func withDirectory(_ given: String?, _ body: (String) async throws -> Void) async throws {
+    guard let given else { return try await withTemporaryDirectory(body) }
+    try await body(given)
 }
 
 extension ServerProcess {

@@ -36,11 +36,9 @@ extension ServeCommand {
         }
         options.server.webhooks = try Self.webhooks(environment)
         options.server.push = try Self.push(environment, readFile: readFile)
-        if options.server.push != nil, readOnly || options.cluster != nil {
-            // In a cluster each node would send every push: one sender per cluster needs a lease the nodes share.
+        if options.server.push != nil, readOnly {
             throw ValidationError(
-                "push (CHORUS_APNS_KEY_FILE, CHORUS_FCM_SERVICE_ACCOUNT_FILE) cannot go with "
-                    + (readOnly ? "--read-only" : "--cluster yet: run push from a single node"))
+                "push (CHORUS_APNS_KEY_FILE, CHORUS_FCM_SERVICE_ACCOUNT_FILE) cannot go with --read-only")
         }
         return options
     }
