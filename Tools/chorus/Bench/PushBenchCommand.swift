@@ -18,9 +18,10 @@ struct PushBenchCommand: AsyncParsableCommand {
             all of the author's phones. delivered_per_s counts pushes arriving per second from the first like sent \
             to the last push arrived; the ceiling sends the same number of the same requests straight to the \
             endpoint over one HTTP/2 connection, --concurrency streams at once, with no Chorus in between. Rounds \
-            alternate. Then --rate likes per second for --seconds, each to a post of an author with one phone, \
-            while --feed-readers read the Home feed: like_to_push_ms_p50/p99 is from each like's request being sent \
-            to its push arriving.
+            alternate. Then --rate likes per second for --seconds while --feed-readers read the Home feed, twice: \
+            first to posts of authors with no phone, pushing nothing, then of authors with one phone each. \
+            like_to_push_ms_p50/p99 is from each like's request being sent to its push arriving; \
+            feed_pushing_to_not_ratio divides the feed reads per second of the second by the first's.
             """
     )
 
@@ -116,9 +117,12 @@ struct PushBenchCommand: AsyncParsableCommand {
                 "round \(round): \(pushes) pushes straight in \(BenchmarkReport.format(ceiling.last!.seconds)) s, "
                     + "through Chorus in \(BenchmarkReport.format(chorus.last!.seconds)) s")
         }
-        printProgress("\(rate) likes/s for \(seconds) s while \(feedReaders) clients read the Home feed")
-        let latency = try await PushLatencyProbe(server: server, crowd: crowd, rate: rate, seconds: seconds)
-            .run(at: apns, feedReaders: feedReaders)
+        let probe = PushLatencyProbe(server: server, crowd: crowd, rate: rate, seconds: seconds)
+        printProgress(
+            "\(rate) likes/s for \(seconds) s, pushing nothing, while \(feedReaders) clients read the Home feed")
+        let quiet = try await probe.run(at: apns, feedReaders: feedReaders, phones: 0)
+        printProgress("\(rate) likes/s for \(seconds) s, each pushed, while \(feedReaders) clients read the Home feed")
+        let latency = try await probe.run(at: apns, feedReaders: feedReaders, phones: 1)
 
         let delivered = Double(pushes * rounds) / chorus.reduce(.zero, +).seconds
         let straight = Double(pushes * rounds) / ceiling.reduce(.zero, +).seconds
@@ -129,7 +133,10 @@ struct PushBenchCommand: AsyncParsableCommand {
         report.add("like_to_push_ms_p50", latency.pushes.percentile(0.5))
         report.add("like_to_push_ms_p99", latency.pushes.percentile(0.99), target: .atMost(500))
         report.add("likes_per_s_sent", latency.likesPerSecond)
-        report.add("feed_reads_per_s_meanwhile", latency.feedReadsPerSecond)
+        report.add("feed_reads_per_s_pushing", latency.feedReadsPerSecond)
+        report.add("feed_reads_per_s_not_pushing", quiet.feedReadsPerSecond)
+        report.add(
+            "feed_pushing_to_not_ratio", latency.feedReadsPerSecond / quiet.feedReadsPerSecond, target: .atLeast(0.9))
         return report
     }
 
@@ -264,14 +271,15 @@ struct PushLatencyProbe {
     let rate: Int
     let seconds: Int
 
-    func run(at apns: LocalAPNs, feedReaders: Int) async throws -> Result {
+    /// Likes posts of authors with `phones` phones each (0: the same load, pushing nothing).
+    func run(at apns: LocalAPNs, feedReaders: Int, phones: Int) async throws -> Result {
         let likes = rate * seconds
-        // Enough likers and single-phone authors that every like is a new one.
-        let authorCount = 100
+        // Enough likers and authors that every like is a new one: up to 100 authors, each liked by as many.
+        let authorCount = min(100, max(1, likes / 10))
         let likerCount = (likes + authorCount - 1) / authorCount
-        printProgress("signing up \(authorCount) authors with one phone each and \(likerCount) likers")
-        let authors = try await PushCrowd(server: server, authors: authorCount, phones: 1)
-        let likers = try await crowd.signUp(likerCount, as: "latency-liker-")
+        printProgress("signing up \(authorCount) authors with \(phones) phones each and \(likerCount) likers")
+        let authors = try await PushCrowd(server: server, authors: authorCount, phones: phones)
+        let likers = try await crowd.signUp(likerCount, as: "latency-liker-\(phones)-")
         let tally = Tally()
         let start = ContinuousClock.now
         let reading = Task {
@@ -307,6 +315,10 @@ struct PushLatencyProbe {
         let likesEnded = ContinuousClock.now
         reading.cancel()
         await reading.value
+        var result = Result()
+        result.likesPerSecond = Double(likes) / (likesEnded - start).seconds
+        result.feedReadsPerSecond = Double(tally.feedReads.load(ordering: .relaxed)) / (likesEnded - start).seconds
+        guard phones > 0 else { return result }
         let phones = Set(authors.tokens)
         let deadline = ContinuousClock.now + .seconds(120)
         while apns.received.filter({ phones.contains($0.token) }).count < likes {
@@ -315,7 +327,6 @@ struct PushLatencyProbe {
         }
         // A like's push names its post and the liker's id; the liker's token is matched through the post's order.
         let likerIDs = try await likerIDs(likers)
-        var result = Result()
         let times = tally.sent.withLock { $0 }
         for push in apns.received where phones.contains(push.token) {
             let chorus = push.payload["chorus"] as? [String: Any]
@@ -324,8 +335,6 @@ struct PushLatencyProbe {
             else { continue }
             result.pushes.add(max(.zero, push.arrivedAt - sentAt))
         }
-        result.likesPerSecond = Double(likes) / (likesEnded - start).seconds
-        result.feedReadsPerSecond = Double(tally.feedReads.load(ordering: .relaxed)) / (likesEnded - start).seconds
         return result
     }
 
