@@ -29,16 +29,16 @@ package final class LocalAPNs: Sendable {
 
     package let port: Int
     private let key: P256.Signing.PublicKey
-    private let requests = Mutex<[Received]>([])
+    private let requests = Mutex(TakenRequests<Received>())
 
     private init(port: Int, key: P256.Signing.PublicKey) {
         self.port = port
         self.key = key
     }
 
-    package var received: [Received] { requests.withLock { $0 } }
+    package var received: [Received] { requests.withLock { $0.items } }
     /// How many requests it took, of any kind.
-    package var receivedCount: Int { requests.withLock { $0.count } }
+    package var receivedCount: Int { requests.withLock { $0.items.count } }
 
     /// Runs `body` with a peer listening (on `port`, or one the system picks), and stops it after.
     package static func run(
@@ -69,14 +69,9 @@ package final class LocalAPNs: Sendable {
         guard let bearer = headers["authorization"], bearer.hasPrefix("bearer "),
             let (keyID, claims) = verified(String(bearer.dropFirst("bearer ".count)))
         else { return Self.refusal(403, "InvalidProviderToken") }
-        let earlier = requests.withLock { list in
-            let earlier = list.filter { $0.token == token }.count
-            list.append(
-                Received(
-                    sandbox: sandbox, token: token, headers: headers, body: body, claims: claims, keyID: keyID,
-                    arrivedAt: .now))
-            return earlier
-        }
+        let received = Received(
+            sandbox: sandbox, token: token, headers: headers, body: body, claims: claims, keyID: keyID, arrivedAt: .now)
+        let earlier = requests.withLock { $0.take(received, token: token) }
         switch token {
         case "gone":
             return Self.refusal(410, "Unregistered", timestamp: Int64(Date().timeIntervalSince1970 * 1000))

@@ -30,7 +30,7 @@ package final class LocalFCM: Sendable {
 
     package let port: Int
     private let key: _RSA.Signing.PublicKey
-    private let requests = Mutex<[Received]>([])
+    private let requests = Mutex(TakenRequests<Received>())
     private let issued = Mutex<[String]>([])
 
     private init(port: Int, key: _RSA.Signing.PublicKey) {
@@ -38,7 +38,7 @@ package final class LocalFCM: Sendable {
         self.key = key
     }
 
-    package var received: [Received] { requests.withLock { $0 } }
+    package var received: [Received] { requests.withLock { $0.items } }
     /// The access tokens issued, oldest first.
     package var accessTokens: [String] { issued.withLock { $0 } }
     /// Where the service account's `token_uri` points.
@@ -110,11 +110,8 @@ package final class LocalFCM: Sendable {
         }
         let message = ((try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any])?["message"]
         let token = (message as? [String: Any])?["token"] as? String ?? ""
-        let earlier = requests.withLock { list in
-            let earlier = list.filter { $0.token == token }.count
-            list.append(Received(project: project, token: token, accessToken: accessToken, body: body))
-            return earlier
-        }
+        let received = Received(project: project, token: token, accessToken: accessToken, body: body)
+        let earlier = requests.withLock { $0.take(received, token: token) }
         switch token {
         case "gone": return Self.error(404, "UNREGISTERED", "Requested entity was not found.", code: "UNREGISTERED")
         case "bad":

@@ -56,3 +56,17 @@ func jsonResponse(_ status: Int, _ json: String) -> Response {
         status: .init(code: status), headers: [.contentType: "application/json"],
         body: .init(byteBuffer: ByteBuffer(string: json)))
 }
+
+/// What a peer took, in order, with how many requests each device token had: counted as they come, since a benchmark
+/// sends hundreds of thousands.
+struct TakenRequests<Item: Sendable>: Sendable {
+    private(set) var items: [Item] = []
+    private var perToken: [String: Int] = [:]
+
+    /// Keeps `item`, for `token`; answers how many requests for `token` came before it.
+    mutating func take(_ item: Item, token: String) -> Int {
+        items.append(item)
+        defer { perToken[token, default: 0] += 1 }
+        return perToken[token, default: 0]
+    }
+}
