@@ -1,4 +1,8 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -55,25 +59,26 @@ struct HTTPJSONClient: Sendable {
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, object)
     }
 
-    /// Sends `json` (if any) as the body and `headers` besides; returns the whole answer.
+    /// Sends `json` (if any) as the body and `headers` besides; returns the whole answer. Through AsyncHTTPClient:
+    /// Foundation's URLSession on Linux has been seen to stall for good under many requests at once.
     func exchange(
         _ method: String, _ path: String, token: String? = nil, json: [String: Any]? = nil,
         headers: [String: String] = [:]
     ) async throws -> Answer {
-        guard let url = URL(string: base + path) else { throw OperatorError("\(base + path) is not a URL") }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        guard URL(string: base + path) != nil else { throw OperatorError("\(base + path) is not a URL") }
+        var request = HTTPClientRequest(url: base + path)
+        request.method = HTTPMethod(rawValue: method)
+        if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         if let json {
-            request.httpBody = try JSONSerialization.data(withJSONObject: json)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.body = .bytes(ByteBuffer(data: try JSONSerialization.data(withJSONObject: json)))
+            request.headers.add(name: "Content-Type", value: "application/json")
         }
-        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(120))
+        let data = Data((try await response.body.collect(upTo: 64 << 20)).readableBytesView)
         let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
-        let http = response as? HTTPURLResponse
         var fields: [String: String] = [:]
-        for (name, value) in http?.allHeaderFields ?? [:] { fields["\(name)".lowercased()] = "\(value)" }
-        return Answer(status: http?.statusCode ?? 0, body: object, headers: fields)
+        for field in response.headers { fields[field.name.lowercased()] = field.value }
+        return Answer(status: Int(response.status.code), body: object, headers: fields)
     }
 }
