@@ -30,6 +30,8 @@ package final class LocalAPNs: Sendable {
     package let port: Int
     private let key: P256.Signing.PublicKey
     private let requests = Mutex(TakenRequests<Received>())
+    /// Provider tokens whose signature checked, with their `kid` and claims.
+    private let checkedTokens = Mutex<[String: (String?, [String: String])]>([:])
 
     private init(port: Int, key: P256.Signing.PublicKey) {
         self.port = port
@@ -92,13 +94,18 @@ package final class LocalAPNs: Sendable {
         return response
     }
 
-    /// The JWT's `kid` and claims, when its ES256 signature checks with the team key.
+    /// The JWT's `kid` and claims, when its ES256 signature checks with the team key: checked once per token, as APNs
+    /// checks a provider token once and then takes it until it expires.
     private func verified(_ jwt: String) -> (String?, [String: String])? {
+        if let known = checkedTokens.withLock({ $0[jwt] }) { return known }
         let verified = verifiedJWT(jwt) { signature, signed in
             guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
             return key.isValidSignature(signature, for: signed)
         }
-        return verified.map { ($0.header["kid"] as? String, $0.claims.mapValues { "\($0)" }) }
+        guard let verified else { return nil }
+        let checked = (verified.header["kid"] as? String, verified.claims.mapValues { "\($0)" })
+        checkedTokens.withLock { $0[jwt] = checked }
+        return checked
     }
 
     private static func refusal(_ status: Int, _ reason: String, timestamp: Int64? = nil) -> Response {
