@@ -47,6 +47,9 @@ struct PushDeliveryTests {
             "CHORUS_FCM_URL": "https://localhost:\(fcmPort)",
             "CHORUS_PUSH_CA_FILE": root + "/ca.pem",
             "CHORUS_PUSH_RETRY_DELAY_MS": "100", "CHORUS_PUSH_MAX_RETRY_DELAY_MS": "400",
+            // Long enough for any answer of a peer on a loaded machine: a push timed out after the peer took it is
+            // sent again (at least once), which the tests' counts would see.
+            "CHORUS_PUSH_TIMEOUT_MS": "120000",
         ]
     }
 

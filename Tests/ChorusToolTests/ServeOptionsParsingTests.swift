@@ -168,6 +168,7 @@ struct ServeOptionsParsingTests {
                     "CHORUS_FCM_SERVICE_ACCOUNT_FILE": "/keys/service-account.json",
                     "CHORUS_FCM_URL": "https://fcm.internal", "CHORUS_PUSH_CA_FILE": "/keys/ca.pem",
                     "CHORUS_PUSH_RETRY_DELAY_MS": "200", "CHORUS_PUSH_MAX_RETRY_DELAY_MS": "5000",
+                    "CHORUS_PUSH_TIMEOUT_MS": "2500",
                 ]) { $1 }
             ).server.push)
         #expect(
@@ -176,6 +177,8 @@ struct ServeOptionsParsingTests {
         #expect(both.fcm?.account.projectID == "photos-1" && both.fcm?.url == "https://fcm.internal")
         #expect(both.caFile == "/keys/ca.pem")
         #expect(both.retryDelay == .milliseconds(200) && both.maximumRetryDelay == .seconds(5))
+        #expect(both.apns?.timeout == .milliseconds(2500) && both.fcm?.timeout == .milliseconds(2500))
+        #expect(apnsOnly.apns?.timeout == .seconds(10), "ten seconds by default")
 
         let refusals: [([String: String], [String], String)] = [
             (

@@ -52,7 +52,7 @@ extension ServeCommand {
         guard configuration.apns != nil || configuration.fcm != nil else {
             for name in [
                 "CHORUS_APNS_URL", "CHORUS_APNS_SANDBOX_URL", "CHORUS_FCM_URL", "CHORUS_PUSH_CA_FILE",
-                "CHORUS_PUSH_RETRY_DELAY_MS", "CHORUS_PUSH_MAX_RETRY_DELAY_MS",
+                "CHORUS_PUSH_RETRY_DELAY_MS", "CHORUS_PUSH_MAX_RETRY_DELAY_MS", "CHORUS_PUSH_TIMEOUT_MS",
             ]
             where value(name) != nil {
                 throw ValidationError(
@@ -60,15 +60,18 @@ extension ServeCommand {
             }
             return nil
         }
-        for (name, delay) in [
-            ("CHORUS_PUSH_RETRY_DELAY_MS", \PushConfiguration.retryDelay),
-            ("CHORUS_PUSH_MAX_RETRY_DELAY_MS", \PushConfiguration.maximumRetryDelay),
-        ] {
-            guard let text = value(name) else { continue }
+        func milliseconds(_ name: String) throws -> Duration? {
+            guard let text = value(name) else { return nil }
             guard let milliseconds = Int64(text), milliseconds > 0 else {
                 throw ValidationError("\(name) must be a positive number of milliseconds, not \(text)")
             }
-            configuration[keyPath: delay] = .milliseconds(milliseconds)
+            return .milliseconds(milliseconds)
+        }
+        if let delay = try milliseconds("CHORUS_PUSH_RETRY_DELAY_MS") { configuration.retryDelay = delay }
+        if let delay = try milliseconds("CHORUS_PUSH_MAX_RETRY_DELAY_MS") { configuration.maximumRetryDelay = delay }
+        if let timeout = try milliseconds("CHORUS_PUSH_TIMEOUT_MS") {
+            configuration.apns?.timeout = timeout
+            configuration.fcm?.timeout = timeout
         }
         if let caFile = value("CHORUS_PUSH_CA_FILE") {
             _ = try file("CHORUS_PUSH_CA_FILE", caFile)

@@ -28,7 +28,8 @@ struct ServeCommand: AsyncParsableCommand {
             iPhones through APNs; with CHORUS_FCM_SERVICE_ACCOUNT_FILE, to their Android phones through FCM. \
             CHORUS_APNS_URL, CHORUS_APNS_SANDBOX_URL and CHORUS_FCM_URL change the endpoints, CHORUS_PUSH_CA_FILE adds \
             a trusted CA, CHORUS_PUSH_RETRY_DELAY_MS (default 1000) and CHORUS_PUSH_MAX_RETRY_DELAY_MS (default \
-            600000) the backoff. GET /v1/admin/push shows how delivery goes.
+            600000) the backoff, CHORUS_PUSH_TIMEOUT_MS (default 10000) how long an answer may take. \
+            GET /v1/admin/push shows how delivery goes.
 
             Cluster: with --cluster (or CHORUS_CLUSTER_URL) the server is one node of a cluster whose log is kept \
             in PostgreSQL; the data directory holds the node's replica of it and its own read models. The first \
