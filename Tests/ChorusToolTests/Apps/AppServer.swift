@@ -49,11 +49,13 @@ final class AppServer: Sendable {
         return token.map { String(format: "%02x", $0) }.joined()
     }
 
-    /// The alerts' texts of the pushes the phone with `token` got so far, in order.
+    /// The alerts' texts of the pushes the phone with `token` got so far, in the order each first came. A push is sent
+    /// at least once: one the server sent just before it was killed, and had not recorded as sent, comes again after
+    /// the restart, with the same `apns-id`, and counts once.
     func alerts(on token: String) -> [String] {
-        apns.received.filter { $0.token == token }.compactMap {
-            (($0.payload["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String
-        }
+        var seen = Set<String>()
+        return apns.received.filter { $0.token == token && seen.insert($0.headers["apns-id"] ?? "").inserted }
+            .compactMap { (($0.payload["aps"] as? [String: Any])?["alert"] as? [String: Any])?["body"] as? String }
     }
 
     /// Waits until the phone with `token` has got `expected` alerts, and no others.
