@@ -57,46 +57,89 @@ package struct PushPayload: Sendable, Equatable {
         kind == .like ? postID.map { "likes:\($0)" } : nil
     }
 
-    /// The app's part, as strings (FCM's data takes nothing else).
-    private var chorusFields: [String: String] {
-        var fields = ["type": kind.rawValue, "position": String(position)]
-        fields["notificationId"] = notificationID
-        fields["messageId"] = messageID
-        fields["postId"] = postID
-        fields["userId"] = userID
-        return fields
-    }
-
     /// The APNs payload: `aps` with the alert, badge, sound, thread and `mutable-content`; or, for a badge update,
     /// `content-available` and the badge alone.
     package func apns() -> [UInt8] {
-        var aps: [String: Any] = ["badge": badge]
-        if let body {
-            aps["alert"] = ["body": body]
-            aps["sound"] = "default"
-            aps["thread-id"] = kind == .message ? "messages:\(userID ?? "")" : "notifications"
-            aps["mutable-content"] = 1
-        } else {
-            aps["content-available"] = 1
-        }
-        var chorus: [String: Any] = chorusFields
-        chorus["position"] = position
-        return Self.json(["aps": aps, "chorus": chorus])
+        let alerting = body != nil
+        let aps = APNsBody.APS(
+            alert: body.map { .init(body: $0) }, badge: badge, sound: alerting ? "default" : nil,
+            threadID: alerting ? (kind == .message ? "messages:\(userID ?? "")" : "notifications") : nil,
+            mutableContent: alerting ? 1 : nil, contentAvailable: alerting ? nil : 1)
+        return Self.json(APNsBody(aps: aps, chorus: fields(position: position)))
     }
 
-    /// The body of FCM's `messages:send` for the device `token`: the notification (none for a badge update), the data,
-    /// and Android's collapse key.
+    /// The body of FCM's `messages:send` for the device `token`: the notification (none for a badge update), the data
+    /// (strings only, as FCM takes), and Android's collapse key.
     package func fcm(token: String) -> [UInt8] {
-        var message: [String: Any] = ["token": token, "data": chorusFields.merging(["badge": String(badge)]) { $1 }]
-        if let body { message["notification"] = ["body": body] }
-        if let collapseID { message["android"] = ["collapse_key": collapseID] }
-        return Self.json(["message": message])
+        let message = FCMBody.Message(
+            token: token, data: fields(position: String(position), badge: String(badge)),
+            notification: body.map { .init(body: $0) }, android: collapseID.map { .init(collapseKey: $0) })
+        return Self.json(FCMBody(message: message))
     }
 
-    private static func json(_ object: [String: Any]) -> [UInt8] {
-        // Only strings, numbers and objects of them: serialization cannot fail.
-        Array(
-            (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]))
-                ?? Data())
+    /// The app's part: what happened, where in the log, and the ids its screen opens with.
+    private func fields<Position: Encodable>(position: Position, badge: String? = nil) -> AppFields<Position> {
+        AppFields(
+            type: kind.rawValue, position: position, badge: badge, notificationId: notificationID,
+            messageId: messageID, postId: postID, userId: userID)
     }
+
+    /// Codable rather than `JSONSerialization`, whose dictionaries of `Any` cost more than the rest of a send.
+    private static func json(_ body: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        // Strings and numbers only: encoding cannot fail.
+        return Array((try? encoder.encode(body)) ?? Data())
+    }
+}
+
+private struct Text: Encodable {
+    var body: String
+}
+
+private struct AppFields<Position: Encodable>: Encodable {
+    var type: String
+    var position: Position
+    var badge: String?
+    var notificationId: String?
+    var messageId: String?
+    var postId: String?
+    var userId: String?
+}
+
+private struct APNsBody: Encodable {
+    struct APS: Encodable {
+        var alert: Text?
+        var badge: Int
+        var sound: String?
+        var threadID: String?
+        var mutableContent: Int?
+        var contentAvailable: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case alert, badge, sound
+            case threadID = "thread-id"
+            case mutableContent = "mutable-content"
+            case contentAvailable = "content-available"
+        }
+    }
+
+    var aps: APS
+    var chorus: AppFields<UInt64>
+}
+
+private struct FCMBody: Encodable {
+    struct Message: Encodable {
+        struct Android: Encodable {
+            var collapseKey: String
+            enum CodingKeys: String, CodingKey { case collapseKey = "collapse_key" }
+        }
+
+        var token: String
+        var data: AppFields<String>
+        var notification: Text?
+        var android: Android?
+    }
+
+    var message: Message
 }
