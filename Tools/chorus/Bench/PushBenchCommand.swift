@@ -16,8 +16,9 @@ struct PushBenchCommand: AsyncParsableCommand {
             signature) in this process and a server that pushes to it. --authors users each register \
             --devices-per-author phones and post once; likers then like every author's post, each like pushing to \
             all of the author's phones. delivered_per_s counts pushes arriving per second from the first like sent \
-            to the last push arrived; the ceiling sends the same number of the same requests straight to the \
-            endpoint over one HTTP/2 connection, --concurrency streams at once, with no Chorus in between. Rounds \
+            to the last push arrived; the ceiling is h2load (Debian's nghttp2-client, installed when missing and \
+            the bench runs as root) sending as many of the same requests straight to the endpoint over one HTTP/2 \
+            connection, --concurrency streams at once, with no Chorus in between. Rounds \
             alternate. Then --rate likes per second for --seconds while --feed-readers read the Home feed, twice: \
             first to posts of authors with no phone, pushing nothing, then of authors with one phone each. \
             like_to_push_ms_p50/p99 is from each like's request being sent to its push arriving; \
@@ -36,7 +37,7 @@ struct PushBenchCommand: AsyncParsableCommand {
     @Option(help: "Likers in each throughput round: each likes every author's post.")
     var likers = 20
 
-    @Option(help: "Streams the ceiling keeps in flight.")
+    @Option(help: "Streams h2load keeps in flight for the ceiling.")
     var concurrency = 256
 
     @Option(help: "Rounds of the ceiling and of Chorus, alternating.")
@@ -75,32 +76,19 @@ struct PushBenchCommand: AsyncParsableCommand {
                     "CHORUS_APNS_URL": "https://localhost:\(apns.port)", "CHORUS_PUSH_CA_FILE": caFile,
                 ])
             defer { server.stop() }
-            let report = try await command.measure(server, apns, key: key, caFile: caFile)
+            let report = try await command.measure(server, apns, key: key)
             print(report.table)
             if command.output.json { print(report.jsonLine) }
         }
     }
 
-    private func measure(_ server: BenchServer, _ apns: LocalAPNs, key: P256.Signing.PrivateKey, caFile: String)
-        async throws -> BenchmarkReport
+    private func measure(_ server: BenchServer, _ apns: LocalAPNs, key: P256.Signing.PrivateKey) async throws
+        -> BenchmarkReport
     {
+        let h2load = try H2load.locateOrInstall()
         printProgress(
             "signing up \(authors) authors with \(devicesPerAuthor) phones each, and \(likers * rounds) likers")
         let crowd = try await PushCrowd(server: server, authors: authors, phones: devicesPerAuthor)
-        let client = try PushHTTPClient.make(trustingAlso: caFile)
-        do {
-            let report = try await measure(server, apns, crowd, client: client, key: key)
-            try await client.shutdown()
-            return report
-        } catch {
-            try? await client.shutdown()
-            throw error
-        }
-    }
-
-    private func measure(
-        _ server: BenchServer, _ apns: LocalAPNs, _ crowd: PushCrowd, client: HTTPClient, key: P256.Signing.PrivateKey
-    ) async throws -> BenchmarkReport {
         let pushes = authors * devicesPerAuthor * likers
         let bearer = try await APNsProviderToken(pem: key.pemRepresentation, keyID: "BENCHKEY01", teamID: "BENCHTEAM1")
             .token(at: Date())
@@ -109,8 +97,7 @@ struct PushBenchCommand: AsyncParsableCommand {
         for round in 1...rounds {
             ceiling.append(
                 try await Self.ceiling(
-                    pushes, tokens: crowd.tokens, concurrency: concurrency, port: apns.port, bearer: bearer,
-                    client: client))
+                    pushes, tokens: crowd.tokens, streams: concurrency, port: apns.port, bearer: bearer, with: h2load))
             let likersOfRound = try await crowd.signUp(likers, as: "liker\(round)-")
             chorus.append(try await crowd.likeEveryPost(by: likersOfRound, expecting: pushes, at: apns))
             printProgress(
@@ -140,30 +127,24 @@ struct PushBenchCommand: AsyncParsableCommand {
         return report
     }
 
-    /// The time `count` requests take sent straight to the endpoint, `concurrency` at once over one HTTP/2 connection.
+    /// The time `count` requests take sent straight to the endpoint by h2load, `streams` at once over one HTTP/2
+    /// connection: the requests a like's pushes make (headers, provider token and payload), to every phone in turn.
     private static func ceiling(
-        _ count: Int, tokens: [String], concurrency: Int, port: Int, bearer: String, client: HTTPClient
+        _ count: Int, tokens: [String], streams: Int, port: Int, bearer: String, with h2load: H2load
     ) async throws -> Duration {
-        let payload = PushPayload(kind: .like, actorName: "Bench", position: 1, badge: 1).apns()
-        let start = ContinuousClock.now
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<count {
-                if index >= concurrency { try await group.next() }
-                group.addTask {
-                    let request = APNsRequest(
-                        deviceToken: tokens[index % tokens.count], topic: "com.example.bench", pushType: .alert,
-                        id: UUID(), expiration: Date().addingTimeInterval(3600), payload: payload)
-                    let response = try await client.execute(
-                        request.httpRequest(base: "https://localhost:\(port)", bearer: bearer), timeout: .seconds(60))
-                    _ = try await response.body.collect(upTo: 1 << 16)
-                    guard response.status == .ok else {
-                        throw BenchmarkError("the endpoint answered \(response.status.code) to the ceiling's request")
-                    }
-                }
-            }
-            try await group.waitForAll()
-        }
-        return ContinuousClock.now - start
+        let payload = PushPayload(
+            kind: .like, actorName: "liker1-0", notificationID: UUID().uuidString, postID: UUID().uuidString,
+            userID: UUID().uuidString, position: 1, badge: 1
+        ).apns()
+        let like = APNsRequest(
+            deviceToken: tokens[0], topic: "com.example.bench", pushType: .alert, id: UUID(),
+            expiration: Date().addingTimeInterval(3600), payload: payload)
+        var request = like.httpRequest(base: "https://localhost:\(port)", bearer: bearer)
+        // h2load sends the same headers each time; APNs makes an id for a push that comes without one.
+        request.headers.remove(name: "apns-id")
+        let perSecond = try await h2load.run(
+            request, body: payload, paths: tokens.map { "/3/device/\($0)" }, count: count, streams: streams)
+        return .seconds(Double(count) / perSecond)
     }
 }
 

@@ -16,25 +16,7 @@ struct Wrk {
     }
 
     static func locateOrInstall() throws -> Wrk {
-        if let found = which("wrk") { return Wrk(path: found) }
-        guard getuid() == 0 else {
-            throw BenchmarkError(
-                "wrk is not installed; install it (apt-get install wrk) or run as root to let the bench do it")
-        }
-        // One bench at a time installs: apt refuses a second `apt-get update` while one runs, rather than wait.
-        let lock = open("/tmp/chorus-install-wrk.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
-        guard lock >= 0, flock(lock, LOCK_EX) == 0 else { throw BenchmarkError("could not lock wrk's installation") }
-        defer { close(lock) }
-        if let found = which("wrk") { return Wrk(path: found) }
-        printProgress("installing wrk from Debian's packages")
-        var said = ""
-        for arguments in [["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "wrk"]] {
-            said += try ChildProcess.runBlocking(
-                "/usr/bin/env", arguments, environment: ["DEBIAN_FRONTEND": "noninteractive"]
-            ).errors
-        }
-        guard let found = which("wrk") else { throw BenchmarkError("could not install wrk: \(said)") }
-        return Wrk(path: found)
+        Wrk(path: try DebianTool.locateOrInstall("wrk", from: "wrk"))
     }
 
     /// A script that sends `method` with a random one of `tokens` (and `body`, as JSON) on each request; with
@@ -123,14 +105,6 @@ struct Wrk {
         return Result(
             requestsPerSecond: rate, p99Milliseconds: p99Microseconds / 1000, requests: Int(parts[2]) ?? 0,
             errors: errors)
-    }
-
-    private static func which(_ name: String) -> String? {
-        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return nil
     }
 }
 
