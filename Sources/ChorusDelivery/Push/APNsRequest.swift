@@ -56,10 +56,13 @@ extension PushOutcome {
     /// The outcome of an APNs answer with `status`, `body` and `retryAfter` (the header's value) to a push for a device
     /// registered at `registeredAt`.
     package init(apnsStatus status: Int, body: [UInt8], retryAfter: String?, deviceRegisteredAt: Date) {
+        guard status != 200 else {
+            self = .delivered
+            return
+        }
         let answer = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
         let reason = answer?["reason"] as? String ?? "HTTP \(status)"
         switch (status, reason) {
-        case (200, _): self = .delivered
         case (410, _):
             // Apple's timestamp is when it last found the token invalid, in milliseconds: the device registered it
             // again since (the app was reinstalled), so the device stays; this push goes.

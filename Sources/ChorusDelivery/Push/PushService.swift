@@ -102,6 +102,7 @@ package struct PushService: Service {
         let now = Self.now()
         var settled: [(key: [UInt8], pending: PushOutbox.Pending, outcome: PushOutbox.Outcome)] = []
         var refused: [Push] = []
+        var counted: [PushTally: Int] = [:]
         for (index, entry) in due.enumerated() {
             let push = entry.pending.item
             let outcome: PushOutbox.Outcome
@@ -110,13 +111,16 @@ package struct PushService: Service {
             } else if let answer = answers[index] {
                 outcome = settlement(of: answer, for: entry.pending, at: now)
                 if case .forgetDevice = answer { refused.append(push) }
-                backend.metrics.recordPushes(provider: push.platform.rawValue, result: Self.result(of: outcome))
+                counted[PushTally(provider: push.platform.rawValue, result: Self.result(of: outcome)), default: 0] += 1
             } else {
                 outcome = .abandoned(error: "\(Self.describe(push)): expired before it could be sent")
             }
             settled.append((entry.key, entry.pending, outcome))
         }
         try outbox.settle(settled, at: now)
+        for (tally, count) in counted {
+            backend.metrics.recordPushes(provider: tally.provider, result: tally.result, count: count)
+        }
         await turn.settled(
             settled.compactMap {
                 if case .retry = $0.outcome { return nil }
@@ -174,6 +178,12 @@ package struct PushService: Service {
     }
 
     private static func now() -> Int64 { EventTime.now.millisecondsSince1970 }
+}
+
+/// A label pair of `chorus_push_sent_total`: a batch counts each once, not each push.
+private struct PushTally: Hashable {
+    let provider: String
+    let result: String
 }
 
 /// The senders of the services configured.

@@ -21,7 +21,9 @@ struct PushBenchCommand: AsyncParsableCommand {
             connection, --concurrency streams at once, with no Chorus in between. Rounds \
             alternate. Then --rate likes per second for --seconds while --feed-readers read the Home feed, twice: \
             first to posts of authors with no phone, pushing nothing, then of authors with one phone each. \
-            like_to_push_ms_p50/p99 is from each like's request being sent to its push arriving; \
+            server_cpu_us_per_push is the server's CPU time over those rounds (the likes, one \
+            per --devices-per-author pushes, included) per push; endpoint_cpu_us_per_request is this process's, the \
+            endpoint's, over the ceiling's. like_to_push_ms_p50/p99 is from each like's request being sent to its push arriving; \
             feed_pushing_to_not_ratio divides the feed reads per second of the second by the first's.
             """
     )
@@ -94,12 +96,19 @@ struct PushBenchCommand: AsyncParsableCommand {
             .token(at: Date())
         var ceiling: [Duration] = []
         var chorus: [Duration] = []
+        // CPU seconds the endpoint (this process) spent on the ceiling's requests, and the server on its pushes.
+        var (endpointCPU, serverCPU) = (0.0, 0.0)
+        let endpoint = getpid()
         for round in 1...rounds {
+            let endpointBefore = ProcessCPU.seconds(of: endpoint)
             ceiling.append(
                 try await Self.ceiling(
                     pushes, tokens: crowd.tokens, streams: concurrency, port: apns.port, bearer: bearer, with: h2load))
+            endpointCPU += ProcessCPU.seconds(of: endpoint) - endpointBefore
             let likersOfRound = try await crowd.signUp(likers, as: "liker\(round)-")
+            let serverBefore = ProcessCPU.seconds(of: server.processIdentifier)
             chorus.append(try await crowd.likeEveryPost(by: likersOfRound, expecting: pushes, at: apns))
+            serverCPU += ProcessCPU.seconds(of: server.processIdentifier) - serverBefore
             printProgress(
                 "round \(round): \(pushes) pushes straight in \(BenchmarkReport.format(ceiling.last!.seconds)) s, "
                     + "through Chorus in \(BenchmarkReport.format(chorus.last!.seconds)) s")
@@ -117,6 +126,8 @@ struct PushBenchCommand: AsyncParsableCommand {
         report.add("delivered_per_s", delivered, target: .atLeast(5_000))
         report.add("endpoint_ceiling_per_s", straight)
         report.add("delivered_to_ceiling_ratio", delivered / straight)
+        report.add("server_cpu_us_per_push", serverCPU * 1e6 / Double(pushes * rounds))
+        report.add("endpoint_cpu_us_per_request", endpointCPU * 1e6 / Double(pushes * rounds))
         report.add("like_to_push_ms_p50", latency.pushes.percentile(0.5))
         report.add("like_to_push_ms_p99", latency.pushes.percentile(0.99), target: .atMost(500))
         report.add("likes_per_s_sent", latency.likesPerSecond)
