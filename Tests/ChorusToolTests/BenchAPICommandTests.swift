@@ -28,6 +28,19 @@ struct BenchAPICommandTests {
         #expect(abs(figure("feed_to_ceiling_ratio") - ratio) < 0.01, "\(figures)")
     }
 
+    @Test("with --push the server pushes to a local APNs, each signed-in user's phone registered: every message too")
+    func pushOn() async throws {
+        let run = try await runChorus([
+            "bench", "api", "--events", "1000", "--users", "4", "--seconds", "1", "--rounds", "1", "--connections", "4",
+            "--messages", "5", "--push", "--json",
+        ])
+        #expect(run.status == 0, "stderr: \(run.standardError)")
+        #expect(run.standardError.contains("registering a phone for each of the 4 signed-in users"))
+        let figures = try run.benchFigures(suite: "api")
+        #expect((figures["feed_to_ceiling_ratio"] ?? 0) > 0, "\(figures)")
+        #expect((figures["pushes_arrived"] ?? 0) >= 5, "the five messages' pushes: \(figures)")
+    }
+
     @Test("more rounds than seconds are refused with a clear message")
     func tooManyRounds() async throws {
         let run = try await runChorus(["bench", "api", "--seconds", "2", "--rounds", "3"])

@@ -6,6 +6,7 @@ import ChorusFixtures
 import ChorusLog
 import ChorusProcesses
 import ChorusProjections
+import ChorusPushPeers
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -61,6 +62,13 @@ struct APIBenchCommand: AsyncParsableCommand {
     @Flag(help: "The feed and the ceiling asked for without Accept-Encoding: pages sent as rendered, not gzipped.")
     var uncompressed = false
 
+    @Flag(
+        help: """
+            The server sends pushes, to a local APNs in this process, and each signed-in user registers a phone: \
+            every figure with push on, to compare with a run without.
+            """)
+    var push = false
+
     mutating func run() async throws {
         #if DEBUG
         printProgress("warning: this is a debug build; benchmark with `swift run -c release chorus bench api`")
@@ -72,16 +80,34 @@ struct APIBenchCommand: AsyncParsableCommand {
             throw ValidationError("--rounds must be from 1 to --seconds: each round runs a whole number of seconds")
         }
         let wrk = try Wrk.locateOrInstall()
-        let report = try await BenchServer.withDemo(events: events, users: users, under: output.workDirectory) {
-            server, tokens in try await measure(server, tokens, wrk)
+        let report: BenchmarkReport
+        if push {
+            let directory = try BenchWorkDirectory(parent: output.workDirectory)
+            defer { directory.remove() }
+            var measured: BenchmarkReport?
+            try await BenchAPNs.run(in: directory.path) { endpoint in
+                measured = try await BenchServer.withDemo(
+                    events: events, users: users, serverEnvironment: endpoint.serverEnvironment,
+                    under: output.workDirectory
+                ) { server, tokens in
+                    try await registerPhones(server, tokens)
+                    return try await measure(server, tokens, wrk, pushingTo: endpoint.peer)
+                }
+            }
+            guard let measured else { throw BenchmarkError("the local APNs stopped before the bench ended") }
+            report = measured
+        } else {
+            report = try await BenchServer.withDemo(events: events, users: users, under: output.workDirectory) {
+                server, tokens in try await measure(server, tokens, wrk)
+            }
         }
         print(report.table)
         if output.json { print(report.jsonLine) }
     }
 
-    private func measure(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) async throws
-        -> BenchmarkReport
-    {
+    private func measure(
+        _ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk, pushingTo apns: LocalAPNs? = nil
+    ) async throws -> BenchmarkReport {
         let (feed, health) = try feedAndCeiling(server, tokens, wrk)
         printProgress("POST /v1/posts for \(seconds) s")
         let posts = try wrk.run(
@@ -112,7 +138,20 @@ struct APIBenchCommand: AsyncParsableCommand {
         report.add(
             "feed_four_images_to_ceiling_ratio", photoFeed.requestsPerSecond / photoHealth.requestsPerSecond,
             target: .atLeast(0.75))
+        // With --push: the live-delivery messages' pushes, that push was on.
+        if let apns { report.add("pushes_arrived", Double(apns.receivedCount)) }
         return report
+    }
+
+    /// Each of the signed-in users registers an iPhone: their notifications and messages are then pushed.
+    private func registerPhones(_ server: BenchServer, _ tokens: [(user: String, token: String)]) async throws {
+        printProgress("registering a phone for each of the \(tokens.count) signed-in users")
+        for (index, signedIn) in tokens.enumerated() {
+            let phone = String(format: "%064x", index)
+            let (status, _) = try await server.request(
+                "POST", "/v1/me/devices", token: signedIn.token, json: ["platform": "apns", "token": phone])
+            guard status == 201 else { throw BenchmarkError("registering a phone answered \(status)") }
+        }
     }
 
     /// A new user uploads four of the demo's photos and posts a page and a half of posts with all four, with alt
@@ -232,11 +271,11 @@ final class BenchServer: @unchecked Sendable {
     /// Runs `body` with a server on a fresh demo log of about `events` events and the first `users` demo users signed
     /// in, all in a work directory under `parent` that is removed afterwards: how `bench api`, `bench soak` and
     /// `bench day` begin. `more` demo users after those must exist too, for `body` to use; the demo's follows are made
-    /// by `graph`, and the server is started with `serverArguments` besides: by default with no rate limits, as a load
+    /// by `graph`, and the server is started with `serverArguments` (and `serverEnvironment`) besides: by default with no rate limits, as a load
     /// test's one client, which floods a few users' writes, would meet them (`bench day` keeps the users' limits on).
     static func withDemo<R>(
         events: Int, users: Int, more: Int = 0, graph: FollowerGraph = .modest,
-        serverArguments: [String] = ["--no-rate-limits"],
+        serverArguments: [String] = ["--no-rate-limits"], serverEnvironment: [String: String] = [:],
         under parent: String?, _ body: (BenchServer, [(user: String, token: String)]) async throws -> R
     ) async throws -> R {
         let workDirectory = try BenchWorkDirectory(parent: parent)
@@ -247,7 +286,7 @@ final class BenchServer: @unchecked Sendable {
                 "a demo log of \(events) events holds \(demo.users) users, and this bench needs \(users + more): "
                     + "ask for fewer --users or more --events")
         }
-        let server = try await BenchServer(data: data.root, arguments: serverArguments)
+        let server = try await BenchServer(data: data.root, arguments: serverArguments, environment: serverEnvironment)
         defer { server.stop() }
         if users > 0 { printProgress("signing in \(users) demo users") }
         return try await body(server, try await server.logInDemoUsers(0..<users))

@@ -24,7 +24,9 @@ struct PushBenchCommand: AsyncParsableCommand {
             server_cpu_us_per_push is the server's CPU time over those rounds (the likes, one \
             per --devices-per-author pushes, included) per push; endpoint_cpu_us_per_request is this process's, the \
             endpoint's, over the ceiling's. like_to_push_ms_p50/p99 is from each like's request being sent to its push arriving; \
-            feed_pushing_to_not_ratio divides the feed reads per second of the second by the first's.
+            feed_pushing_to_not_ratio divides the feed reads per second of the second by the first's; those readers \
+            share this process with the endpoint, so whether push on slows the feed is `bench api --push` against \
+            `bench api`.
             """
     )
 
@@ -63,22 +65,13 @@ struct PushBenchCommand: AsyncParsableCommand {
         else { throw ValidationError("every count must be positive, and --devices-per-author at most 100") }
         let workDirectory = try BenchWorkDirectory(parent: output.workDirectory)
         defer { workDirectory.remove() }
-        let authority = try LocalCertificateAuthority()
-        let key = P256.Signing.PrivateKey()
-        let caFile = workDirectory.path + "/ca.pem"
-        try authority.caPEM.write(toFile: caFile, atomically: true, encoding: .utf8)
-        try key.pemRepresentation.write(toFile: workDirectory.path + "/AuthKey.p8", atomically: true, encoding: .utf8)
         let command = self
-        try await LocalAPNs.run(authority, checkingWith: key.publicKey) { apns in
+        try await BenchAPNs.run(in: workDirectory.path) { endpoint in
             let server = try await BenchServer(
                 data: workDirectory.path + "/data", arguments: ["--no-rate-limits"],
-                environment: [
-                    "CHORUS_APNS_KEY_FILE": workDirectory.path + "/AuthKey.p8", "CHORUS_APNS_KEY_ID": "BENCHKEY01",
-                    "CHORUS_APNS_TEAM_ID": "BENCHTEAM1", "CHORUS_APNS_TOPIC": "com.example.bench",
-                    "CHORUS_APNS_URL": "https://localhost:\(apns.port)", "CHORUS_PUSH_CA_FILE": caFile,
-                ])
+                environment: endpoint.serverEnvironment)
             defer { server.stop() }
-            let report = try await command.measure(server, apns, key: key)
+            let report = try await command.measure(server, endpoint.peer, key: endpoint.key)
             print(report.table)
             if command.output.json { print(report.jsonLine) }
         }
@@ -92,8 +85,10 @@ struct PushBenchCommand: AsyncParsableCommand {
             "signing up \(authors) authors with \(devicesPerAuthor) phones each, and \(likers * rounds) likers")
         let crowd = try await PushCrowd(server: server, authors: authors, phones: devicesPerAuthor)
         let pushes = authors * devicesPerAuthor * likers
-        let bearer = try await APNsProviderToken(pem: key.pemRepresentation, keyID: "BENCHKEY01", teamID: "BENCHTEAM1")
-            .token(at: Date())
+        let bearer = try await APNsProviderToken(
+            pem: key.pemRepresentation, keyID: BenchAPNs.keyID, teamID: BenchAPNs.teamID
+        )
+        .token(at: Date())
         var ceiling: [Duration] = []
         var chorus: [Duration] = []
         // CPU seconds the endpoint (this process) spent on the ceiling's requests, and the server on its pushes.
@@ -133,8 +128,8 @@ struct PushBenchCommand: AsyncParsableCommand {
         report.add("likes_per_s_sent", latency.likesPerSecond)
         report.add("feed_reads_per_s_pushing", latency.feedReadsPerSecond)
         report.add("feed_reads_per_s_not_pushing", quiet.feedReadsPerSecond)
-        report.add(
-            "feed_pushing_to_not_ratio", latency.feedReadsPerSecond / quiet.feedReadsPerSecond, target: .atLeast(0.9))
+        // No target: the readers share this process with the endpoint (see `bench api --push` for push's cost).
+        report.add("feed_pushing_to_not_ratio", latency.feedReadsPerSecond / quiet.feedReadsPerSecond)
         return report
     }
 
@@ -148,7 +143,7 @@ struct PushBenchCommand: AsyncParsableCommand {
             userID: UUID().uuidString, position: 1, badge: 1
         ).apns()
         let like = APNsRequest(
-            deviceToken: tokens[0], topic: "com.example.bench", pushType: .alert, id: UUID(),
+            deviceToken: tokens[0], topic: BenchAPNs.topic, pushType: .alert, id: UUID(),
             expiration: Date().addingTimeInterval(3600), payload: payload)
         var request = like.httpRequest(base: "https://localhost:\(port)", bearer: bearer)
         // h2load sends the same headers each time; APNs makes an id for a push that comes without one.
