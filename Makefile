@@ -1,9 +1,9 @@
 # The README's two commands: `make start` and `make test`. Both install liblmdb-dev, libvips-dev and zlib1g-dev first
-# when they are missing.
+# when they are missing; `make test` also PostgreSQL, wrk, nghttp2-client and schemathesis.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: start test lint deps fuzz-deps postgres-deps
+.PHONY: start test lint deps fuzz-deps postgres-deps bench-deps
 
 ## Starts Chorus: `chorus serve` (release build) on ./chorus-data at 127.0.0.1:8080, filled with demo data the first
 ## time. CHORUS_DATA, CHORUS_HOST, CHORUS_PORT and CHORUS_ADMIN_TOKEN change the defaults.
@@ -12,7 +12,7 @@ start: deps
 
 ## Runs every test: the format check, the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml. The cluster
 ## tests start a throwaway PostgreSQL of their own (initdb in a temporary directory, loopback only).
-test: deps fuzz-deps postgres-deps lint
+test: deps fuzz-deps postgres-deps bench-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	Tests/ContractFuzzing/run
@@ -37,6 +37,14 @@ postgres-deps:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		echo "installing postgresql"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql; \
+	}
+
+## Installs the load generators the benchmarks' tests drive (Debian: wrk, and nghttp2-client for h2load) when they are
+## missing; a benchmark run by hand installs them itself.
+bench-deps:
+	@command -v wrk >/dev/null && command -v h2load >/dev/null || { \
+		echo "installing wrk nghttp2-client"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wrk nghttp2-client; \
 	}
 
 ## Installs schemathesis from PyPI, which contract fuzzing runs, when Python cannot import it.

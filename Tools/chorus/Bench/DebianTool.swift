@@ -12,8 +12,9 @@ enum DebianTool {
                 "\(command) is not installed; install it (apt-get install \(package)) or run as root to let the "
                     + "bench do it")
         }
-        // One bench at a time installs: apt refuses a second `apt-get update` while one runs, rather than wait.
-        let lock = open("/tmp/chorus-install-\(package).lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        // One installation at a time, whatever the package: apt refuses a second `apt-get` while one runs, rather
+        // than wait.
+        let lock = open("/tmp/chorus-install.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard lock >= 0, flock(lock, LOCK_EX) == 0 else {
             throw BenchmarkError("could not lock \(package)'s installation")
         }
