@@ -271,8 +271,9 @@ final class BenchServer: @unchecked Sendable {
     /// Runs `body` with a server on a fresh demo log of about `events` events and the first `users` demo users signed
     /// in, all in a work directory under `parent` that is removed afterwards: how `bench api`, `bench soak` and
     /// `bench day` begin. `more` demo users after those must exist too, for `body` to use; the demo's follows are made
-    /// by `graph`, and the server is started with `serverArguments` (and `serverEnvironment`) besides: by default with no rate limits, as a load
-    /// test's one client, which floods a few users' writes, would meet them (`bench day` keeps the users' limits on).
+    /// by `graph`, and the server is started with `serverArguments` and `serverEnvironment` besides: by default with no
+    /// rate limits, as a load test's one client, which floods a few users' writes, would meet them (`bench day` keeps
+    /// the users' limits on).
     static func withDemo<R>(
         events: Int, users: Int, more: Int = 0, graph: FollowerGraph = .modest,
         serverArguments: [String] = ["--no-rate-limits"], serverEnvironment: [String: String] = [:],

@@ -18,12 +18,12 @@ struct PushBenchCommand: AsyncParsableCommand {
             all of the author's phones. delivered_per_s counts pushes arriving per second from the first like sent \
             to the last push arrived; the ceiling is h2load (Debian's nghttp2-client, installed when missing and \
             the bench runs as root) sending as many of the same requests straight to the endpoint over one HTTP/2 \
-            connection, --concurrency streams at once, with no Chorus in between. Rounds \
-            alternate. Then --rate likes per second for --seconds while --feed-readers read the Home feed, twice: \
-            first to posts of authors with no phone, pushing nothing, then of authors with one phone each. \
-            server_cpu_us_per_push is the server's CPU time over those rounds (the likes, one \
-            per --devices-per-author pushes, included) per push; endpoint_cpu_us_per_request is this process's, the \
-            endpoint's, over the ceiling's. like_to_push_ms_p50/p99 is from each like's request being sent to its push arriving; \
+            connection, --concurrency streams at once, with no Chorus in between. Rounds alternate. \
+            server_cpu_us_per_push is the server's CPU time over those rounds (the likes, one per \
+            --devices-per-author pushes, included) per push; endpoint_cpu_us_per_request is this process's, the \
+            endpoint's, over the ceiling's. Then --rate likes per second for --seconds while --feed-readers read \
+            the Home feed, twice: first to posts of authors with no phone, pushing nothing, then of authors with one \
+            phone each. like_to_push_ms_p50/p99 is from each like's request being sent to its push arriving; \
             feed_pushing_to_not_ratio divides the feed reads per second of the second by the first's; those readers \
             share this process with the endpoint, so whether push on slows the feed is `bench api --push` against \
             `bench api`.
