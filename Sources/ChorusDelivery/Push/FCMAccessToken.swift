@@ -53,13 +53,18 @@ package actor FCMAccessToken {
 
     private let account: FCMServiceAccount
     private let client: HTTPClient
+    /// An answer from the token endpoint slower than this fails the send, which is tried again.
+    private let timeout: Duration
     private let keys = JWTKeyCollection()
     private var current: (token: String, renewAt: Date)?
 
     /// Checks the account's key (RSA, at least 2,048 bits, PEM); asks for no token yet.
-    package init(account: FCMServiceAccount, client: HTTPClient = .shared) async throws(FCMError) {
+    package init(account: FCMServiceAccount, client: HTTPClient = .shared, timeout: Duration = .seconds(30))
+        async throws(FCMError)
+    {
         self.account = account
         self.client = client
+        self.timeout = timeout
         let key: Insecure.RSA.PrivateKey
         do {
             key = try Insecure.RSA.PrivateKey(pem: account.privateKeyPEM)
@@ -94,7 +99,8 @@ package actor FCMAccessToken {
         // The grant type's colons escaped; the assertion is base64url and dots, which a form takes as they are.
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
         request.body = .bytes(ByteBuffer(string: form))
-        let response = try await client.execute(request, timeout: .seconds(30))
+        let response = try await client.execute(
+            request, timeout: .milliseconds(WebhookConfiguration.milliseconds(timeout)))
         let body = try await response.body.collect(upTo: 64 << 10)
         let answer = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
         guard response.status.code == 200 else {

@@ -23,7 +23,8 @@ package final class FCMSender: Sendable {
     package init(configuration: FCMConfiguration, client: HTTPClient) async throws {
         self.configuration = configuration
         self.client = client
-        accessToken = try await FCMAccessToken(account: configuration.account, client: client)
+        accessToken = try await FCMAccessToken(
+            account: configuration.account, client: client, timeout: max(configuration.timeout, .seconds(30)))
     }
 
     /// Sends `push` and says what its answer asks. A refused access token is renewed and the push sent once more; a
