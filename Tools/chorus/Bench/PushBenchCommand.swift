@@ -1,10 +1,8 @@
 import ArgumentParser
-import AsyncHTTPClient
 import ChorusDelivery
 import ChorusPushPeers
 import Crypto
 import Foundation
-import NIOCore
 import Synchronization
 
 struct PushBenchCommand: AsyncParsableCommand {
