@@ -20,6 +20,7 @@ final class ReadModels: Sendable {
     let rooms: Rooms
     let readMarks: ReadMarks
     let devices: Devices
+    let bookmarks: Bookmarks
 
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
@@ -27,7 +28,7 @@ final class ReadModels: Sendable {
         Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
         HomeTimeline.self, FeedFanOut.self, FollowingFeeds.self, Conversations.self, RecentMessages.self,
         UserSearch.self, Blocks.self,
-        Moderation.self, Rooms.self, ReadMarks.self, Devices.self,
+        Moderation.self, Rooms.self, ReadMarks.self, Devices.self, Bookmarks.self,
     ]
 
     /// The checkpoint's table: the position applied through, and the layout's version.
@@ -63,10 +64,11 @@ final class ReadModels: Sendable {
         rooms = Rooms(store: store)
         readMarks = ReadMarks(store: store)
         devices = Devices(store: store)
+        bookmarks = Bookmarks(store: store)
         inApplyOrder = [
             notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, feedFanOut,
             followingFeeds,
-            conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks, devices,
+            conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks, devices, bookmarks,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
     }

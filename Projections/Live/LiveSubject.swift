@@ -65,7 +65,7 @@ public enum LiveSubject: Hashable, Sendable {
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved,
             .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
             break
         }
     }

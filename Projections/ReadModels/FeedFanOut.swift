@@ -79,7 +79,7 @@ struct FeedFanOut: ReadModel {
             .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted,
             .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
             break
         }
     }

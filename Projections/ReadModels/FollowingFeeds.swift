@@ -74,7 +74,7 @@ struct FollowingFeeds: DerivedReadModel {
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked,
             .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
             .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
             break
         }
     }

@@ -94,7 +94,7 @@ struct Notifications: ReadModel {
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled,
             .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
             break
         }
     }

@@ -215,6 +215,17 @@ public final class ChorusClient: Sendable {
         try await unwrapping { try await api.unrepost(path: .init(id: post)).ok.body.json }
     }
 
+    /// Saves a post for later (Instagram's Saved): only the caller sees it, in ``bookmarks(mediaOnly:)``.
+    @discardableResult
+    public func bookmark(_ post: String) async throws -> Bool {
+        try await unwrapping { try await api.bookmark(path: .init(id: post)).ok.body.json.bookmarked }
+    }
+
+    @discardableResult
+    public func unbookmark(_ post: String) async throws -> Bool {
+        try await unwrapping { try await api.unbookmark(path: .init(id: post)).ok.body.json.bookmarked }
+    }
+
     @discardableResult
     public func comment(on post: String, _ text: String) async throws -> Comment {
         try await unwrapping {
@@ -270,6 +281,16 @@ public final class ChorusClient: Sendable {
         Pages { cursor in
             let page = try await unwrapping {
                 try await self.api.getUserLikes(path: .init(id: user), query: .init(cursor: cursor)).ok.body.json
+            }
+            return (page.items, page.nextCursor)
+        }
+    }
+
+    /// The posts the caller saved, most recently saved first; with `mediaOnly`, only those with an image.
+    public func bookmarks(mediaOnly: Bool = false) -> Pages<Post> {
+        Pages { cursor in
+            let page = try await unwrapping {
+                try await self.api.bookmarks(query: .init(cursor: cursor, media: mediaOnly)).ok.body.json
             }
             return (page.items, page.nextCursor)
         }

@@ -3,10 +3,10 @@ import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
 /// command path: users with Korean and Latin names, a heavy-tailed follower graph (``FollowerGraph``: a few accounts
-/// followed by thousands, or by most users), posts, plain reposts and unreposts, quotes, likes, unlikes, comments, messages, profile edits, post
-/// edits, unfollows, deletions of posts and comments, blocks and mutes, notifications and conversations read, a lobby
-/// room its users join, talk in and leave, photo posts of one to four pictures with alt texts (given ``photos``), and
-/// at the end one account that writes a little and is deleted.
+/// followed by thousands, or by most users), posts, plain reposts and unreposts, quotes, likes, unlikes, bookmarks,
+/// comments, messages, profile edits, post edits, unfollows, deletions of posts and comments, blocks and mutes,
+/// notifications and conversations read, a lobby room its users join, talk in and leave, photo posts of one to four
+/// pictures with alt texts (given ``photos``), and at the end one account that writes a little and is deleted.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -167,9 +167,9 @@ public struct DemoWorkload: Sendable {
         return summary
     }
 
-    /// One account that signs up, writes a post, a comment, a message and a room message, follows and likes, and is
-    /// deleted: the
-    /// demo's account deletion, apart from the `user…@demo.chorus` accounts that benchmarks sign in as.
+    /// One account that signs up, writes a post, a comment, a message and a room message, follows, likes and saves a
+    /// post, and is deleted: the demo's account deletion, apart from the `user…@demo.chorus` accounts that benchmarks
+    /// sign in as.
     private func leave(
         after users: [UserID], posts: [PostID], life: Life, on executor: CommandExecutor, durability: WriteDurability
     ) async throws {
@@ -189,7 +189,8 @@ public struct DemoWorkload: Sendable {
         }
         if let standing {
             commands += [
-                .like(user: leaver, post: standing), .addComment(author: leaver, post: standing, text: "So long"),
+                .like(user: leaver, post: standing), .bookmark(user: leaver, post: standing),
+                .addComment(author: leaver, post: standing, text: "So long"),
             ]
         }
         for command in commands {
@@ -251,8 +252,10 @@ public struct DemoWorkload: Sendable {
                 author: user,
                 text: DemoNames.sentence(words: Int.random(in: 2...10, using: &generator), using: &generator),
                 repostOf: post)
-        case 29..<52:
+        case 29..<50:
             return .like(user: user, post: post)
+        case 50..<52:
+            return .bookmark(user: user, post: post)
         case 52..<54:
             return .unlike(user: user, post: post)
         case 54:

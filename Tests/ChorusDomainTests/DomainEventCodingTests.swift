@@ -91,6 +91,8 @@ struct DomainEventCodingTests {
         .deviceForgotten(DeviceForgotten(user: user, device: .make(), tokenKey: "k", reason: .movedToAnotherUser)),
         .pushSettingsChanged(PushSettingsChanged(user: user, changes: [.likes: .off, .messages: .followed])),
         .pushSettingsChanged(PushSettingsChanged(user: user, changes: [:])),
+        .bookmarked(Bookmarked(user: user, post: post)),
+        .unbookmarked(Unbookmarked(user: user, post: post, bookmarkedAt: LogPosition(12))),
     ]
 
     private func recorded(_ event: NewEvent, position: UInt64 = 7) -> RecordedEvent {

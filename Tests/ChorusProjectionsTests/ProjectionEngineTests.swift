@@ -108,6 +108,12 @@ struct ProjectionEngineTests {
             _ = try await app.chorus.execute(.unfollow(follower: dee, followee: bo))
             _ = try await app.chorus.execute(.like(user: bo, post: three))
             _ = try await app.chorus.execute(.unlike(user: bo, post: three))
+            // Bookmarks loaded in key order by the build, one taken back in between.
+            _ = try await app.chorus.execute(.bookmark(user: bo, post: anas))
+            _ = try await app.chorus.execute(.bookmark(user: cy, post: bos))
+            _ = try await app.chorus.execute(.unbookmark(user: bo, post: anas))
+            _ = try await app.chorus.execute(.bookmark(user: bo, post: three))
+            _ = try await app.chorus.execute(.bookmark(user: bo, post: anas))
             // A renamed user is searched by the new name.
             _ = try await app.chorus.execute(.editProfile(user: cy, name: "최유진", bio: "hi"))
             try app.engine.catchUp()

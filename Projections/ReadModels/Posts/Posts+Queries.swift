@@ -24,6 +24,8 @@ public struct Post: Sendable, Hashable {
     public let reposts: UInt64
     /// Whether the viewer reposted it plainly.
     public let hasReposted: Bool
+    /// Whether the viewer saved it for later.
+    public let hasBookmarked: Bool
     /// In a feed or tab, who plainly reposted it at the place it is shown (the newest repost the list holds); nil
     /// where it is shown as posted.
     public let repostedBy: UserSummary?
@@ -54,6 +56,7 @@ public struct StoredPost: ~Copyable {
         public let hasLiked: Bool
         public let reposts: UInt64
         public let hasReposted: Bool
+        public let hasBookmarked: Bool
     }
 
     public let post: Fields
@@ -84,7 +87,8 @@ extension Post {
             id: PostID(unchecked: fields.id.string), author: UserSummary(fields.author), caption: fields.caption.string,
             text: fields.text.string, media: fields.media.copies(), repost: repost, createdAt: fields.createdAt,
             editedAt: fields.editedAt, likes: fields.likes, comments: fields.comments, hasLiked: fields.hasLiked,
-            reposts: fields.reposts, hasReposted: fields.hasReposted, repostedBy: repostedBy)
+            reposts: fields.reposts, hasReposted: fields.hasReposted, hasBookmarked: fields.hasBookmarked,
+            repostedBy: repostedBy)
     }
 }
 
@@ -103,12 +107,14 @@ struct PostInPlace {
         let hasLiked: Bool
         let reposts: UInt64
         let hasReposted: Bool
+        let hasBookmarked: Bool
 
         func lent() -> StoredPost.Fields {
             StoredPost.Fields(
                 id: StoredText(id), author: author.lent(), caption: StoredText(caption), text: StoredText(text),
                 media: StoredImages(media), createdAt: createdAt, editedAt: editedAt, likes: likes,
-                comments: comments, hasLiked: hasLiked, reposts: reposts, hasReposted: hasReposted)
+                comments: comments, hasLiked: hasLiked, reposts: reposts, hasReposted: hasReposted,
+                hasBookmarked: hasBookmarked)
         }
     }
 
@@ -284,7 +290,8 @@ extension ReadView {
         let fields = PostInPlace.Fields(
             id: id, author: author, caption: record.caption, text: record.text, media: record.media,
             createdAt: record.createdAt, editedAt: record.editedAt, likes: counts.likes, comments: counts.comments,
-            hasLiked: hasLiked, reposts: counts.reposts, hasReposted: hasReposted)
+            hasLiked: hasLiked, reposts: counts.reposts, hasReposted: hasReposted,
+            hasBookmarked: try viewer.map { try hasBookmarked(id, viewer: $0) } ?? false)
         return (fields, record.repostOf)
     }
 }

@@ -71,7 +71,7 @@ struct Profiles: ReadModel {
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched,
             .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
             break
         }
     }

@@ -18,6 +18,31 @@ public import struct Foundation.Date
 extension Components {
     /// Types generated from the `#/components/schemas` section of the OpenAPI document.
     public enum Schemas {
+        /// - Remark: Generated from `#/components/schemas/BookmarkState`.
+        public struct BookmarkState: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/BookmarkState/bookmarked`.
+            public var bookmarked: Swift.Bool
+            /// Creates a new `BookmarkState`.
+            ///
+            /// - Parameters:
+            ///   - bookmarked:
+            public init(bookmarked: Swift.Bool) {
+                self.bookmarked = bookmarked
+            }
+            public enum CodingKeys: String, CodingKey {
+                case bookmarked
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.bookmarked = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .bookmarked
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "bookmarked"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/Comment`.
         public struct Comment: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Comment/author`.
@@ -1085,6 +1110,17 @@ extension Components {
                     yield &self.storage.value.editedAt
                 }
             }
+            /// whether the caller saved it (PUT /v1/posts/{id}/bookmark)
+            ///
+            /// - Remark: Generated from `#/components/schemas/Post/hasBookmarked`.
+            public var hasBookmarked: Swift.Bool {
+                get  {
+                    self.storage.value.hasBookmarked
+                }
+                _modify {
+                    yield &self.storage.value.hasBookmarked
+                }
+            }
             /// - Remark: Generated from `#/components/schemas/Post/hasLiked`.
             public var hasLiked: Swift.Bool {
                 get  {
@@ -1195,6 +1231,7 @@ extension Components {
             ///   - comments:
             ///   - createdAt:
             ///   - editedAt: When its author last changed the caption, text or alt texts (PATCH /v1/posts/{id}); null if never.
+            ///   - hasBookmarked: whether the caller saved it (PUT /v1/posts/{id}/bookmark)
             ///   - hasLiked:
             ///   - hasReposted: whether the caller reposted it plainly
             ///   - id:
@@ -1211,6 +1248,7 @@ extension Components {
                 comments: Swift.Int,
                 createdAt: Components.Schemas.Time,
                 editedAt: Components.Schemas.Time? = nil,
+                hasBookmarked: Swift.Bool,
                 hasLiked: Swift.Bool,
                 hasReposted: Swift.Bool,
                 id: Swift.String,
@@ -1228,6 +1266,7 @@ extension Components {
                     comments: comments,
                     createdAt: createdAt,
                     editedAt: editedAt,
+                    hasBookmarked: hasBookmarked,
                     hasLiked: hasLiked,
                     hasReposted: hasReposted,
                     id: id,
@@ -1246,6 +1285,7 @@ extension Components {
                 case comments
                 case createdAt
                 case editedAt
+                case hasBookmarked
                 case hasLiked
                 case hasReposted
                 case id
@@ -1278,6 +1318,10 @@ extension Components {
                 ///
                 /// - Remark: Generated from `#/components/schemas/Post/editedAt`.
                 var editedAt: Components.Schemas.Time?
+                /// whether the caller saved it (PUT /v1/posts/{id}/bookmark)
+                ///
+                /// - Remark: Generated from `#/components/schemas/Post/hasBookmarked`.
+                var hasBookmarked: Swift.Bool
                 /// - Remark: Generated from `#/components/schemas/Post/hasLiked`.
                 var hasLiked: Swift.Bool
                 /// whether the caller reposted it plainly
@@ -1316,6 +1360,7 @@ extension Components {
                     comments: Swift.Int,
                     createdAt: Components.Schemas.Time,
                     editedAt: Components.Schemas.Time? = nil,
+                    hasBookmarked: Swift.Bool,
                     hasLiked: Swift.Bool,
                     hasReposted: Swift.Bool,
                     id: Swift.String,
@@ -1332,6 +1377,7 @@ extension Components {
                     self.comments = comments
                     self.createdAt = createdAt
                     self.editedAt = editedAt
+                    self.hasBookmarked = hasBookmarked
                     self.hasLiked = hasLiked
                     self.hasReposted = hasReposted
                     self.id = id
@@ -1365,6 +1411,10 @@ extension Components {
                     self.editedAt = try container.decodeIfPresent(
                         Components.Schemas.Time.self,
                         forKey: .editedAt
+                    )
+                    self.hasBookmarked = try container.decode(
+                        Swift.Bool.self,
+                        forKey: .hasBookmarked
                     )
                     self.hasLiked = try container.decode(
                         Swift.Bool.self,
@@ -1412,6 +1462,7 @@ extension Components {
                         "comments",
                         "createdAt",
                         "editedAt",
+                        "hasBookmarked",
                         "hasLiked",
                         "hasReposted",
                         "id",

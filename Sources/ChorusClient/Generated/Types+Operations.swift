@@ -3982,6 +3982,200 @@ public enum Operations {
             }
         }
     }
+    /// The posts the caller saved, most recently saved first; `media=true` keeps those with an image.
+    ///
+    /// Only the caller's own. A saved post the caller cannot read now (deleted, or of a user blocked either way) is left out, and back in its place if it becomes readable again (an unblock).
+    ///
+    /// - Remark: HTTP `GET /v1/me/bookmarks`.
+    /// - Remark: Generated from `#/paths//v1/me/bookmarks/get(bookmarks)`.
+    public enum Bookmarks {
+        public static let id: Swift.String = "bookmarks"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/bookmarks/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/bookmarks/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// - Remark: Generated from `#/paths/v1/me/bookmarks/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// `true`: only posts with an image of their own (the Instagram grid).
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/bookmarks/GET/query/media`.
+                public var media: Swift.Bool?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - cursor:
+                ///   - media: `true`: only posts with an image of their own (the Instagram grid).
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil,
+                    media: Swift.Bool? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                    self.media = media
+                }
+            }
+            public var query: Operations.Bookmarks.Input.Query
+            /// - Remark: Generated from `#/paths/v1/me/bookmarks/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Wait (at most 5 s) until the read models have applied this position.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/bookmarks/GET/header/Chorus-Min-Position`.
+                public var chorusMinPosition: Components.Parameters.MinPosition?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Bookmarks.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - chorusMinPosition: Wait (at most 5 s) until the read models have applied this position.
+                ///   - accept:
+                public init(
+                    chorusMinPosition: Components.Parameters.MinPosition? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Bookmarks.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.chorusMinPosition = chorusMinPosition
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.Bookmarks.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.Bookmarks.Input.Query = .init(),
+                headers: Operations.Bookmarks.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            /// A page of posts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/bookmarks/get(bookmarks)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Components.Responses.PostPage)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Components.Responses.PostPage {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/bookmarks/get(bookmarks)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/bookmarks/get(bookmarks)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/bookmarks/get(bookmarks)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The caller's devices, oldest first; never their tokens.
     ///
     /// - Remark: HTTP `GET /v1/me/devices`.
@@ -9993,6 +10187,688 @@ public enum Operations {
             /// `not_caught_up` (with Retry-After) or `unavailable`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/delete(deletePost)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Bookmarked, the post saved for later (a repeat changes nothing).
+    ///
+    /// Only the caller sees their bookmarks (`GET /v1/me/bookmarks`, `hasBookmarked` on posts); the post's author is not told. A deleted post is 410 gone; one of a user who blocked the caller, or whom the caller blocked, is 403 blocked.
+    ///
+    /// - Remark: HTTP `PUT /v1/posts/{id}/bookmark`.
+    /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)`.
+    public enum Bookmark {
+        public static let id: Swift.String = "bookmark"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/path/id`.
+                public var id: Components.Parameters.PostID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Components.Parameters.PostID) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.Bookmark.Input.Path
+            /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Bookmark.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Bookmark.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.Bookmark.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.Bookmark.Input.Path,
+                headers: Operations.Bookmark.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.Bookmark.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/PUT/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BookmarkState)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.BookmarkState {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.Bookmark.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.Bookmark.Output.Ok.Headers = .init(),
+                    body: Operations.Bookmark.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// Whether the post is saved, after the change.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Bookmark.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.Bookmark.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `gone`: the post was deleted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/410`.
+            ///
+            /// HTTP response code: `410 gone`.
+            case gone(Components.Responses.Gone)
+            /// The associated value of the enum case if `self` is `.gone`.
+            ///
+            /// - Throws: An error if `self` is not `.gone`.
+            /// - SeeAlso: `.gone`.
+            public var gone: Components.Responses.Gone {
+                get throws {
+                    switch self {
+                    case let .gone(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "gone",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Unbookmarked (a repeat changes nothing); the bookmark of a post deleted since can be taken back too.
+    ///
+    /// - Remark: HTTP `DELETE /v1/posts/{id}/bookmark`.
+    /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)`.
+    public enum Unbookmark {
+        public static let id: Swift.String = "unbookmark"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/path/id`.
+                public var id: Components.Parameters.PostID
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Components.Parameters.PostID) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.Unbookmark.Input.Path
+            /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Unbookmark.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.Unbookmark.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.Unbookmark.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.Unbookmark.Input.Path,
+                headers: Operations.Unbookmark.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.Unbookmark.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/posts/{id}/bookmark/DELETE/responses/200/content/application\/json`.
+                    case json(Components.Schemas.BookmarkState)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.BookmarkState {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.Unbookmark.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.Unbookmark.Output.Ok.Headers = .init(),
+                    body: Operations.Unbookmark.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// Whether the post is saved, after the change.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.Unbookmark.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.Unbookmark.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.Forbidden)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.Forbidden {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `gone`: the post was deleted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/410`.
+            ///
+            /// HTTP response code: `410 gone`.
+            case gone(Components.Responses.Gone)
+            /// The associated value of the enum case if `self` is `.gone`.
+            ///
+            /// - Throws: An error if `self` is not `.gone`.
+            /// - SeeAlso: `.gone`.
+            public var gone: Components.Responses.Gone {
+                get throws {
+                    switch self {
+                    case let .gone(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "gone",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.Unavailable)

@@ -117,6 +117,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/me/blocks`.
     /// - Remark: Generated from `#/paths//v1/me/blocks/get(myBlocks)`.
     func myBlocks(_ input: Operations.MyBlocks.Input) async throws -> Operations.MyBlocks.Output
+    /// The posts the caller saved, most recently saved first; `media=true` keeps those with an image.
+    ///
+    /// Only the caller's own. A saved post the caller cannot read now (deleted, or of a user blocked either way) is left out, and back in its place if it becomes readable again (an unblock).
+    ///
+    /// - Remark: HTTP `GET /v1/me/bookmarks`.
+    /// - Remark: Generated from `#/paths//v1/me/bookmarks/get(bookmarks)`.
+    func bookmarks(_ input: Operations.Bookmarks.Input) async throws -> Operations.Bookmarks.Output
     /// The caller's devices, oldest first; never their tokens.
     ///
     /// - Remark: HTTP `GET /v1/me/devices`.
@@ -208,6 +215,18 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/posts/{id}`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/delete(deletePost)`.
     func deletePost(_ input: Operations.DeletePost.Input) async throws -> Operations.DeletePost.Output
+    /// Bookmarked, the post saved for later (a repeat changes nothing).
+    ///
+    /// Only the caller sees their bookmarks (`GET /v1/me/bookmarks`, `hasBookmarked` on posts); the post's author is not told. A deleted post is 410 gone; one of a user who blocked the caller, or whom the caller blocked, is 403 blocked.
+    ///
+    /// - Remark: HTTP `PUT /v1/posts/{id}/bookmark`.
+    /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)`.
+    func bookmark(_ input: Operations.Bookmark.Input) async throws -> Operations.Bookmark.Output
+    /// Unbookmarked (a repeat changes nothing); the bookmark of a post deleted since can be taken back too.
+    ///
+    /// - Remark: HTTP `DELETE /v1/posts/{id}/bookmark`.
+    /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)`.
+    func unbookmark(_ input: Operations.Unbookmark.Input) async throws -> Operations.Unbookmark.Output
     /// Comments, oldest first unless order=desc.
     ///
     /// - Remark: HTTP `GET /v1/posts/{id}/comments`.
@@ -565,6 +584,21 @@ extension APIProtocol {
             headers: headers
         ))
     }
+    /// The posts the caller saved, most recently saved first; `media=true` keeps those with an image.
+    ///
+    /// Only the caller's own. A saved post the caller cannot read now (deleted, or of a user blocked either way) is left out, and back in its place if it becomes readable again (an unblock).
+    ///
+    /// - Remark: HTTP `GET /v1/me/bookmarks`.
+    /// - Remark: Generated from `#/paths//v1/me/bookmarks/get(bookmarks)`.
+    public func bookmarks(
+        query: Operations.Bookmarks.Input.Query = .init(),
+        headers: Operations.Bookmarks.Input.Headers = .init()
+    ) async throws -> Operations.Bookmarks.Output {
+        try await bookmarks(Operations.Bookmarks.Input(
+            query: query,
+            headers: headers
+        ))
+    }
     /// The caller's devices, oldest first; never their tokens.
     ///
     /// - Remark: HTTP `GET /v1/me/devices`.
@@ -804,6 +838,34 @@ extension APIProtocol {
         headers: Operations.DeletePost.Input.Headers = .init()
     ) async throws -> Operations.DeletePost.Output {
         try await deletePost(Operations.DeletePost.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Bookmarked, the post saved for later (a repeat changes nothing).
+    ///
+    /// Only the caller sees their bookmarks (`GET /v1/me/bookmarks`, `hasBookmarked` on posts); the post's author is not told. A deleted post is 410 gone; one of a user who blocked the caller, or whom the caller blocked, is 403 blocked.
+    ///
+    /// - Remark: HTTP `PUT /v1/posts/{id}/bookmark`.
+    /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)`.
+    public func bookmark(
+        path: Operations.Bookmark.Input.Path,
+        headers: Operations.Bookmark.Input.Headers = .init()
+    ) async throws -> Operations.Bookmark.Output {
+        try await bookmark(Operations.Bookmark.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Unbookmarked (a repeat changes nothing); the bookmark of a post deleted since can be taken back too.
+    ///
+    /// - Remark: HTTP `DELETE /v1/posts/{id}/bookmark`.
+    /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)`.
+    public func unbookmark(
+        path: Operations.Unbookmark.Input.Path,
+        headers: Operations.Unbookmark.Input.Headers = .init()
+    ) async throws -> Operations.Unbookmark.Output {
+        try await unbookmark(Operations.Unbookmark.Input(
             path: path,
             headers: headers
         ))

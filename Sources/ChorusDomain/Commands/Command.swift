@@ -36,6 +36,10 @@ public enum Command: Sendable, Hashable {
     case deletePost(author: UserID, post: PostID)
     case like(user: UserID, post: PostID)
     case unlike(user: UserID, post: PostID)
+    /// Saves a post for later, seen by the user alone (repeats change nothing).
+    case bookmark(user: UserID, post: PostID)
+    /// Takes a bookmark back (repeats change nothing), also of a post deleted since.
+    case unbookmark(user: UserID, post: PostID)
     /// Reposts a post plainly (repeats change nothing): naming a plain repost reposts its original.
     case repost(user: UserID, post: PostID)
     /// Takes a plain repost back (repeats change nothing).
@@ -124,6 +128,8 @@ extension Command {
         case .deletePost(let author, let post): DeletePost.prepare(author: author, post: post)
         case .like(let user, let post): LikePost.prepare(user: user, post: post)
         case .unlike(let user, let post): UnlikePost.prepare(user: user, post: post)
+        case .bookmark(let user, let post): BookmarkPost.prepare(user: user, post: post)
+        case .unbookmark(let user, let post): UnbookmarkPost.prepare(user: user, post: post)
         case .repost(let user, let post): RepostPost.prepare(user: user, post: post)
         case .unrepost(let user, let post): UnrepostPost.prepare(user: user, post: post)
         case .addComment(let author, let post, let text): try AddComment.prepare(author: author, post: post, text: text)

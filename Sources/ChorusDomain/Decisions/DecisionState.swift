@@ -15,6 +15,7 @@ import ChorusLog
 /// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
 /// - `follows`: follower, followee → position of the follow (u64 big-endian)
 /// - `likes`: user, post → position of the like (likewise)
+/// - `bookmarks`: user, post → position of the bookmark (likewise)
 /// - `shares`: post, user → position of the user's plain repost of it (``Reposted``; likewise)
 /// - `rooms`: room → its creator's id (UTF-8)
 /// - `room-members`: room, user → position of the user's ``RoomJoined`` (u64 big-endian)
@@ -48,6 +49,7 @@ public struct DecisionState: Sendable {
     let comments = StateTable("comments")
     let follows = StateTable("follows")
     let likes = StateTable("likes")
+    let bookmarks = StateTable("bookmarks")
     let shares = StateTable("shares")
     let rooms = StateTable("rooms")
     let roomMembers = StateTable("room-members")
@@ -80,7 +82,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
-            format, attachedMedia, deviceTokens, devices,
+            format, attachedMedia, deviceTokens, devices, bookmarks,
         ]
     }
 
@@ -91,7 +93,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia, deviceTokens,
-            devices,
+            devices, bookmarks,
         ]
     }
 

@@ -43,6 +43,8 @@ public enum DomainEvent: Sendable, Hashable {
     case deviceRegistered(DeviceRegistered)
     case deviceForgotten(DeviceForgotten)
     case pushSettingsChanged(PushSettingsChanged)
+    case bookmarked(Bookmarked)
+    case unbookmarked(Unbookmarked)
 }
 
 extension DomainEvent {
@@ -87,6 +89,8 @@ extension DomainEvent {
         DeviceRegistered.self,
         DeviceForgotten.self,
         PushSettingsChanged.self,
+        Bookmarked.self,
+        Unbookmarked.self,
     ]
 
     /// The event's own type, which knows how it is stored.
@@ -131,6 +135,8 @@ extension DomainEvent {
         case .deviceRegistered(let event): event
         case .deviceForgotten(let event): event
         case .pushSettingsChanged(let event): event
+        case .bookmarked(let event): event
+        case .unbookmarked(let event): event
         }
     }
 

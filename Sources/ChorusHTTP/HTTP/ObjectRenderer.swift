@@ -82,6 +82,7 @@ struct ObjectRenderer: Sendable {
             body.field("hasLiked", post.hasLiked)
             body.field("reposts", post.reposts)
             body.field("hasReposted", post.hasReposted)
+            body.field("hasBookmarked", post.hasBookmarked)
             switch repostedBy {
             case .some(let user): body.field("repostedBy") { write(user, to: &$0) }
             case .none: body.field("repostedBy") { $0.null() }

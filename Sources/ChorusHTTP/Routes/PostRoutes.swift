@@ -185,7 +185,7 @@ struct PostRoutes {
     }
 
     /// Runs a write on the post its path names: a post that is not there is that path's 404, not a 422 of the body.
-    private static func inPath(_ post: PostID, _ write: () async throws -> Response) async throws -> Response {
+    static func inPath(_ post: PostID, _ write: () async throws -> Response) async throws -> Response {
         do {
             return try await write()
         } catch let error as DomainError where error.code == .unknownPost {

@@ -134,6 +134,7 @@ public enum ChorusServer {
         AccountRoutes(endpoints: endpoints).add(to: signedIn)
         ReportRoutes(endpoints: endpoints).add(to: signedIn)
         PostRoutes(endpoints: endpoints).add(to: signedIn)
+        BookmarkRoutes(endpoints: endpoints).add(to: signedIn)
         FeedRoutes(endpoints: endpoints).add(to: signedIn)
         MessageRoutes(endpoints: endpoints).add(to: signedIn)
         RoomRoutes(endpoints: endpoints).add(to: signedIn)

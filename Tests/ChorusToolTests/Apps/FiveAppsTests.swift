@@ -241,6 +241,14 @@ struct FiveAppsTests {
             let seen = try await bo.post(post.id)
             #expect(seen.likes == 1 && seen.comments == 1 && seen.hasLiked)
             #expect(seen.author.profileImage == profile.profileImage && seen.author.id == anaProfile.id)
+            // Saved for later: Bo's alone, not a notification of Ana's.
+            #expect(try await bo.bookmark(post.id))
+            let saved = try await bo.bookmarks(mediaOnly: true).first(20)
+            #expect(saved.map(\.id) == [post.id] && saved.allSatisfy(\.hasBookmarked))
+            #expect(try await ana.bookmarks().first(20).isEmpty)
+            #expect(try await !ana.post(post.id).hasBookmarked)
+            #expect(try await !bo.unbookmark(post.id))
+            #expect(try await bo.bookmarks().first(20).isEmpty)
             try await server.waitForAlerts(["Bo liked your post", "Bo commented on your post"], on: phone)
             likes.stop()
         }
