@@ -19,6 +19,9 @@ public typealias Room = Components.Schemas.Room
 public typealias Media = Components.Schemas.Media
 /// One of a post's images as a post names it: an uploaded image's id and its alt text.
 public typealias PostImage = Components.Schemas.PostImage
+/// Who may comment on a post besides its author: `everyone`, `following` (users the author follows), `mentioned`
+/// or `nobody`.
+public typealias ReplyPolicy = Components.Schemas.ReplyPolicy
 
 /// A Chorus server, as an app talks to it: sign-up and login with a ``TokenStore``, every list as ``Pages``, live
 /// streams as ``LiveEvents``, and read-your-writes without asking (see ``SessionMiddleware``). Anything not wrapped
@@ -161,27 +164,31 @@ public final class ChorusClient: Sendable {
 
     /// Posts text, up to four images (uploaded with ``uploadImage(_:contentType:)``, each with its alt text), or
     /// both; with `quoting`, a quote of that post. `image` is one image without alt text, as version 1 posted it.
+    /// `replies` says who may comment besides the author (everyone when nil).
     @discardableResult
     public func post(
         text: String? = nil, caption: String? = nil, media: [PostImage]? = nil, image: String? = nil,
-        quoting: String? = nil
+        quoting: String? = nil, replies: ReplyPolicy? = nil
     ) async throws -> Post {
         try await unwrapping {
             try await api.createPost(
-                body: .json(.init(caption: caption, image: image, media: media, repostOf: quoting, text: text))
+                body: .json(
+                    .init(
+                        caption: caption, image: image, media: media, replies: replies, repostOf: quoting, text: text))
             ).created.body.json
         }
     }
 
-    /// Changes one's own post: its caption, its text, or its images' alt texts (`media` names the post's images,
-    /// the same in the same order); nil leaves a field as it is.
+    /// Changes one's own post: its caption, its text, its images' alt texts (`media` names the post's images, the
+    /// same in the same order), or who may comment; nil leaves a field as it is.
     @discardableResult
-    public func editPost(_ id: String, caption: String? = nil, text: String? = nil, media: [PostImage]? = nil)
-        async throws -> Post
-    {
+    public func editPost(
+        _ id: String, caption: String? = nil, text: String? = nil, media: [PostImage]? = nil,
+        replies: ReplyPolicy? = nil
+    ) async throws -> Post {
         try await unwrapping {
             try await api.editPost(
-                path: .init(id: id), body: .json(.init(caption: caption, media: media, text: text))
+                path: .init(id: id), body: .json(.init(caption: caption, media: media, replies: replies, text: text))
             ).ok.body.json
         }
     }

@@ -68,7 +68,7 @@ public struct DemoWorkload: Sendable {
                 case .registerUser:
                     users.append(UserID(unchecked: result.createdID ?? ""))
                     summary.users += 1
-                case .createPost(let author, _, _, let media, _):
+                case .createPost(let author, _, _, let media, _, _):
                     let post = PostID(unchecked: result.createdID ?? "")
                     posts.append(post)
                     authors.append(author)

@@ -32,6 +32,11 @@ struct DomainEventCodingTests {
         .postEdited(PostEdited(post: post, author: user, caption: "new caption", text: nil)),
         .postEdited(PostEdited(post: post, author: user, caption: nil, text: nil, alts: ["a cat", nil])),
         .postEdited(PostEdited(post: post, author: user, caption: nil, text: "")),
+        .postEdited(PostEdited(post: post, author: user, caption: nil, text: nil, replies: .following)),
+        .postEdited(PostEdited(post: post, author: user, caption: "c", text: nil, replies: .everyone)),
+        .postCreated(
+            PostCreated(
+                post: .make(), author: user, caption: "", text: "closed", media: [], repostOf: nil, replies: .nobody)),
         .liked(Liked(user: other, post: post, postAuthor: user)),
         .unliked(Unliked(user: other, post: post, postAuthor: user, likedAt: LogPosition(41))),
         .commentAdded(CommentAdded(comment: .make(), post: post, author: other, text: "nice 👍", postAuthor: user)),

@@ -66,7 +66,7 @@ struct EmbeddedProfileTests {
                     default: .createPost(author: user, text: "another")
                     }
                 let result = try await app.chorus.execute(command)
-                if case .createPost(let author, _, _, let media, _) = command, let id = result.createdID {
+                if case .createPost(let author, _, _, let media, _, _) = command, let id = result.createdID {
                     posts.append(PostID(id)!)
                     if !media.isEmpty { photoPosts.append((PostID(id)!, author, media.map(\.id))) }
                 }

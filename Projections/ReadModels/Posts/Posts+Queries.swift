@@ -26,6 +26,8 @@ public struct Post: Sendable, Hashable {
     public let hasReposted: Bool
     /// Whether the viewer saved it for later.
     public let hasBookmarked: Bool
+    /// Who may comment besides its author.
+    public let replies: ReplyPolicy
     /// In a feed or tab, who plainly reposted it at the place it is shown (the newest repost the list holds); nil
     /// where it is shown as posted.
     public let repostedBy: UserSummary?
@@ -57,6 +59,7 @@ public struct StoredPost: ~Copyable {
         public let reposts: UInt64
         public let hasReposted: Bool
         public let hasBookmarked: Bool
+        public let replies: ReplyPolicy
     }
 
     public let post: Fields
@@ -88,7 +91,7 @@ extension Post {
             text: fields.text.string, media: fields.media.copies(), repost: repost, createdAt: fields.createdAt,
             editedAt: fields.editedAt, likes: fields.likes, comments: fields.comments, hasLiked: fields.hasLiked,
             reposts: fields.reposts, hasReposted: fields.hasReposted, hasBookmarked: fields.hasBookmarked,
-            repostedBy: repostedBy)
+            replies: fields.replies, repostedBy: repostedBy)
     }
 }
 
@@ -108,13 +111,14 @@ struct PostInPlace {
         let reposts: UInt64
         let hasReposted: Bool
         let hasBookmarked: Bool
+        let replies: ReplyPolicy
 
         func lent() -> StoredPost.Fields {
             StoredPost.Fields(
                 id: StoredText(id), author: author.lent(), caption: StoredText(caption), text: StoredText(text),
                 media: StoredImages(media), createdAt: createdAt, editedAt: editedAt, likes: likes,
                 comments: comments, hasLiked: hasLiked, reposts: reposts, hasReposted: hasReposted,
-                hasBookmarked: hasBookmarked)
+                hasBookmarked: hasBookmarked, replies: replies)
         }
     }
 
@@ -291,7 +295,7 @@ extension ReadView {
             id: id, author: author, caption: record.caption, text: record.text, media: record.media,
             createdAt: record.createdAt, editedAt: record.editedAt, likes: counts.likes, comments: counts.comments,
             hasLiked: hasLiked, reposts: counts.reposts, hasReposted: hasReposted,
-            hasBookmarked: try viewer.map { try hasBookmarked(id, viewer: $0) } ?? false)
+            hasBookmarked: try viewer.map { try hasBookmarked(id, viewer: $0) } ?? false, replies: record.replies)
         return (fields, record.repostOf)
     }
 }

@@ -45,7 +45,8 @@ struct Posts: ReadModel {
         case .postCreated(let event):
             let record = PostRecord(
                 author: event.author, caption: event.caption, text: event.text, media: event.media,
-                repostOf: event.repostOf, createdAt: envelope.recordedAt, editedAt: nil, position: envelope.position)
+                repostOf: event.repostOf, createdAt: envelope.recordedAt, editedAt: nil, position: envelope.position,
+                replies: event.replies)
             try transaction.put(record.encoded(), for: ProjectionKey(event.post).bytes, in: posts)
             var tab = ProjectionKey(event.author)
             tab.append(envelope.position)
@@ -122,7 +123,8 @@ struct Posts: ReadModel {
             }
             for (index, alt) in alts.enumerated() { record.media[index].alt = alt }
         }
-        record.editedAt = envelope.recordedAt
+        if let replies = event.replies { record.replies = replies }
+        if event.changesContent { record.editedAt = envelope.recordedAt }
         try transaction.put(record.encoded(), for: key, in: posts)
     }
 }
@@ -166,6 +168,8 @@ struct PostRecord: Hashable {
     /// When the caption, text or alt texts last changed; nil if never.
     var editedAt: EventTime?
     var position: LogPosition
+    /// Who may comment besides its author.
+    var replies: ReplyPolicy
 
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
@@ -178,12 +182,13 @@ struct PostRecord: Hashable {
         // Milliseconds since 1970 plus one, 0 for never: one fixed-size field.
         writer.write(editedAt.map { $0.millisecondsSince1970 + 1 } ?? 0)
         writer.write(position.rawValue)
+        writer.write(replies.code)
         return writer.bytes
     }
 
     init(
         author: UserID, caption: String, text: String, media: [PostImage], repostOf: PostID?, createdAt: EventTime,
-        editedAt: EventTime?, position: LogPosition
+        editedAt: EventTime?, position: LogPosition, replies: ReplyPolicy = .everyone
     ) {
         self.author = author
         self.caption = caption
@@ -193,6 +198,7 @@ struct PostRecord: Hashable {
         self.createdAt = createdAt
         self.editedAt = editedAt
         self.position = position
+        self.replies = replies
     }
 
     /// Only the author of an encoded record, which comes first: notifications need no more of a post.
@@ -212,6 +218,7 @@ struct PostRecord: Hashable {
         let createdAt: EventTime
         let editedAt: EventTime?
         let position: LogPosition
+        let replies: ReplyPolicy
 
         init(_ bytes: UnsafeRawBufferPointer) throws {
             var cursor = PayloadCursor(bytes)
@@ -224,6 +231,7 @@ struct PostRecord: Hashable {
             let edited = try cursor.readInt64()
             editedAt = edited == 0 ? nil : EventTime(millisecondsSince1970: edited - 1)
             position = LogPosition(UInt64(bitPattern: try cursor.readInt64()))
+            replies = try ReplyPolicy(code: try cursor.readByte())
             try cursor.finish()
         }
     }
@@ -244,5 +252,6 @@ struct PostRecord: Hashable {
         createdAt = record.createdAt
         editedAt = record.editedAt
         position = record.position
+        replies = record.replies
     }
 }

@@ -416,6 +416,7 @@ extension Components {
                     case invalidToken = "invalid_token"
                     case blocked = "blocked"
                     case suspended = "suspended"
+                    case repliesRestricted = "replies_restricted"
                     case rateLimited = "rate_limited"
                     case notCaughtUp = "not_caught_up"
                     case unavailable = "unavailable"
@@ -1181,6 +1182,15 @@ extension Components {
                     yield &self.storage.value.media
                 }
             }
+            /// - Remark: Generated from `#/components/schemas/Post/replies`.
+            public var replies: Components.Schemas.ReplyPolicy {
+                get  {
+                    self.storage.value.replies
+                }
+                _modify {
+                    yield &self.storage.value.replies
+                }
+            }
             /// The reposted post, shown without the post it reposts in turn (its repostOf is null).
             ///
             /// - Remark: Generated from `#/components/schemas/Post/repostOf`.
@@ -1238,6 +1248,7 @@ extension Components {
             ///   - image: The first image's `large` URL, for clients of version 1.
             ///   - likes:
             ///   - media: The post's images, each with its variants, BlurHash and alt text.
+            ///   - replies:
             ///   - repostOf: The reposted post, shown without the post it reposts in turn (its repostOf is null).
             ///   - repostedBy: In a feed or a posts tab, the user whose plain repost put it at this place of the list (the newest repost of it the list holds); null where the post is shown as posted, and outside lists.
             ///   - reposts: how many users repost it plainly
@@ -1255,6 +1266,7 @@ extension Components {
                 image: Swift.String? = nil,
                 likes: Swift.Int,
                 media: [Components.Schemas.Media],
+                replies: Components.Schemas.ReplyPolicy,
                 repostOf: Components.Schemas.Post? = nil,
                 repostedBy: Components.Schemas.UserSummary? = nil,
                 reposts: Swift.Int,
@@ -1273,6 +1285,7 @@ extension Components {
                     image: image,
                     likes: likes,
                     media: media,
+                    replies: replies,
                     repostOf: repostOf,
                     repostedBy: repostedBy,
                     reposts: reposts,
@@ -1292,6 +1305,7 @@ extension Components {
                 case image
                 case likes
                 case media
+                case replies
                 case repostOf
                 case repostedBy
                 case reposts
@@ -1340,6 +1354,8 @@ extension Components {
                 ///
                 /// - Remark: Generated from `#/components/schemas/Post/media`.
                 var media: [Components.Schemas.Media]
+                /// - Remark: Generated from `#/components/schemas/Post/replies`.
+                var replies: Components.Schemas.ReplyPolicy
                 /// The reposted post, shown without the post it reposts in turn (its repostOf is null).
                 ///
                 /// - Remark: Generated from `#/components/schemas/Post/repostOf`.
@@ -1367,6 +1383,7 @@ extension Components {
                     image: Swift.String? = nil,
                     likes: Swift.Int,
                     media: [Components.Schemas.Media],
+                    replies: Components.Schemas.ReplyPolicy,
                     repostOf: Components.Schemas.Post? = nil,
                     repostedBy: Components.Schemas.UserSummary? = nil,
                     reposts: Swift.Int,
@@ -1384,6 +1401,7 @@ extension Components {
                     self.image = image
                     self.likes = likes
                     self.media = media
+                    self.replies = replies
                     self.repostOf = repostOf
                     self.repostedBy = repostedBy
                     self.reposts = reposts
@@ -1440,6 +1458,10 @@ extension Components {
                         [Components.Schemas.Media].self,
                         forKey: .media
                     )
+                    self.replies = try container.decode(
+                        Components.Schemas.ReplyPolicy.self,
+                        forKey: .replies
+                    )
                     self.repostOf = try container.decodeIfPresent(
                         Components.Schemas.Post.self,
                         forKey: .repostOf
@@ -1469,6 +1491,7 @@ extension Components {
                         "image",
                         "likes",
                         "media",
+                        "replies",
                         "repostOf",
                         "repostedBy",
                         "reposts",
@@ -2060,6 +2083,15 @@ extension Components {
                     "reposts"
                 ])
             }
+        }
+        /// Who may comment on a post besides its author, who always may: everyone; the users the author follows; the users the post mentions; or no one else.
+        ///
+        /// - Remark: Generated from `#/components/schemas/ReplyPolicy`.
+        @frozen public enum ReplyPolicy: String, Codable, Hashable, Sendable, CaseIterable {
+            case everyone = "everyone"
+            case following = "following"
+            case mentioned = "mentioned"
+            case nobody = "nobody"
         }
         /// - Remark: Generated from `#/components/schemas/Report`.
         public struct Report: Codable, Hashable, Sendable {

@@ -155,7 +155,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/login/post(login)/responses/403`.
             ///
@@ -2842,7 +2842,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/live/get(live)/responses/403`.
             ///
@@ -8014,7 +8014,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/messages/post(sendMessage)/responses/403`.
             ///
@@ -8869,6 +8869,10 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/POST/requestBody/json/media`.
                     public var media: [Components.Schemas.PostImage]?
+                    /// Who may comment besides the author; absent or null is everyone.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/posts/POST/requestBody/json/replies`.
+                    public var replies: Components.Schemas.ReplyPolicy?
                     /// a post id; null is the same as none
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/POST/requestBody/json/repostOf`.
@@ -8883,18 +8887,21 @@ public enum Operations {
                     ///   - caption: at most 2200 characters; null is the same as none
                     ///   - image: version 1: one media id, as `media` with one image without alt text; null is none
                     ///   - media: The post's images, in the order they are shown.
+                    ///   - replies: Who may comment besides the author; absent or null is everyone.
                     ///   - repostOf: a post id; null is the same as none
                     ///   - text: at most 280 characters; null is the same as none
                     public init(
                         caption: Swift.String? = nil,
                         image: Swift.String? = nil,
                         media: [Components.Schemas.PostImage]? = nil,
+                        replies: Components.Schemas.ReplyPolicy? = nil,
                         repostOf: Swift.String? = nil,
                         text: Swift.String? = nil
                     ) {
                         self.caption = caption
                         self.image = image
                         self.media = media
+                        self.replies = replies
                         self.repostOf = repostOf
                         self.text = text
                     }
@@ -8902,6 +8909,7 @@ public enum Operations {
                         case caption
                         case image
                         case media
+                        case replies
                         case repostOf
                         case text
                     }
@@ -9042,7 +9050,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/post(createPost)/responses/403`.
             ///
@@ -9487,7 +9495,7 @@ public enum Operations {
             }
         }
     }
-    /// PostEdited: the author changes the caption, the text or the images' alt texts; absent or null fields stay as they are. The answer shows the post with editedAt set. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
+    /// PostEdited: the author changes the caption, the text, the images' alt texts or who may comment; absent or null fields stay as they are. The answer shows the post, with editedAt set unless only `replies` changed. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
     ///
     /// - Remark: HTTP `PATCH /v1/posts/{id}`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)`.
@@ -9538,6 +9546,10 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/{id}/PATCH/requestBody/json/media`.
                     public var media: [Components.Schemas.PostImage]?
+                    /// Who may comment besides the author; null leaves it as it is.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/posts/{id}/PATCH/requestBody/json/replies`.
+                    public var replies: Components.Schemas.ReplyPolicy?
                     /// at most 280 characters; null leaves it as it is
                     ///
                     /// - Remark: Generated from `#/paths/v1/posts/{id}/PATCH/requestBody/json/text`.
@@ -9547,19 +9559,23 @@ public enum Operations {
                     /// - Parameters:
                     ///   - caption: at most 2200 characters; null leaves it as it is
                     ///   - media: The post's images, the same ids in the same order, each with its new alt text (absent or null removes it); null leaves them as they are.
+                    ///   - replies: Who may comment besides the author; null leaves it as it is.
                     ///   - text: at most 280 characters; null leaves it as it is
                     public init(
                         caption: Swift.String? = nil,
                         media: [Components.Schemas.PostImage]? = nil,
+                        replies: Components.Schemas.ReplyPolicy? = nil,
                         text: Swift.String? = nil
                     ) {
                         self.caption = caption
                         self.media = media
+                        self.replies = replies
                         self.text = text
                     }
                     public enum CodingKeys: String, CodingKey {
                         case caption
                         case media
+                        case replies
                         case text
                     }
                 }
@@ -9702,7 +9718,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)/responses/403`.
             ///
@@ -10092,7 +10108,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/delete(deletePost)/responses/403`.
             ///
@@ -10411,7 +10427,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/403`.
             ///
@@ -10751,7 +10767,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/403`.
             ///
@@ -11203,7 +11219,7 @@ public enum Operations {
             }
         }
     }
-    /// CommentAdded (a deleted post is 410 gone).
+    /// CommentAdded (a deleted post is 410 gone). A post's author may always comment; anyone else only as its `replies` allows (403 replies_restricted otherwise).
     ///
     /// - Remark: HTTP `POST /v1/posts/{id}/comments`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)`.
@@ -11400,7 +11416,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)/responses/403`.
             ///
@@ -11797,7 +11813,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/{commentId}/delete(deleteComment)/responses/403`.
             ///
@@ -12137,7 +12153,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/put(like)/responses/403`.
             ///
@@ -12477,7 +12493,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/delete(unlike)/responses/403`.
             ///
@@ -12819,7 +12835,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/put(repost)/responses/403`.
             ///
@@ -13161,7 +13177,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/delete(unrepost)/responses/403`.
             ///
@@ -15388,7 +15404,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/get(roomMessages)/responses/403`.
             ///
@@ -15685,7 +15701,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)/responses/403`.
             ///
@@ -17186,7 +17202,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)/responses/403`.
             ///
@@ -17531,7 +17547,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)/responses/403`.
             ///

@@ -205,7 +205,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/posts/{id}`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/get(getPost)`.
     func getPost(_ input: Operations.GetPost.Input) async throws -> Operations.GetPost.Output
-    /// PostEdited: the author changes the caption, the text or the images' alt texts; absent or null fields stay as they are. The answer shows the post with editedAt set. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
+    /// PostEdited: the author changes the caption, the text, the images' alt texts or who may comment; absent or null fields stay as they are. The answer shows the post, with editedAt set unless only `replies` changed. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
     ///
     /// - Remark: HTTP `PATCH /v1/posts/{id}`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)`.
@@ -232,7 +232,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/posts/{id}/comments`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/get(getComments)`.
     func getComments(_ input: Operations.GetComments.Input) async throws -> Operations.GetComments.Output
-    /// CommentAdded (a deleted post is 410 gone).
+    /// CommentAdded (a deleted post is 410 gone). A post's author may always comment; anyone else only as its `replies` allows (403 replies_restricted otherwise).
     ///
     /// - Remark: HTTP `POST /v1/posts/{id}/comments`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)`.
@@ -814,7 +814,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// PostEdited: the author changes the caption, the text or the images' alt texts; absent or null fields stay as they are. The answer shows the post with editedAt set. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
+    /// PostEdited: the author changes the caption, the text, the images' alt texts or who may comment; absent or null fields stay as they are. The answer shows the post, with editedAt set unless only `replies` changed. A post without an image or a reposted post keeps some text (422 empty_text); an edit of none of the fields is 422 invalid_field, and so is a `media` that does not name the post's images, the same in the same order; another user's post is 403 forbidden.
     ///
     /// - Remark: HTTP `PATCH /v1/posts/{id}`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)`.
@@ -885,7 +885,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// CommentAdded (a deleted post is 410 gone).
+    /// CommentAdded (a deleted post is 410 gone). A post's author may always comment; anyone else only as its `replies` allows (403 replies_restricted otherwise).
     ///
     /// - Remark: HTTP `POST /v1/posts/{id}/comments`.
     /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)`.

@@ -23,14 +23,17 @@ public enum Command: Sendable, Hashable {
     case editProfile(
         user: UserID, name: String? = nil, major: String? = nil, bio: String? = nil,
         profileImage: ProfileImageChange? = nil)
-    /// A post with up to four images (``PostCreated/maximumImages``), each with an optional alt text.
+    /// A post with up to four images (``PostCreated/maximumImages``), each with an optional alt text; `replies` says
+    /// who may comment.
     case createPost(
-        author: UserID, caption: String? = nil, text: String? = nil, media: [PostImage] = [], repostOf: PostID? = nil)
-    /// Changes the caption, the text or the alt texts of one's own post (``DomainError/Code/forbidden`` for
-    /// another's); nil leaves a field as it is. `media` names the post's images, in their order, with their new alt
-    /// texts.
+        author: UserID, caption: String? = nil, text: String? = nil, media: [PostImage] = [], repostOf: PostID? = nil,
+        replies: ReplyPolicy = .everyone)
+    /// Changes the caption, the text, the alt texts or who may comment of one's own post
+    /// (``DomainError/Code/forbidden`` for another's); nil leaves a field as it is. `media` names the post's images, in
+    /// their order, with their new alt texts.
     case editPost(
-        author: UserID, post: PostID, caption: String? = nil, text: String? = nil, media: [PostImage]? = nil)
+        author: UserID, post: PostID, caption: String? = nil, text: String? = nil, media: [PostImage]? = nil,
+        replies: ReplyPolicy? = nil)
     /// Deletes one's own post (``DomainError/Code/forbidden`` for another's), and with it its plain reposts; deleting
     /// it again changes nothing.
     case deletePost(author: UserID, post: PostID)
@@ -120,11 +123,13 @@ extension Command {
             try EditProfile.prepare(user: user, name: name, major: major, bio: bio, image: image, context)
         case .deleteAccount(let user, _): DeleteAccount.prepare(user: user)
         case .completeErasure(let user): CompleteErasure.prepare(user: user)
-        case .createPost(let author, let caption, let text, let media, let repostOf):
+        case .createPost(let author, let caption, let text, let media, let repostOf, let replies):
             try CreatePost.prepare(
-                author: author, caption: caption, text: text, media: media, repostOf: repostOf, context)
-        case .editPost(let author, let post, let caption, let text, let media):
-            try EditPost.prepare(author: author, post: post, caption: caption, text: text, media: media)
+                author: author, caption: caption, text: text, media: media, repostOf: repostOf, replies: replies,
+                context)
+        case .editPost(let author, let post, let caption, let text, let media, let replies):
+            try EditPost.prepare(
+                author: author, post: post, caption: caption, text: text, media: media, replies: replies)
         case .deletePost(let author, let post): DeletePost.prepare(author: author, post: post)
         case .like(let user, let post): LikePost.prepare(user: user, post: post)
         case .unlike(let user, let post): UnlikePost.prepare(user: user, post: post)

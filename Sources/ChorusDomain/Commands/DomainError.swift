@@ -30,6 +30,8 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case blocked
         /// The account is suspended: it cannot sign in.
         case suspended
+        /// The post's author lets only some users comment (``ReplyPolicy``), and the caller is not one of them.
+        case repliesRestricted = "replies_restricted"
     }
 
     public let code: Code

@@ -16,6 +16,7 @@ import ChorusLog
 /// - `follows`: follower, followee → position of the follow (u64 big-endian)
 /// - `likes`: user, post → position of the like (likewise)
 /// - `bookmarks`: user, post → position of the bookmark (likewise)
+/// - `reply-rules`: post → who may comment on it (``ReplyPolicy/code``, one byte), unless everyone may
 /// - `shares`: post, user → position of the user's plain repost of it (``Reposted``; likewise)
 /// - `rooms`: room → its creator's id (UTF-8)
 /// - `room-members`: room, user → position of the user's ``RoomJoined`` (u64 big-endian)
@@ -50,6 +51,7 @@ public struct DecisionState: Sendable {
     let follows = StateTable("follows")
     let likes = StateTable("likes")
     let bookmarks = StateTable("bookmarks")
+    let replyRules = StateTable("reply-rules")
     let shares = StateTable("shares")
     let rooms = StateTable("rooms")
     let roomMembers = StateTable("room-members")
@@ -82,7 +84,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
-            format, attachedMedia, deviceTokens, devices, bookmarks,
+            format, attachedMedia, deviceTokens, devices, bookmarks, replyRules,
         ]
     }
 
@@ -93,7 +95,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia, deviceTokens,
-            devices, bookmarks,
+            devices, bookmarks, replyRules,
         ]
     }
 

@@ -44,7 +44,7 @@ struct APIError: HTTPResponseError, Sendable {
         let status: HTTPResponse.Status =
             switch error.code {
             case .invalidCredentials: .unauthorized
-            case .forbidden, .blocked, .suspended: .forbidden
+            case .forbidden, .blocked, .suspended, .repliesRestricted: .forbidden
             case .notFound: .notFound
             case .gone: .gone
             case .emailTaken, .idempotencyConflict: .conflict

@@ -83,6 +83,7 @@ struct ObjectRenderer: Sendable {
             body.field("reposts", post.reposts)
             body.field("hasReposted", post.hasReposted)
             body.field("hasBookmarked", post.hasBookmarked)
+            body.field("replies") { $0.string(post.replies.rawValue) }
             switch repostedBy {
             case .some(let user): body.field("repostedBy") { write(user, to: &$0) }
             case .none: body.field("repostedBy") { $0.null() }

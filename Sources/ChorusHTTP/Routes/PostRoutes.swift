@@ -14,6 +14,7 @@ struct PostRoutes {
         let image: String?
         let media: [PostImageBody]?
         let repostOf: String?
+        let replies: String?
     }
 
     /// Absent fields stay as they are.
@@ -22,6 +23,12 @@ struct PostRoutes {
         let text: String?
         /// The post's images, the same in the same order, with their new alt texts.
         let media: [PostImageBody]?
+        let replies: String?
+    }
+
+    /// Who may comment, as a body names it.
+    static func replies(_ text: String?) throws -> ReplyPolicy? {
+        try text.map { try Endpoints.choice($0, field: "replies") }
     }
 
     struct PostImageBody: Decodable {
@@ -56,7 +63,7 @@ struct PostRoutes {
             let (body, bytes) = try await JSONBody.decode(PostEdit.self, from: request)
             let command = Command.editPost(
                 author: caller.user, post: post, caption: body.caption, text: body.text,
-                media: try body.media.map { try $0.map { try $0.image() } })
+                media: try body.media.map { try $0.map { try $0.image() } }, replies: try Self.replies(body.replies))
             return try await Self.inPath(post) {
                 try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
                     view, _, json in
@@ -107,7 +114,8 @@ struct PostRoutes {
             return id
         }
         let command = Command.createPost(
-            author: caller.user, caption: body.caption, text: body.text, media: media, repostOf: repostOf)
+            author: caller.user, caption: body.caption, text: body.text, media: media, repostOf: repostOf,
+            replies: try Self.replies(body.replies) ?? .everyone)
         return try await endpoints.write(
             request, context: context, requestBody: bytes, status: .created, command: command
         ) { view, result, json in

@@ -113,6 +113,17 @@ struct FiveAppsTests {
             // Each of those reached Ana's phone once, in order, the crash between them.
             try await server.waitForAlerts(
                 ["Cy followed you", "Bo reposted your post", "Cy liked your post", "Cy: Great tweet"], on: phone)
+            // Replies limited to the people Ana follows: Cy is not one of them, until she opens them to everyone.
+            let limited = try await ana.post(text: "Only people I follow can reply", replies: .following)
+            #expect(limited.replies == .following)
+            do {
+                try await cy.comment(on: limited.id, "Let me in")
+                Issue.record("a reply outside the post's replies was taken")
+            } catch let error as ChorusError {
+                #expect(error.status == 403 && error.code == "replies_restricted", "\(error)")
+            }
+            #expect(try await ana.editPost(limited.id, replies: .everyone).replies == .everyone)
+            try await cy.comment(on: limited.id, "Thanks")
             feed.stop()
         }
     }

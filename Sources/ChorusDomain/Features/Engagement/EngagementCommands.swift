@@ -99,7 +99,25 @@ struct AddComment: Decision {
         let postAuthor = try context.requireStandingPost(comment.post).author
         comment.postAuthor = postAuthor
         try context.refuseIfBlocked(comment.author, postAuthor)
+        try Self.requireAllowed(comment.author, on: comment.post, by: postAuthor, in: context)
         return try context.record(.commentAdded(comment), created: comment.comment.rawValue)
+    }
+
+    /// Throws ``DomainError/Code/repliesRestricted`` unless the post's ``ReplyPolicy`` lets `commenter` comment. Its
+    /// author always may; no post mentions anyone yet, so `mentioned` lets no one else.
+    static func requireAllowed(
+        _ commenter: UserID, on post: PostID, by author: UserID, in context: DecisionContext
+    ) throws {
+        guard commenter != author else { return }
+        let allowed =
+            switch try context.state.replyPolicy(of: post, in: context.transaction) {
+            case .everyone: true
+            case .following: try context.state.follow(author, commenter, in: context.transaction).exists
+            case .mentioned, .nobody: false
+            }
+        guard allowed else {
+            throw DomainError(.repliesRestricted, "the author of post \(post) does not let you comment on it")
+        }
     }
 }
 

@@ -7,6 +7,14 @@ extension DecisionState {
         try state.withValue(for: Self.key(post.rawValue), in: posts) { try $0.map(PostState.init(decoding:)) }
     }
 
+    /// Who may comment on `post` besides its author.
+    func replyPolicy(of post: PostID, in state: some StateReader) throws -> ReplyPolicy {
+        try state.withValue(for: Self.key(post.rawValue), in: replyRules) { value in
+            guard let value, value.count == 1 else { return .everyone }
+            return try ReplyPolicy(code: value[0])
+        }
+    }
+
     /// The author of `post`, nil if there is no such post or it was deleted.
     func author(of post: PostID, in state: some StateReader) throws -> UserID? {
         guard let found = try self.post(post, in: state), !found.deleted else { return nil }

@@ -5,7 +5,7 @@ struct CreatePost: Decision {
     let catalog: any MediaCatalog
 
     static func prepare(
-        author: UserID, caption: String?, text: String?, media: [PostImage], repostOf: PostID?,
+        author: UserID, caption: String?, text: String?, media: [PostImage], repostOf: PostID?, replies: ReplyPolicy,
         _ context: CommandPreparation
     ) throws(DomainError) -> PreparedCommand {
         let caption = try Validate.optionalText(caption, field: "caption", limit: FieldLimits.caption)
@@ -16,7 +16,8 @@ struct CreatePost: Decision {
         }
         try requireStored(media, by: author, in: context.media)
         let post = PostCreated(
-            post: .make(), author: author, caption: caption, text: text, media: media, repostOf: repostOf)
+            post: .make(), author: author, caption: caption, text: text, media: media, repostOf: repostOf,
+            replies: replies)
         return PreparedCommand(
             caller: author.rawValue, tag: 3,
             fields: {
@@ -24,6 +25,8 @@ struct CreatePost: Decision {
                 $0.write(text)
                 $0.write(media.first?.id)
                 $0.write(repostOf)
+                // Nothing for everyone, which is all a post allowed before.
+                if replies != .everyone { $0.write(replies.rawValue) }
                 // Nothing more for one image without alt text, which is all a post could hold before.
                 guard media.count > 1 || media.first?.alt != nil else { return }
                 for image in media.dropFirst() { $0.write(image.id) }
@@ -57,15 +60,15 @@ struct CreatePost: Decision {
     }
 }
 
-/// Changes the caption, the text or the alt texts of one's own post.
+/// Changes the caption, the text, the alt texts or who may comment of one's own post.
 struct EditPost: Decision {
     let edit: PostEdited
     /// The images the edit names, in order: the post's own.
     let media: [MediaID]?
 
-    static func prepare(author: UserID, post: PostID, caption: String?, text: String?, media: [PostImage]?)
-        throws(DomainError) -> PreparedCommand
-    {
+    static func prepare(
+        author: UserID, post: PostID, caption: String?, text: String?, media: [PostImage]?, replies: ReplyPolicy?
+    ) throws(DomainError) -> PreparedCommand {
         let media = try media.map { (media) throws(DomainError) in try Validate.postImages(media) }
         let edit = PostEdited(
             post: post, author: author,
@@ -75,9 +78,10 @@ struct EditPost: Decision {
             text: try text.map { (text) throws(DomainError) in
                 try Validate.optionalText(text, field: "text", limit: FieldLimits.postText)
             },
-            alts: media?.map(\.alt))
-        guard edit.caption != nil || edit.text != nil || edit.alts != nil else {
-            throw DomainError(.invalidField, "an edit changes the caption, the text or the images' alt texts")
+            alts: media?.map(\.alt), replies: replies)
+        guard edit.changesContent || replies != nil else {
+            throw DomainError(
+                .invalidField, "an edit changes the caption, the text, the images' alt texts or who may reply")
         }
         return PreparedCommand(
             caller: author.rawValue, tag: 12,
@@ -85,6 +89,7 @@ struct EditPost: Decision {
                 $0.write(post)
                 $0.write(edit.caption)
                 $0.write(edit.text)
+                if let replies { $0.write(replies.rawValue) }
                 guard let media else { return }
                 $0.write(UInt8(media.count))
                 for image in media {

@@ -11,6 +11,24 @@ public struct PostImage: Sendable, Hashable {
     }
 }
 
+/// Who may comment on a post besides its author, who always may.
+public enum ReplyPolicy: String, Sendable, Hashable, CaseIterable {
+    case everyone
+    /// The users the author follows.
+    case following
+    /// The users the post mentions.
+    case mentioned
+    case nobody
+
+    /// As events and the state store it: 0 for everyone, which every post before version 4 of ``PostCreated`` allows.
+    public var code: UInt8 { UInt8(Self.allCases.firstIndex(of: self)!) }
+
+    public init(code: UInt8) throws {
+        guard Int(code) < Self.allCases.count else { throw PayloadError.badFlag(code) }
+        self = Self.allCases[Int(code)]
+    }
+}
+
 public struct PostCreated: Sendable, Hashable {
     public var post: PostID
     public var author: UserID
@@ -19,20 +37,25 @@ public struct PostCreated: Sendable, Hashable {
     /// Its images in the order the author gave them, at most ``PostCreated/maximumImages``.
     public var media: [PostImage]
     public var repostOf: PostID?
-    public init(post: PostID, author: UserID, caption: String, text: String, media: [PostImage], repostOf: PostID?) {
+    public var replies: ReplyPolicy
+    public init(
+        post: PostID, author: UserID, caption: String, text: String, media: [PostImage], repostOf: PostID?,
+        replies: ReplyPolicy = .everyone
+    ) {
         self.post = post
         self.author = author
         self.caption = caption
         self.text = text
         self.media = media
         self.repostOf = repostOf
+        self.replies = replies
     }
 
     public static let maximumImages = 4
 }
 
-/// The author changed a post's caption, text or alt texts; only the fields that changed are present. The time of the
-/// edit is the event's.
+/// The author changed a post's caption, text, alt texts or who may comment; only the fields that changed are present.
+/// The time of the edit is the event's.
 public struct PostEdited: Sendable, Hashable {
     public var post: PostID
     public var author: UserID
@@ -40,13 +63,22 @@ public struct PostEdited: Sendable, Hashable {
     public var text: String?
     /// The alt text of each of the post's images, in their order (nil for one without).
     public var alts: [String?]?
-    public init(post: PostID, author: UserID, caption: String?, text: String?, alts: [String?]? = nil) {
+    public var replies: ReplyPolicy?
+    public init(
+        post: PostID, author: UserID, caption: String?, text: String?, alts: [String?]? = nil,
+        replies: ReplyPolicy? = nil
+    ) {
         self.post = post
         self.author = author
         self.caption = caption
         self.text = text
         self.alts = alts
+        self.replies = replies
     }
+
+    /// Whether it changes what the post says (its caption, text or alt texts), and so when it was last edited; who may
+    /// comment alone does not.
+    public var changesContent: Bool { caption != nil || text != nil || alts != nil }
 }
 
 /// A post was deleted: by its author, or with the post it plainly reposted. `author`, `postedAt` (the position of its
@@ -66,12 +98,12 @@ public struct PostDeleted: Sendable, Hashable {
     }
 }
 
-/// Version 3 holds a list of images, their ids in plain and their alt texts sealed after the caption and the text;
-/// version 2 one image id, the caption and the text sealed under the author's key after the other fields; version 1
+/// Version 4 adds who may comment (``ReplyPolicy/code``) in plain after the images' ids; version 3 holds a list of
+/// images, their ids in plain and their alt texts sealed after the caption and the text; version 2 one image id, the caption and the text sealed under the author's key after the other fields; version 1
 /// all in plain.
 extension PostCreated: StoredEvent {
     static let typeName = "PostCreated"
-    static let schemaVersion: UInt16 = 3
+    static let schemaVersion: UInt16 = 4
     var stream: StreamID { .post(post) }
     var domainEvent: DomainEvent { .postCreated(self) }
 
@@ -81,6 +113,7 @@ extension PostCreated: StoredEvent {
         payload.write(repostOf)
         payload.write(UInt8(media.count))
         for image in media { payload.write(image.id) }
+        payload.write(replies.code)
         try payload.writeSealed(by: author, in: Self.typeName, keys: keys) {
             $0.write(caption)
             $0.write(text)
@@ -113,13 +146,16 @@ extension PostCreated: StoredEvent {
             let count = Int(try payload.readByte())
             guard count <= Self.maximumImages else { throw PayloadError.countOutOfRange(UInt8(count)) }
             let ids = try (0..<count).map { _ in try payload.read(MediaID.self) }
+            let replies = version >= 4 ? try ReplyPolicy(code: try payload.readByte()) : .everyone
             var fields = try payload.openSealed(by: author, in: Self.typeName, keys: keys)
             let caption = try fields?.readString() ?? ""
             let text = try fields?.readString() ?? ""
             // An erased author's alt texts are gone with the rest of what they wrote.
             var media: [PostImage] = []
             for id in ids { media.append(PostImage(id: id, alt: try fields?.readOptionalString())) }
-            self.init(post: post, author: author, caption: caption, text: text, media: media, repostOf: repostOf)
+            self.init(
+                post: post, author: author, caption: caption, text: text, media: media, repostOf: repostOf,
+                replies: replies)
             try fields?.finish()
         }
     }
@@ -133,14 +169,16 @@ extension PostCreated: StoredEvent {
             changes.put(state.reposts, .init(repostOf!.rawValue, post.rawValue), [])
         }
         for image in media { changes.put(state.attachedMedia, .init(image.id.rawValue), []) }
+        if replies != .everyone { changes.put(state.replyRules, .init(post.rawValue), [replies.code]) }
     }
 }
 
 /// Version 3 seals the alt texts after the caption and the text (a count first, none when they did not change);
-/// version 2 seals the caption and the text as ``PostCreated`` 2 does; version 1 holds them in plain.
+/// version 2 seals the caption and the text as ``PostCreated`` 2 does; version 1 holds them in plain. Version 4 adds
+/// who may comment after the sealed fields, in plain: its code plus one, 0 when it did not change.
 extension PostEdited: StoredEvent {
     static let typeName = "PostEdited"
-    static let schemaVersion: UInt16 = 3
+    static let schemaVersion: UInt16 = 4
     var stream: StreamID { .post(post) }
     var domainEvent: DomainEvent { .postEdited(self) }
 
@@ -154,6 +192,7 @@ extension PostEdited: StoredEvent {
             $0.write(UInt8(alts.map { $0.count + 1 } ?? 0))
             for alt in alts ?? [] { $0.write(alt) }
         }
+        payload.write(replies.map { $0.code + 1 } ?? 0)
     }
 
     init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
@@ -173,8 +212,18 @@ extension PostEdited: StoredEvent {
             guard count <= PostCreated.maximumImages + 1 else { throw PayloadError.countOutOfRange(count) }
             alts = try (1..<count).map { _ in try fields?.readOptionalString() }
         }
-        self.init(post: post, author: author, caption: caption, text: text, alts: alts)
         try fields?.finish()
+        var replies: ReplyPolicy?
+        if version >= 4, case let code = try payload.readByte(), code > 0 { replies = try ReplyPolicy(code: code - 1) }
+        self.init(post: post, author: author, caption: caption, text: text, alts: alts, replies: replies)
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        switch replies {
+        case nil: break
+        case .everyone?: changes.remove(state.replyRules, .init(post.rawValue))
+        case let replies?: changes.put(state.replyRules, .init(post.rawValue), [replies.code])
+        }
     }
 }
 
@@ -201,6 +250,7 @@ extension PostDeleted: StoredEvent {
         let stored = DecisionState.PostState(
             author: author, textMayBeEmpty: false, deleted: true, postedAt: postedAt, repostOf: repostOf, media: [])
         changes.put(state.posts, .init(post.rawValue), stored.encoded())
+        changes.remove(state.replyRules, .init(post.rawValue))
         if let original = repostOf { changes.remove(state.reposts, .init(original.rawValue, post.rawValue)) }
     }
 }
