@@ -2,8 +2,8 @@ import ChorusDomain
 import ChorusLog
 import ChorusStorage
 
-/// What user search looks at, per user: the name and major as searched (NFC, case-folded), and the name's initial
-/// consonants (choseong), so that `ㄱㅁㅅ` finds `김민수`; and every user in order of followers, most first, which an
+/// What user search looks at, per user: the handle, the name and major as searched (NFC, case-folded), and the name's
+/// initial consonants (choseong), so that `ㄱㅁㅅ` finds `김민수`; and every user in order of followers, most first, which an
 /// empty query lists (the "all users" screen, a new-message picker).
 ///
 /// A query scans every entry (see ``ReadView/searchUsers(_:caller:page:)``): fine for the thousands of users of a
@@ -58,19 +58,20 @@ struct UserSearch: DerivedReadModel {
         switch event {
         case .userRegistered(let event):
             try transaction.put(
-                SearchEntry(name: event.name, major: event.major).encoded(), for: ProjectionKey(event.user).bytes,
-                in: entries)
+                SearchEntry(name: event.name, major: event.major, handle: event.handle).encoded(),
+                for: ProjectionKey(event.user).bytes, in: entries)
             try transaction.put(
                 [], for: Self.rankKey(event.user.rawValue.utf8, followers: 0), in: byFollowers)
         case .followed(let event):
             try rerank(event.followee, after: 1, in: transaction)
         case .unfollowed(let event):
             try rerank(event.followee, after: -1, in: transaction)
-        case .profileEdited(let event) where event.name != nil || event.major != nil:
+        case .profileEdited(let event) where event.name != nil || event.major != nil || event.handle != nil:
             let key = ProjectionKey(event.user).bytes
             guard let stored = try transaction.value(for: key, in: entries) else { return }
             let entry = try SearchEntry(decoding: stored)
-            let edited = SearchEntry(name: event.name ?? entry.name, major: event.major ?? entry.major)
+            let edited = SearchEntry(
+                name: event.name ?? entry.name, major: event.major ?? entry.major, handle: event.handle ?? entry.handle)
             try transaction.put(edited.encoded(), for: key, in: entries)
         case .accountDeleted(let event):
             try transaction.delete(ProjectionKey(event.user).bytes, in: entries)
@@ -88,8 +89,8 @@ struct UserSearch: DerivedReadModel {
             let profile = try ProfileRecord(decoding: Array(value))
             guard !profile.deleted else { return true }
             try transaction.put(
-                SearchEntry(name: profile.name, major: profile.major).encoded(), for: Array(user), in: entries,
-                append: true)
+                SearchEntry(name: profile.name, major: profile.major, handle: profile.handle).encoded(),
+                for: Array(user), in: entries, append: true)
             try transaction.put(
                 [], for: Self.rankKey(user, followers: try followers(of: user, in: transaction)), in: byFollowers)
             return true
@@ -98,12 +99,14 @@ struct UserSearch: DerivedReadModel {
 }
 
 extension ReadView {
-    /// Users whose name or major contains `query` (NFC, without regard to case); a query made only of Hangul initial
+    /// Users whose handle, name or major contains `query` (NFC, without regard to case; an `@` before a handle left
+    /// out); a query made only of Hangul initial
     /// consonants matches names by their syllables' initials (`ㄱㅁㅅ` finds `김민수`). Exact matches come first,
     /// then prefixes, then the rest, each by name; never the caller, nor anyone blocked either way by the caller.
     /// An empty query lists every user instead (``listUsers(caller:page:)``).
     public func searchUsers(_ query: String, caller: UserID?, page: PageRequest) throws -> Page<UserSummary> {
-        let folded = SearchText.fold(query)
+        var folded = SearchText.fold(query)
+        if folded.hasPrefix("@") { folded.removeFirst() }
         guard !folded.isEmpty else { return try listUsers(caller: caller, page: page) }
         let byInitials = SearchText.isChoseongOnly(folded)
         var matches: [SearchMatch] = []
@@ -191,13 +194,16 @@ struct SearchEntry: Hashable {
     /// As the profile shows it: kept to rebuild the folded forms after an edit of the other field.
     let name: String
     let major: String
+    /// Lowercase already.
+    let handle: String
     let foldedName: String
     let foldedMajor: String
     let choseong: String
 
-    init(name: String, major: String) {
+    init(name: String, major: String, handle: String) {
         self.name = name
         self.major = major
+        self.handle = handle
         foldedName = SearchText.fold(name)
         foldedMajor = SearchText.fold(major)
         choseong = SearchText.choseong(foldedName)
@@ -206,7 +212,7 @@ struct SearchEntry: Hashable {
     /// Stored with the folded forms, so that a query does not fold every user again.
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
-        for field in [name, major, foldedName, foldedMajor, choseong] { writer.write(field) }
+        for field in [name, major, handle, foldedName, foldedMajor, choseong] { writer.write(field) }
         return writer.bytes
     }
 
@@ -214,6 +220,7 @@ struct SearchEntry: Hashable {
         var reader = PayloadReader(bytes)
         name = try reader.readString()
         major = try reader.readString()
+        handle = try reader.readString()
         foldedName = try reader.readString()
         foldedMajor = try reader.readString()
         choseong = try reader.readString()
@@ -223,7 +230,7 @@ struct SearchEntry: Hashable {
     /// How well the entry matches a folded query: 0 exact, 1 prefix, 2 elsewhere; nil for no match. A query of
     /// initial consonants only is matched against the name's initials.
     func rank(for query: String, byInitials: Bool) -> UInt8? {
-        let fields = byInitials ? [choseong] : [foldedName, foldedMajor]
+        let fields = byInitials ? [choseong] : [handle, foldedName, foldedMajor]
         if fields.contains(query) { return 0 }
         if fields.contains(where: { $0.hasPrefix(query) }) { return 1 }
         if fields.contains(where: { $0.contains(query) }) { return 2 }

@@ -59,12 +59,12 @@ public final class ChorusClient: Sendable {
 
     /// Signs up and signs in: the token goes to the ``TokenStore``.
     @discardableResult
-    public func signUp(email: String, password: String, name: String, major: String? = nil, bio: String? = nil)
-        async throws -> Profile
-    {
+    public func signUp(
+        email: String, password: String, name: String, major: String? = nil, bio: String? = nil, handle: String? = nil
+    ) async throws -> Profile {
         let answer = try await unwrapping {
             try await api.register(
-                body: .json(.init(bio: bio, email: email, major: major, name: name, password: password))
+                body: .json(.init(bio: bio, email: email, handle: handle, major: major, name: name, password: password))
             ).created.body.json
         }
         await tokens.setToken(answer.token)
@@ -93,14 +93,16 @@ public final class ChorusClient: Sendable {
         try await unwrapping { try await api.getMe().ok.body.json }
     }
 
-    /// Changes the fields given; `profileImage` is a media id from ``uploadImage(_:contentType:)``.
+    /// Changes the fields given; `profileImage` is a media id from ``uploadImage(_:contentType:)``; a new `handle`
+    /// frees the old one at once.
     @discardableResult
-    public func editProfile(name: String? = nil, major: String? = nil, bio: String? = nil, profileImage: String? = nil)
-        async throws -> Profile
-    {
+    public func editProfile(
+        name: String? = nil, major: String? = nil, bio: String? = nil, profileImage: String? = nil,
+        handle: String? = nil
+    ) async throws -> Profile {
         try await unwrapping {
             try await api.editMe(
-                body: .json(.init(bio: bio, major: major, name: name, profileImage: profileImage))
+                body: .json(.init(bio: bio, handle: handle, major: major, name: name, profileImage: profileImage))
             ).ok.body.json
         }
     }
@@ -111,7 +113,13 @@ public final class ChorusClient: Sendable {
         try await unwrapping { try await api.getUser(path: .init(id: id)).ok.body.json }
     }
 
-    /// Users by name or major (Korean initials too); with no query, everyone, most followed first.
+    /// The account whose handle this is now (`@` left out, any case), as a tapped `@mention` opens it.
+    public func user(byHandle handle: String) async throws -> Profile {
+        let handle = handle.hasPrefix("@") ? String(handle.dropFirst()) : handle
+        return try await unwrapping { try await api.getUserByHandle(path: .init(handle: handle)).ok.body.json }
+    }
+
+    /// Users by handle, name or major (Korean initials too); with no query, everyone, most followed first.
     public func searchUsers(_ query: String = "") -> Pages<UserSummary> {
         Pages { cursor in
             let page = try await unwrapping {

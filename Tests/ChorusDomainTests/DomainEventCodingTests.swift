@@ -13,10 +13,12 @@ struct DomainEventCodingTests {
     static let samples: [DomainEvent] = [
         .userRegistered(
             UserRegistered(
-                user: user, email: "a@example.com", passwordHash: "$2b$04$x", name: "김민수", major: "", bio: "hi")),
+                user: user, email: "a@example.com", passwordHash: "$2b$04$x", name: "김민수", major: "", bio: "hi",
+                handle: "minsu_kim")),
         .profileEdited(ProfileEdited(user: user, name: "N", major: nil, bio: "", profileImage: nil)),
         .profileEdited(ProfileEdited(user: user, name: nil, major: "M", bio: nil, profileImage: .remove)),
         .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: .set(.make()))),
+        .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: nil, handle: "bo_2")),
         .postCreated(
             PostCreated(
                 post: post, author: user, caption: "c", text: "t", media: [PostImage(id: .make(), alt: "a dog")],

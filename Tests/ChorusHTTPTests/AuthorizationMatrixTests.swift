@@ -74,6 +74,8 @@ struct AuthorizationMatrixTests {
             _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: cy.token)
             let notificationID = try #require(
                 try await api.call(.get, "/v1/notifications", token: ana.token).items.first?["id"] as? String)
+            let bosHandle = try #require(
+                try await api.call(.get, "/v1/users/\(bo.id)", token: ana.token).object["handle"] as? String)
             // A room of Bo's, for Ana to join, write to and leave.
             let roomMade = try await api.call(.post, "/v1/rooms", token: bo.token, json: ["name": "Bo's room"])
             let room = try #require(roomMade.object["id"] as? String)
@@ -107,6 +109,7 @@ struct AuthorizationMatrixTests {
                 Route(method: .post, path: "/v1/auth/password-reset", audience: .anyone, json: ["email": bo.email]),
                 Route(method: .patch, path: "/v1/me", audience: .user, json: ["bio": "hello"]),
                 Route(method: .get, path: "/v1/users/\(bo.id)", audience: .user),
+                Route(method: .get, path: "/v1/users/by-handle/\(bosHandle)", audience: .user),
                 Route(method: .get, path: "/v1/users/\(bo.id)/posts", audience: .user),
                 Route(method: .get, path: "/v1/users/\(bo.id)/likes", audience: .user),
                 Route(method: .get, path: "/v1/users/\(bo.id)/followers", audience: .user),

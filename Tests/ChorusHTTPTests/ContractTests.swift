@@ -101,6 +101,13 @@ struct ContractTests {
             expect(
                 .put, "/v1/users/{id}/follow", try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token))
             expect(.get, "/v1/users/{id}", try await api.call(.get, "/v1/users/\(bo.id)", token: ana.token))
+            let boHandle = try await api.call(.get, "/v1/users/\(bo.id)", token: ana.token).object["handle"] as? String
+            expect(
+                .get, "/v1/users/by-handle/{handle}",
+                try await api.call(.get, "/v1/users/by-handle/\(boHandle ?? "")", token: ana.token))
+            expect(
+                .get, "/v1/users/by-handle/{handle}",
+                try await api.call(.get, "/v1/users/by-handle/nobody_at_all", token: ana.token))
             for tab in ["posts", "likes", "followers", "following"] {
                 expect(
                     .get, "/v1/users/{id}/\(tab)",
@@ -301,7 +308,7 @@ struct ContractTests {
                 "/v1/auth/register", "/v1/auth/login", "/v1/auth/logout", "/v1/auth/password-reset",
                 "/v1/auth/password-reset/confirm", "/v1/me", "/v1/me/password", "/v1/me/sessions",
                 "/v1/me/sessions/{id}", "/v1/me/devices", "/v1/me/devices/{id}", "/v1/me/push-settings",
-                "/v1/users/{id}",
+                "/v1/users/{id}", "/v1/users/by-handle/{handle}",
                 "/v1/users/{id}/posts",
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",
                 "/v1/users/{id}/block", "/v1/users/{id}/mute", "/v1/me/blocks", "/v1/me/mutes",

@@ -38,11 +38,11 @@ struct JSONWriterTests {
             $0.field("none", String?.none)
             $0.field("list", [1, 2])
             $0.field("flag", true)
-            $0.field("nested", UserJSON(id: "a", name: "b", major: "", profileImage: nil))
+            $0.field("nested", UserJSON(id: "a", handle: "h_1", name: "b", major: "", profileImage: nil))
         }
         #expect(
             String(decoding: json.bytes, as: UTF8.self)
-                == #"{"none":null,"list":[1,2],"flag":true,"nested":{"id":"a","name":"b","major":"","profileImage":null}}"#
+                == #"{"none":null,"list":[1,2],"flag":true,"nested":{"id":"a","handle":"h_1","name":"b","major":"","profileImage":null}}"#
         )
     }
 

@@ -48,8 +48,9 @@ struct UserSearchTests {
 
             // An edit moves the user in search at once.
             _ = try await app.chorus.execute(.editProfile(user: exact, name: "Someone Else"))
-            #expect(try names("kim") == ["Kim Lee", "Kimi", "Akim"])
             #expect(try names("someone") == ["Someone Else"])
+            // Its handle, made from the first name, still says kim: found first, as an exact match.
+            #expect(try names("kim") == ["Someone Else", "Kim Lee", "Kimi", "Akim"])
         }
     }
 

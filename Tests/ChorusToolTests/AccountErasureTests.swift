@@ -23,11 +23,16 @@ struct AccountErasureTests {
         func callAsFunction(_ word: String) -> String { "marker\(word)\(tag)" }
 
         var email: String { "marker-email-\(tag)@example.com" }
+        /// A handle's marker: lowercase, at most 30 characters.
+        var handle: String { "h" + tag.prefix(29) }
 
         /// Each marker as the bytes searched for; the e-mail as the part before the `@`, and as the key the decision
         /// state finds an account by (a hash that still tells whether the e-mail had an account).
         var all: [(route: String, bytes: [UInt8])] {
-            ([("sign-up e-mail", "marker-email-\(tag)"), ("sign-up e-mail key", Validate.emailKey(email))]
+            ([
+                ("sign-up e-mail", "marker-email-\(tag)"), ("sign-up e-mail key", Validate.emailKey(email)),
+                ("profile handle", handle),
+            ]
                 + Self.routes.map { ($0.0, self($0.1)) }).map { ($0.0, Array($0.1.utf8)) }
         }
     }
@@ -65,7 +70,7 @@ struct AccountErasureTests {
                 "PATCH", "/v1/me", token: gone.token,
                 json: [
                     "name": markers("Rename"), "major": markers("Major"), "bio": markers("Bio"),
-                    "profileImage": id(media),
+                    "profileImage": id(media), "handle": markers.handle,
                 ])
             #expect(profile.status == 200, "\(profile.json)")
             let post = try await server.call(
@@ -116,7 +121,7 @@ struct AccountErasureTests {
             let before = try Self.markersFound(under: data, markers)
             for route in [
                 "sign-up e-mail key", "profile name", "profile bio", "post caption", "post edit", "comment", "message",
-                "device token",
+                "device token", "profile handle",
             ] {
                 #expect(before.contains { $0.route == route }, "the scan finds the \(route) before the deletion")
             }

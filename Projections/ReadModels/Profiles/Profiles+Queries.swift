@@ -5,6 +5,8 @@ import ChorusStorage
 /// A user as posts, comments, notifications and messages embed them. Images are media ids; the API makes URLs of them.
 public struct UserSummary: Sendable, Hashable {
     public let id: UserID
+    /// Empty for a deleted account.
+    public let handle: String
     public let name: String
     public let major: String
     public let profileImage: MediaID?
@@ -36,6 +38,7 @@ public struct Profile: Sendable, Hashable {
 /// A ``UserSummary`` read in place, lent inside a ``StoredPost`` (see ``StoredText``).
 public struct StoredUserSummary: ~Copyable {
     public let id: StoredText
+    public let handle: StoredText
     public let name: StoredText
     public let major: StoredText
     /// A media id.
@@ -52,13 +55,14 @@ extension UserSummary {
             case .none: nil
             }
         self.init(
-            id: UserID(unchecked: stored.id.string), name: stored.name.string, major: stored.major.string,
-            profileImage: image, deleted: stored.deleted)
+            id: UserID(unchecked: stored.id.string), handle: stored.handle.string, name: stored.name.string,
+            major: stored.major.string, profileImage: image, deleted: stored.deleted)
     }
 
     init(copying summary: SummaryInPlace) {
         self.init(
-            id: UserID(unchecked: String(copying: summary.id)), name: String(copying: summary.name),
+            id: UserID(unchecked: String(copying: summary.id)), handle: String(copying: summary.handle),
+            name: String(copying: summary.name),
             major: String(copying: summary.major),
             profileImage: summary.profileImage.map { MediaID(unchecked: String(copying: $0)) }, deleted: summary.deleted
         )
@@ -69,6 +73,7 @@ extension UserSummary {
 /// ``StoredUserSummary``.
 struct SummaryInPlace {
     let id: UnsafeRawBufferPointer
+    let handle: UnsafeRawBufferPointer
     let name: UnsafeRawBufferPointer
     let major: UnsafeRawBufferPointer
     let profileImage: UnsafeRawBufferPointer?
@@ -76,7 +81,7 @@ struct SummaryInPlace {
 
     func lent() -> StoredUserSummary {
         StoredUserSummary(
-            id: StoredText(id), name: StoredText(name), major: StoredText(major),
+            id: StoredText(id), handle: StoredText(handle), name: StoredText(name), major: StoredText(major),
             profileImage: profileImage.map(StoredText.init), deleted: deleted)
     }
 }
@@ -111,12 +116,21 @@ extension ReadView {
         guard try !block.blockedBy && (isMe || !isSuspended(user)) else { return nil }
         let counts = try profileCounts(of: user)
         return Profile(
-            summary: UserSummary(id: user, name: record.name, major: record.major, profileImage: record.profileImage),
+            summary: UserSummary(
+                id: user, handle: record.handle, name: record.name, major: record.major,
+                profileImage: record.profileImage),
             bio: record.bio, followers: counts.followers, following: counts.following, posts: counts.posts,
             isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe, email: isMe ? record.email : nil,
             isBlocked: block.blocked, isMuted: try viewer.map { try hasMuted($0, user) } ?? false,
             unreadNotifications: isMe ? try unreadNotifications(of: user) : nil,
             unreadConversations: isMe ? try unreadConversations(of: user) : nil)
+    }
+
+    /// The account whose handle `handle` is now (any case); nil when none has it.
+    public func user(withHandle handle: String) throws -> UserID? {
+        try transaction.withValue(for: Array(handle.lowercased().utf8), in: models.profiles.handles) { value in
+            value.map { UserID(unchecked: String(decoding: $0, as: UTF8.self)) }
+        }
     }
 
     /// Whether `user` deleted their account (``profile(_:viewer:)`` is then nil).

@@ -7,6 +7,8 @@ import ChorusStorage
 struct Profiles: ReadModel {
     /// user → ``ProfileRecord``
     static let profiles: StoreTableDefinition = "profiles"
+    /// handle → user (the handle's owner now)
+    static let handles: StoreTableDefinition = "handles"
     /// follower, followee → position of the follow
     static let edges: StoreTableDefinition = "follow-edges"
     /// followee, position, follower → empty (the followers tab, newest first)
@@ -14,18 +16,20 @@ struct Profiles: ReadModel {
     /// follower, position, followee → empty (the following tab)
     static let following: StoreTableDefinition = "following"
 
-    static let tables = [profiles, edges, followers, following]
+    static let tables = [profiles, handles, edges, followers, following]
     /// An unfollow recorded before it carried the follow's position (schema version 1) reads `follow-edges`, which
     /// merges what a build loaded into it so far: slower, but only for old logs.
     static let tablesLoadedInKeyOrder = [following, followers, edges]
 
     let profiles: StoreTable
+    let handles: StoreTable
     let edges: StoreTable
     let followers: StoreTable
     let following: StoreTable
 
     init(store: KeyValueStore) {
         profiles = store.table(Self.profiles)
+        handles = store.table(Self.handles)
         edges = store.table(Self.edges)
         followers = store.table(Self.followers)
         following = store.table(Self.following)
@@ -35,10 +39,17 @@ struct Profiles: ReadModel {
         switch event {
         case .userRegistered(let event):
             let record = ProfileRecord(
-                name: event.name, major: event.major, bio: event.bio, profileImage: nil, email: event.email)
+                name: event.name, major: event.major, bio: event.bio, profileImage: nil, email: event.email,
+                handle: event.handle)
             try transaction.put(record.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
+            try own(event.handle, event.user, in: transaction)
         case .profileEdited(let event):
+            if let handle = event.handle, let record = try profileRecord(event.user, in: transaction) {
+                try disown(record.handle, event.user, in: transaction)
+                try own(handle, event.user, in: transaction)
+            }
             try update(event.user, in: transaction) { record in
+                if let handle = event.handle { record.handle = handle }
                 if let name = event.name { record.name = name }
                 if let major = event.major { record.major = major }
                 if let bio = event.bio { record.bio = bio }
@@ -63,7 +74,10 @@ struct Profiles: ReadModel {
             try transaction.delete(tabKey(event.follower, since, event.followee), in: following)
         case .accountDeleted(let event):
             // What stays of a deleted account: its id, shown as a deleted user where others still meet it (their
-            // conversations). Its follows went before, in events of their own.
+            // conversations). Its follows went before, in events of their own; its handle is free.
+            if let record = try profileRecord(event.user, in: transaction) {
+                try disown(record.handle, event.user, in: transaction)
+            }
             try transaction.put(ProfileRecord.deleted.encoded(), for: ProjectionKey(event.user).bytes, in: profiles)
         case .postCreated, .postEdited, .postDeleted, .liked, .unliked, .reposted, .unreposted, .commentAdded,
             .commentDeleted, .messageSent, .roomCreated, .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead,
@@ -81,6 +95,25 @@ struct Profiles: ReadModel {
         key.append(position)
         key.append(other)
         return key.bytes
+    }
+
+    private func profileRecord(_ user: UserID, in transaction: StoreTransaction) throws -> ProfileRecord? {
+        try transaction.value(for: ProjectionKey(user).bytes, in: profiles).map(ProfileRecord.init(decoding:))
+    }
+
+    /// `user` has `handle` now; an erased account's events have none.
+    private func own(_ handle: String, _ user: UserID, in transaction: StoreTransaction) throws {
+        guard !handle.isEmpty else { return }
+        try transaction.put(Array(user.rawValue.utf8), for: Array(handle.utf8), in: handles)
+    }
+
+    /// `user` has `handle` no more, unless another took it meanwhile.
+    private func disown(_ handle: String, _ user: UserID, in transaction: StoreTransaction) throws {
+        guard !handle.isEmpty,
+            try transaction.withValue(for: Array(handle.utf8), in: handles, { $0?.elementsEqual(user.rawValue.utf8) })
+                == true
+        else { return }
+        try transaction.delete(Array(handle.utf8), in: handles)
     }
 
     private func update(_ user: UserID, in transaction: StoreTransaction, _ change: (inout ProfileRecord) -> Void)
@@ -102,9 +135,11 @@ struct ProfileRecord: Hashable {
     var bio: String
     var profileImage: MediaID?
     var email: String
+    var handle: String
     var deleted = false
 
-    static let deleted = ProfileRecord(name: "", major: "", bio: "", profileImage: nil, email: "", deleted: true)
+    static let deleted = ProfileRecord(
+        name: "", major: "", bio: "", profileImage: nil, email: "", handle: "", deleted: true)
 
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
@@ -114,16 +149,21 @@ struct ProfileRecord: Hashable {
         writer.write(profileImage)
         writer.write(email)
         writer.write(UInt8(deleted ? 1 : 0))
+        writer.write(handle)
         return writer.bytes
     }
 
-    init(name: String, major: String, bio: String, profileImage: MediaID?, email: String, deleted: Bool = false) {
+    init(
+        name: String, major: String, bio: String, profileImage: MediaID?, email: String, handle: String,
+        deleted: Bool = false
+    ) {
         self.deleted = deleted
         self.name = name
         self.major = major
         self.bio = bio
         self.profileImage = profileImage
         self.email = email
+        self.handle = handle
     }
 
     init(decoding bytes: [UInt8]) throws {
@@ -139,6 +179,7 @@ struct ProfileRecord: Hashable {
         bio = String(copying: record.bio)
         profileImage = record.profileImage.map { MediaID(unchecked: String(copying: $0)) }
         email = String(copying: record.email)
+        handle = String(copying: record.handle)
         deleted = record.deleted
     }
 
@@ -151,6 +192,7 @@ struct ProfileRecord: Hashable {
         let profileImage: UnsafeRawBufferPointer?
         let email: UnsafeRawBufferPointer
         let deleted: Bool
+        let handle: UnsafeRawBufferPointer
 
         init(_ bytes: UnsafeRawBufferPointer) throws {
             var cursor = PayloadCursor(bytes)
@@ -160,12 +202,14 @@ struct ProfileRecord: Hashable {
             profileImage = try cursor.readOptionalUTF8()
             email = try cursor.readUTF8()
             deleted = try cursor.readByte() == 1
+            handle = try cursor.readUTF8()
             try cursor.finish()
         }
 
         /// The summary of `user`, whose id is a buffer as long-lived as this record's.
         func summary(of user: UnsafeRawBufferPointer) -> SummaryInPlace {
-            SummaryInPlace(id: user, name: name, major: major, profileImage: profileImage, deleted: deleted)
+            SummaryInPlace(
+                id: user, handle: handle, name: name, major: major, profileImage: profileImage, deleted: deleted)
         }
     }
 }

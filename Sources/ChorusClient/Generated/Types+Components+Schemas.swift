@@ -398,6 +398,8 @@ extension Components {
                     case forbidden = "forbidden"
                     case notFound = "not_found"
                     case emailTaken = "email_taken"
+                    case handleTaken = "handle_taken"
+                    case invalidHandle = "invalid_handle"
                     case idempotencyConflict = "idempotency_conflict"
                     case gone = "gone"
                     case tooLarge = "too_large"
@@ -1594,6 +1596,10 @@ extension Components {
             public var followers: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Profile/following`.
             public var following: Swift.Int
+            /// unique, lowercase, without the @
+            ///
+            /// - Remark: Generated from `#/components/schemas/Profile/handle`.
+            public var handle: Swift.String
             /// - Remark: Generated from `#/components/schemas/Profile/id`.
             public var id: Swift.String
             /// whether the caller blocked this user
@@ -1631,6 +1637,7 @@ extension Components {
             ///   - email: only on /v1/me and auth answers
             ///   - followers:
             ///   - following:
+            ///   - handle: unique, lowercase, without the @
             ///   - id:
             ///   - isBlocked: whether the caller blocked this user
             ///   - isFollowed:
@@ -1647,6 +1654,7 @@ extension Components {
                 email: Swift.String? = nil,
                 followers: Swift.Int,
                 following: Swift.Int,
+                handle: Swift.String,
                 id: Swift.String,
                 isBlocked: Swift.Bool,
                 isFollowed: Swift.Bool,
@@ -1663,6 +1671,7 @@ extension Components {
                 self.email = email
                 self.followers = followers
                 self.following = following
+                self.handle = handle
                 self.id = id
                 self.isBlocked = isBlocked
                 self.isFollowed = isFollowed
@@ -1680,6 +1689,7 @@ extension Components {
                 case email
                 case followers
                 case following
+                case handle
                 case id
                 case isBlocked
                 case isFollowed
@@ -1709,6 +1719,10 @@ extension Components {
                 self.following = try container.decode(
                     Swift.Int.self,
                     forKey: .following
+                )
+                self.handle = try container.decode(
+                    Swift.String.self,
+                    forKey: .handle
                 )
                 self.id = try container.decode(
                     Swift.String.self,
@@ -1759,6 +1773,7 @@ extension Components {
                     "email",
                     "followers",
                     "following",
+                    "handle",
                     "id",
                     "isBlocked",
                     "isFollowed",
@@ -2590,6 +2605,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/UserSummary/deleted`.
             public var deleted: Swift.Bool?
+            /// unique, lowercase, without the @; empty for a deleted account
+            ///
+            /// - Remark: Generated from `#/components/schemas/UserSummary/handle`.
+            public var handle: Swift.String
             /// - Remark: Generated from `#/components/schemas/UserSummary/id`.
             public var id: Swift.String
             /// - Remark: Generated from `#/components/schemas/UserSummary/major`.
@@ -2604,18 +2623,21 @@ extension Components {
             ///
             /// - Parameters:
             ///   - deleted: present, and true, only for a deleted account (name and major empty)
+            ///   - handle: unique, lowercase, without the @; empty for a deleted account
             ///   - id:
             ///   - major:
             ///   - name:
             ///   - profileImage: URL
             public init(
                 deleted: Swift.Bool? = nil,
+                handle: Swift.String,
                 id: Swift.String,
                 major: Swift.String,
                 name: Swift.String,
                 profileImage: Swift.String? = nil
             ) {
                 self.deleted = deleted
+                self.handle = handle
                 self.id = id
                 self.major = major
                 self.name = name
@@ -2623,6 +2645,7 @@ extension Components {
             }
             public enum CodingKeys: String, CodingKey {
                 case deleted
+                case handle
                 case id
                 case major
                 case name
@@ -2633,6 +2656,10 @@ extension Components {
                 self.deleted = try container.decodeIfPresent(
                     Swift.Bool.self,
                     forKey: .deleted
+                )
+                self.handle = try container.decode(
+                    Swift.String.self,
+                    forKey: .handle
                 )
                 self.id = try container.decode(
                     Swift.String.self,
@@ -2652,6 +2679,7 @@ extension Components {
                 )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "deleted",
+                    "handle",
                     "id",
                     "major",
                     "name",

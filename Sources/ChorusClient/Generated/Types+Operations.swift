@@ -631,7 +631,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/password-reset/post(requestPasswordReset)/responses/409`.
             ///
@@ -919,7 +919,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/password-reset/confirm/post(confirmPasswordReset)/responses/409`.
             ///
@@ -1131,6 +1131,10 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/auth/register/POST/requestBody/json/email`.
                     public var email: Swift.String
+                    /// 3 to 30 of a-z, 0-9 and _, unique without regard to case (kept lowercase; else 422 invalid_handle, 409 handle_taken); absent or null makes one from the name
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/auth/register/POST/requestBody/json/handle`.
+                    public var handle: Swift.String?
                     /// at most 50 characters; null is the same as none
                     ///
                     /// - Remark: Generated from `#/paths/v1/auth/register/POST/requestBody/json/major`.
@@ -1148,18 +1152,21 @@ public enum Operations {
                     /// - Parameters:
                     ///   - bio: at most 300 characters; null is the same as none
                     ///   - email: local@domain.tld; unique without regard to case
+                    ///   - handle: 3 to 30 of a-z, 0-9 and _, unique without regard to case (kept lowercase; else 422 invalid_handle, 409 handle_taken); absent or null makes one from the name
                     ///   - major: at most 50 characters; null is the same as none
                     ///   - name: 1 to 50 characters
                     ///   - password: 6 to 72 bytes
                     public init(
                         bio: Swift.String? = nil,
                         email: Swift.String,
+                        handle: Swift.String? = nil,
                         major: Swift.String? = nil,
                         name: Swift.String,
                         password: Swift.String
                     ) {
                         self.bio = bio
                         self.email = email
+                        self.handle = handle
                         self.major = major
                         self.name = name
                         self.password = password
@@ -1167,6 +1174,7 @@ public enum Operations {
                     public enum CodingKeys: String, CodingKey {
                         case bio
                         case email
+                        case handle
                         case major
                         case name
                         case password
@@ -1236,7 +1244,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/register/post(register)/responses/409`.
             ///
@@ -2148,7 +2156,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/conversations/{userId}/read/post(readConversation)/responses/409`.
             ///
@@ -3117,6 +3125,10 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/bio`.
                     public var bio: Swift.String?
+                    /// a new handle, as at registration (422 invalid_handle, 409 handle_taken); the old one is free at once; null leaves it as it is
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/handle`.
+                    public var handle: Swift.String?
                     /// at most 50 characters; null leaves it as it is
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/major`.
@@ -3133,22 +3145,26 @@ public enum Operations {
                     ///
                     /// - Parameters:
                     ///   - bio: at most 300 characters; null leaves it as it is
+                    ///   - handle: a new handle, as at registration (422 invalid_handle, 409 handle_taken); the old one is free at once; null leaves it as it is
                     ///   - major: at most 50 characters; null leaves it as it is
                     ///   - name: 1 to 50 characters; null leaves it as it is
                     ///   - profileImage: a media id the caller uploaded (else 422 unknown_media); null removes the image
                     public init(
                         bio: Swift.String? = nil,
+                        handle: Swift.String? = nil,
                         major: Swift.String? = nil,
                         name: Swift.String? = nil,
                         profileImage: Swift.String? = nil
                     ) {
                         self.bio = bio
+                        self.handle = handle
                         self.major = major
                         self.name = name
                         self.profileImage = profileImage
                     }
                     public enum CodingKeys: String, CodingKey {
                         case bio
+                        case handle
                         case major
                         case name
                         case profileImage
@@ -3241,7 +3257,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/patch(editMe)/responses/409`.
             ///
@@ -3623,7 +3639,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/delete(deleteMe)/responses/409`.
             ///
@@ -4661,7 +4677,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/devices/post(registerDevice)/responses/409`.
             ///
@@ -4982,7 +4998,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/409`.
             ///
@@ -5432,7 +5448,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/password/post(changePassword)/responses/409`.
             ///
@@ -6061,7 +6077,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/push-settings/patch(changePushSettings)/responses/409`.
             ///
@@ -6584,7 +6600,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/sessions/{id}/delete(endSession)/responses/409`.
             ///
@@ -8037,7 +8053,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/messages/post(sendMessage)/responses/409`.
             ///
@@ -8653,7 +8669,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/notifications/read/post(readNotifications)/responses/409`.
             ///
@@ -9073,7 +9089,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/post(createPost)/responses/409`.
             ///
@@ -9764,7 +9780,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)/responses/409`.
             ///
@@ -10154,7 +10170,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/delete(deletePost)/responses/409`.
             ///
@@ -10473,7 +10489,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/409`.
             ///
@@ -10813,7 +10829,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/409`.
             ///
@@ -11462,7 +11478,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)/responses/409`.
             ///
@@ -11859,7 +11875,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/{commentId}/delete(deleteComment)/responses/409`.
             ///
@@ -12199,7 +12215,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/put(like)/responses/409`.
             ///
@@ -12539,7 +12555,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/delete(unlike)/responses/409`.
             ///
@@ -12881,7 +12897,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/put(repost)/responses/409`.
             ///
@@ -13223,7 +13239,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/delete(unrepost)/responses/409`.
             ///
@@ -13585,7 +13601,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/reports/post(fileReport)/responses/409`.
             ///
@@ -14186,7 +14202,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/post(createRoom)/responses/409`.
             ///
@@ -14804,7 +14820,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/membership/put(joinRoom)/responses/409`.
             ///
@@ -15098,7 +15114,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/membership/delete(leaveRoom)/responses/409`.
             ///
@@ -15747,7 +15763,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)/responses/409`.
             ///
@@ -15921,7 +15937,7 @@ public enum Operations {
             }
         }
     }
-    /// Users by name or major (substring, no case; Hangul initials); exact and prefix matches first; never the caller.
+    /// Users by handle, name or major (substring, no case, an @ before a handle left out; Hangul initials); exact and prefix matches first; never the caller.
     ///
     /// With `q` missing or empty, lists every user instead, most followed first (the "all users" screen, a new-message picker). Never the caller, nor anyone blocked either way, nor a suspended user.
     ///
@@ -16064,6 +16080,207 @@ public enum Operations {
             /// `not_caught_up` (with Retry-After) or `unavailable`.
             ///
             /// - Remark: Generated from `#/paths//v1/search/users/get(searchUsers)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// The profile of the account whose handle this is now (without regard to case, no `@`).
+    ///
+    /// - Remark: HTTP `GET /v1/users/by-handle/{handle}`.
+    /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)`.
+    public enum GetUserByHandle {
+        public static let id: Swift.String = "getUserByHandle"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/users/by-handle/{handle}/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/users/by-handle/{handle}/GET/path/handle`.
+                public var handle: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - handle:
+                public init(handle: Swift.String) {
+                    self.handle = handle
+                }
+            }
+            public var path: Operations.GetUserByHandle.Input.Path
+            /// - Remark: Generated from `#/paths/v1/users/by-handle/{handle}/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Wait (at most 5 s) until the read models have applied this position.
+                ///
+                /// - Remark: Generated from `#/paths/v1/users/by-handle/{handle}/GET/header/Chorus-Min-Position`.
+                public var chorusMinPosition: Components.Parameters.MinPosition?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetUserByHandle.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - chorusMinPosition: Wait (at most 5 s) until the read models have applied this position.
+                ///   - accept:
+                public init(
+                    chorusMinPosition: Components.Parameters.MinPosition? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.GetUserByHandle.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.chorusMinPosition = chorusMinPosition
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.GetUserByHandle.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.GetUserByHandle.Input.Path,
+                headers: Operations.GetUserByHandle.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            /// A profile.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Components.Responses.Profile)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Components.Responses.Profile {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.Unavailable)
@@ -16556,7 +16773,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/block/put(block)/responses/409`.
             ///
@@ -16903,7 +17120,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/block/delete(unblock)/responses/409`.
             ///
@@ -17248,7 +17465,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)/responses/409`.
             ///
@@ -17593,7 +17810,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)/responses/409`.
             ///
@@ -18608,7 +18825,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/mute/put(mute)/responses/409`.
             ///
@@ -18955,7 +19172,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `email_taken` or `idempotency_conflict`.
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/mute/delete(unmute)/responses/409`.
             ///

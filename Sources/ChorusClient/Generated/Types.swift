@@ -308,13 +308,18 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/rooms/{id}/messages`.
     /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)`.
     func sendRoomMessage(_ input: Operations.SendRoomMessage.Input) async throws -> Operations.SendRoomMessage.Output
-    /// Users by name or major (substring, no case; Hangul initials); exact and prefix matches first; never the caller.
+    /// Users by handle, name or major (substring, no case, an @ before a handle left out; Hangul initials); exact and prefix matches first; never the caller.
     ///
     /// With `q` missing or empty, lists every user instead, most followed first (the "all users" screen, a new-message picker). Never the caller, nor anyone blocked either way, nor a suspended user.
     ///
     /// - Remark: HTTP `GET /v1/search/users`.
     /// - Remark: Generated from `#/paths//v1/search/users/get(searchUsers)`.
     func searchUsers(_ input: Operations.SearchUsers.Input) async throws -> Operations.SearchUsers.Output
+    /// The profile of the account whose handle this is now (without regard to case, no `@`).
+    ///
+    /// - Remark: HTTP `GET /v1/users/by-handle/{handle}`.
+    /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)`.
+    func getUserByHandle(_ input: Operations.GetUserByHandle.Input) async throws -> Operations.GetUserByHandle.Output
     /// - Remark: HTTP `GET /v1/users/{id}`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/get(getUser)`.
     func getUser(_ input: Operations.GetUser.Input) async throws -> Operations.GetUser.Output
@@ -1079,7 +1084,7 @@ extension APIProtocol {
             body: body
         ))
     }
-    /// Users by name or major (substring, no case; Hangul initials); exact and prefix matches first; never the caller.
+    /// Users by handle, name or major (substring, no case, an @ before a handle left out; Hangul initials); exact and prefix matches first; never the caller.
     ///
     /// With `q` missing or empty, lists every user instead, most followed first (the "all users" screen, a new-message picker). Never the caller, nor anyone blocked either way, nor a suspended user.
     ///
@@ -1091,6 +1096,19 @@ extension APIProtocol {
     ) async throws -> Operations.SearchUsers.Output {
         try await searchUsers(Operations.SearchUsers.Input(
             query: query,
+            headers: headers
+        ))
+    }
+    /// The profile of the account whose handle this is now (without regard to case, no `@`).
+    ///
+    /// - Remark: HTTP `GET /v1/users/by-handle/{handle}`.
+    /// - Remark: Generated from `#/paths//v1/users/by-handle/{handle}/get(getUserByHandle)`.
+    public func getUserByHandle(
+        path: Operations.GetUserByHandle.Input.Path,
+        headers: Operations.GetUserByHandle.Input.Headers = .init()
+    ) async throws -> Operations.GetUserByHandle.Output {
+        try await getUserByHandle(Operations.GetUserByHandle.Input(
+            path: path,
             headers: headers
         ))
     }

@@ -4,8 +4,10 @@ import ChorusLog
 /// limits) before anything is decided. A new command is a case here and its line in `prepare` below; its preparation
 /// and decision live in its feature's folder.
 public enum Command: Sendable, Hashable {
-    /// Signs up, and signs the new user in: the result carries the session.
-    case registerUser(email: String, password: String, name: String, major: String? = nil, bio: String? = nil)
+    /// Signs up, and signs the new user in: the result carries the session. Without a handle, the account gets one made
+    /// from its name (``Handles/candidates(name:user:)``).
+    case registerUser(
+        email: String, password: String, name: String, major: String? = nil, bio: String? = nil, handle: String? = nil)
     /// Checks the password, then starts a session (``DomainError/Code/invalidCredentials`` otherwise).
     case logIn(email: String, password: String)
     /// Ends one of the user's sessions, and forgets `device` if it is one of theirs; ending one that has ended
@@ -22,7 +24,7 @@ public enum Command: Sendable, Hashable {
     case resetPassword(user: UserID, reset: ResetID, newPassword: String)
     case editProfile(
         user: UserID, name: String? = nil, major: String? = nil, bio: String? = nil,
-        profileImage: ProfileImageChange? = nil)
+        profileImage: ProfileImageChange? = nil, handle: String? = nil)
     /// A post with up to four images (``PostCreated/maximumImages``), each with an optional alt text; `replies` says
     /// who may comment.
     case createPost(
@@ -110,8 +112,9 @@ extension Command {
     ) throws(DomainError) -> PreparedCommand {
         let context = CommandPreparation(media: media, hasher: hasher, now: now)
         return switch self {
-        case .registerUser(let email, let password, let name, let major, let bio):
-            try RegisterUser.prepare(email: email, password: password, name: name, major: major, bio: bio, context)
+        case .registerUser(let email, let password, let name, let major, let bio, let handle):
+            try RegisterUser.prepare(
+                email: email, password: password, name: name, major: major, bio: bio, handle: handle, context)
         case .logIn(let email, let password): LogIn.prepare(email: email, password: password, context)
         case .logOut(let user, let session, let device): LogOut.prepare(user: user, session: session, device: device)
         case .changePassword(let user, let session, _, let newPassword):
@@ -119,8 +122,9 @@ extension Command {
         case .requestPasswordReset(let email): RequestPasswordReset.prepare(email: email, context)
         case .resetPassword(let user, let reset, let newPassword):
             try ResetPassword.prepare(user: user, reset: reset, newPassword: newPassword, context)
-        case .editProfile(let user, let name, let major, let bio, let image):
-            try EditProfile.prepare(user: user, name: name, major: major, bio: bio, image: image, context)
+        case .editProfile(let user, let name, let major, let bio, let image, let handle):
+            try EditProfile.prepare(
+                user: user, name: name, major: major, bio: bio, image: image, handle: handle, context)
         case .deleteAccount(let user, _): DeleteAccount.prepare(user: user)
         case .completeErasure(let user): CompleteErasure.prepare(user: user)
         case .createPost(let author, let caption, let text, let media, let repostOf, let replies):

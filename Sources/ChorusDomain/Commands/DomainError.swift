@@ -14,6 +14,10 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case selfFollow = "self_follow"
         case selfMessage = "self_message"
         case emailTaken = "email_taken"
+        /// Another account has the handle.
+        case handleTaken = "handle_taken"
+        /// Not `[a-z0-9_]{3,30}`.
+        case invalidHandle = "invalid_handle"
         case idempotencyConflict = "idempotency_conflict"
         case invalidCredentials = "invalid_credentials"
         /// The current password given to change it is not the user's.

@@ -9,6 +9,9 @@ import ChorusLog
 /// ``PayloadWriter``'s form unless said otherwise):
 /// - `emails`: e-mail key (``Validate/emailKey(_:)``, never the e-mail) → user id (UTF-8), until the account is deleted
 /// - `users`: user id → bcrypt hash (UTF-8), until the account is deleted
+/// - `handles`: handle key (``Handles/key(_:)``, never the handle) → the user id that took it last (UTF-8), until
+///   the account is deleted; the handle is theirs while `user-handles` says so
+/// - `user-handles`: user id → the key of their handle now (UTF-8), until the account is deleted
 /// - `posts`: post id → ``PostState``: author, flags, position of the post, the post it reposts, its images
 /// - `attached-media`: media id → empty, once a post or a profile shows the image (unattached uploads are removed)
 /// - `reposts`: original, plain repost → empty (a repost with no text, caption or image, which goes with its original)
@@ -51,6 +54,8 @@ public struct DecisionState: Sendable {
     let follows = StateTable("follows")
     let likes = StateTable("likes")
     let bookmarks = StateTable("bookmarks")
+    let handles = StateTable("handles")
+    let userHandles = StateTable("user-handles")
     let replyRules = StateTable("reply-rules")
     let shares = StateTable("shares")
     let rooms = StateTable("rooms")
@@ -84,7 +89,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
-            format, attachedMedia, deviceTokens, devices, bookmarks, replyRules,
+            format, attachedMedia, deviceTokens, devices, bookmarks, replyRules, handles, userHandles,
         ]
     }
 
@@ -95,7 +100,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia, deviceTokens,
-            devices, bookmarks, replyRules,
+            devices, bookmarks, replyRules, handles, userHandles,
         ]
     }
 

@@ -10,10 +10,11 @@ import ChorusLog
 /// kept as their key (``Validate/emailKey(_:)``) and accounts can be deleted; 4, since conversations keep the position
 /// of their last message (`conversation-heads`), which a read receipt is decided against; 5, since a report of what
 /// its reporter has an open report of is that report (`report-subjects`); 6, since posts keep their images' ids and
-/// the images that posts and profiles show are known (`attached-media`).
+/// the images that posts and profiles show are known (`attached-media`); 7, since accounts have handles (`handles`,
+/// `user-handles`), which those registered before get when the log is folded (``Handles/ofEarlierAccount(_:)``).
 public struct DecisionStateUpgrade: Sendable {
     /// The format this Chorus writes.
-    public static let currentFormat: UInt32 = 6
+    public static let currentFormat: UInt32 = 7
     private static let versionKey = Array("version".utf8)
 
     private let log: any EventLog

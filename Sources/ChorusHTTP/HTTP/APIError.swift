@@ -47,9 +47,9 @@ struct APIError: HTTPResponseError, Sendable {
             case .forbidden, .blocked, .suspended, .repliesRestricted: .forbidden
             case .notFound: .notFound
             case .gone: .gone
-            case .emailTaken, .idempotencyConflict: .conflict
+            case .emailTaken, .handleTaken, .idempotencyConflict: .conflict
             case .invalidEmail, .weakPassword, .invalidField, .emptyText, .textTooLong, .unknownUser, .unknownPost,
-                .unknownMedia, .selfFollow, .selfMessage, .wrongPassword, .invalidToken:
+                .unknownMedia, .selfFollow, .selfMessage, .wrongPassword, .invalidToken, .invalidHandle:
                 .unprocessableContent
             }
         self.init(status, error.code.rawValue, error.message)

@@ -28,14 +28,15 @@ struct ObjectRenderer: Sendable {
 
     func user(_ user: UserSummary) -> UserJSON {
         UserJSON(
-            id: user.id.rawValue, name: user.name, major: user.major,
+            id: user.id.rawValue, handle: user.handle, name: user.name, major: user.major,
             profileImage: imageURL(user.profileImage, size: .small),
             deleted: user.deleted)
     }
 
     func profile(_ profile: Profile) -> ProfileJSON {
         ProfileJSON(
-            id: profile.summary.id.rawValue, name: profile.summary.name, major: profile.summary.major,
+            id: profile.summary.id.rawValue, handle: profile.summary.handle, name: profile.summary.name,
+            major: profile.summary.major,
             bio: profile.bio, profileImage: imageURL(profile.summary.profileImage, size: .small),
             followers: profile.followers,
             following: profile.following, posts: profile.posts, isFollowed: profile.isFollowed, isMe: profile.isMe,
@@ -148,6 +149,7 @@ struct ObjectRenderer: Sendable {
     private func write(_ user: borrowing StoredUserSummary, to json: inout JSONWriter) {
         json.object { body in
             body.field("id") { $0.string(user.id) }
+            body.field("handle") { $0.string(user.handle) }
             body.field("name") { $0.string(user.name) }
             body.field("major") { $0.string(user.major) }
             body.field("profileImage") { writeImage(user.profileImage, size: .small, to: &$0) }

@@ -5,6 +5,7 @@ import Foundation
 /// A user summary.
 struct UserJSON: JSONWritable {
     let id: String
+    let handle: String
     let name: String
     let major: String
     let profileImage: String?
@@ -14,6 +15,7 @@ struct UserJSON: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object {
             $0.field("id", id)
+            $0.field("handle", handle)
             $0.field("name", name)
             $0.field("major", major)
             $0.field("profileImage", profileImage)
@@ -24,6 +26,7 @@ struct UserJSON: JSONWritable {
 
 struct ProfileJSON: JSONWritable {
     let id: String
+    let handle: String
     let name: String
     let major: String
     let bio: String
@@ -45,6 +48,7 @@ struct ProfileJSON: JSONWritable {
     func write(to json: inout JSONWriter) {
         json.object {
             $0.field("id", id)
+            $0.field("handle", handle)
             $0.field("name", name)
             $0.field("major", major)
             $0.field("bio", bio)

@@ -17,6 +17,7 @@ struct AuthRoutes {
         let name: String
         let major: String?
         let bio: String?
+        let handle: String?
     }
 
     struct Credentials: Decodable {
@@ -38,7 +39,8 @@ struct AuthRoutes {
             try Limiters.spend(limits.registrationsPerAddress, context.clientAddress, "sign-ups from this address")
             let (body, _) = try await JSONBody.decode(Registration.self, from: request)
             let command = Command.registerUser(
-                email: body.email, password: body.password, name: body.name, major: body.major, bio: body.bio)
+                email: body.email, password: body.password, name: body.name, major: body.major, bio: body.bio,
+                handle: body.handle)
             return try await startSession(command, request: request, status: .created)
         }
         router.post("/v1/auth/login") { request, context in

@@ -13,14 +13,16 @@ struct UserRoutes {
         var major: String?
         var bio: String?
         var profileImage: ProfileImageChange?
+        var handle: String?
 
-        private enum CodingKeys: String, CodingKey { case name, major, bio, profileImage }
+        private enum CodingKeys: String, CodingKey { case name, major, bio, profileImage, handle }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             name = try container.decodeIfPresent(String.self, forKey: .name)
             major = try container.decodeIfPresent(String.self, forKey: .major)
             bio = try container.decodeIfPresent(String.self, forKey: .bio)
+            handle = try container.decodeIfPresent(String.self, forKey: .handle)
             if container.contains(.profileImage) {
                 if try container.decodeNil(forKey: .profileImage) {
                     profileImage = .remove
@@ -48,10 +50,20 @@ struct UserRoutes {
             let (changes, bytes) = try await JSONBody.decode(ProfileChanges.self, from: request)
             let command = Command.editProfile(
                 user: caller.user, name: changes.name, major: changes.major, bio: changes.bio,
-                profileImage: changes.profileImage)
+                profileImage: changes.profileImage, handle: changes.handle)
             return try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
                 view, _ in
                 renderer.profile(try Self.require(view.profile(caller.user, viewer: caller.user), "user"))
+            }
+        }
+        group.get("users/by-handle/:handle") { request, context in
+            let caller = try context.requireCaller()
+            let handle = context.parameters.get("handle") ?? ""
+            return try await endpoints.read(request) { view in
+                guard let user = try view.user(withHandle: handle) else {
+                    throw APIError.notFound("no user @\(handle)")
+                }
+                return renderer.profile(try Self.require(view.profile(user, viewer: caller.user), "user"))
             }
         }
         group.get("users/:id") { request, context in

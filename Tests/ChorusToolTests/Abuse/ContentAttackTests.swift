@@ -105,7 +105,8 @@ struct ContentAttackTests {
             try await log.withWriter {
                 let registered = DomainEvent.userRegistered(
                     UserRegistered(
-                        user: user, email: "old@example.com", passwordHash: "x", name: hostile, major: "", bio: ""))
+                        user: user, email: "old@example.com", passwordHash: "x", name: hostile, major: "", bio: "",
+                        handle: "old_account"))
                 let posted = DomainEvent.postCreated(
                     PostCreated(post: .make(), author: user, caption: "", text: hostile, media: [], repostOf: nil))
                 for event in [registered, posted] {

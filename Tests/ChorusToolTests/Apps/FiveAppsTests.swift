@@ -73,6 +73,10 @@ struct FiveAppsTests {
             // The "all users" screen and the new-message picker: no query lists everyone but the caller.
             let everyone = try await ana.searchUsers().first(10)
             #expect(Set(everyone.map(\.id)) == [boProfile.id, cyProfile.id])
+            // A tapped @handle opens the profile; Ana picks a handle of her own, and the old one is free.
+            #expect(try await ana.user(byHandle: "@" + cyProfile.handle).id == cyProfile.id)
+            #expect(try await ana.editProfile(handle: "ana_tweets").handle == "ana_tweets")
+            #expect(try await bo.searchUsers("@ana_tw").first(10).map(\.id) == [anaProfile.id])
 
             let phone = try await server.registerPhone(of: ana)
             try await cy.follow(anaProfile.id)

@@ -5,28 +5,44 @@ struct RegisterUser: Decision {
     let registered: UserRegistered
     let session: SessionStarted
 
+    /// The handle asked for; nil: the first free of the name's (``Handles/candidates(name:user:)``).
+    let handle: String?
+
     static func prepare(
-        email: String, password: String, name: String, major: String?, bio: String?, _ context: CommandPreparation
+        email: String, password: String, name: String, major: String?, bio: String?, handle: String?,
+        _ context: CommandPreparation
     ) throws(DomainError) -> PreparedCommand {
         let email = try Validate.email(email)
         try Validate.password(password)
+        let handle = try handle.map { (handle) throws(DomainError) in try Handles.validated(handle) }
         var user = UserRegistered(
             user: .make(), email: email, passwordHash: "", name: try Validate.name(name),
             major: try Validate.profileField(major, field: "major", limit: FieldLimits.major, layout: .line),
-            bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio, layout: .paragraphs))
-        let fields = [user.email, user.name, user.major, user.bio]
+            bio: try Validate.profileField(bio, field: "bio", limit: FieldLimits.bio, layout: .paragraphs), handle: "")
+        // A handle asked for is part of the request; none asked for adds nothing, as before handles.
+        let fields = [user.email, user.name, user.major, user.bio] + (handle.map { [$0] } ?? [])
         user.passwordHash = context.hasher.hash(password)
         let session = SessionStarted(session: .make(), user: user.user, expiresAt: context.sessionEnd)
         return PreparedCommand(
             caller: Validate.emailKey(email), actor: user.user.rawValue, tag: 1,
             fields: { for field in fields { $0.write(field) } },
-            decision: RegisterUser(registered: user, session: session))
+            decision: RegisterUser(registered: user, session: session, handle: handle))
     }
 
     func decide(in context: DecisionContext) throws -> CommandResult {
+        var registered = self.registered
         let emailKey = Validate.emailKey(registered.email)
         guard try context.state.user(withEmailKey: emailKey, in: context.transaction) == nil else {
             throw DomainError(.emailTaken, "\(registered.email) is already registered")
+        }
+        if let handle {
+            try context.state.requireFree(handle, for: registered.user, in: context.transaction)
+            registered.handle = handle
+        } else {
+            let candidates = Handles.candidates(name: registered.name, user: registered.user)
+            // The last candidate holds the whole id, which only this account's could be made of.
+            registered.handle =
+                try context.state.firstFree(of: candidates, in: context.transaction) ?? candidates[candidates.count - 1]
         }
         return try context.record(
             .userRegistered(registered), .sessionStarted(session), created: registered.user.rawValue, session: session)
@@ -38,7 +54,7 @@ struct EditProfile: Decision {
     let catalog: any MediaCatalog
 
     static func prepare(
-        user: UserID, name: String?, major: String?, bio: String?, image: ProfileImageChange?,
+        user: UserID, name: String?, major: String?, bio: String?, image: ProfileImageChange?, handle: String?,
         _ context: CommandPreparation
     ) throws(DomainError) -> PreparedCommand {
         if case .set(let image)? = image, !context.media.contains(image, uploadedBy: user) {
@@ -52,7 +68,8 @@ struct EditProfile: Decision {
             bio: try bio.map { (text) throws(DomainError) in
                 try Validate.profileField(text, field: "bio", limit: FieldLimits.bio, layout: .paragraphs)
             },
-            profileImage: image)
+            profileImage: image,
+            handle: try handle.map { (handle) throws(DomainError) in try Handles.validated(handle) })
         return PreparedCommand(
             caller: user.rawValue, tag: 2,
             fields: {
@@ -64,6 +81,7 @@ struct EditProfile: Decision {
                 case .remove?: $0.write(UInt8(1))
                 case .set(let image)?: $0.write(image.rawValue)
                 }
+                if let handle = edit.handle { $0.write(handle) }
             }, decision: EditProfile(edit: edit, catalog: context.media))
     }
 
@@ -73,6 +91,7 @@ struct EditProfile: Decision {
         if case .set(let image)? = edit.profileImage, !catalog.contains(image, uploadedBy: edit.user) {
             throw DomainError(.unknownMedia, "no media \(image) uploaded by the user")
         }
+        if let handle = edit.handle { try context.state.requireFree(handle, for: edit.user, in: context.transaction) }
         return try context.record(.profileEdited(edit))
     }
 }

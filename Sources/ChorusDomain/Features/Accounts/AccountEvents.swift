@@ -9,13 +9,19 @@ public struct UserRegistered: Sendable, Hashable {
     public var name: String
     public var major: String
     public var bio: String
-    public init(user: UserID, email: String, passwordHash: String, name: String, major: String, bio: String) {
+    /// Lowercase, unique (``Handles``); an account registered before handles has the one its id makes
+    /// (``Handles/ofEarlierAccount(_:)``), and an erased account's reads empty.
+    public var handle: String
+    public init(
+        user: UserID, email: String, passwordHash: String, name: String, major: String, bio: String, handle: String
+    ) {
         self.user = user
         self.email = email
         self.passwordHash = passwordHash
         self.name = name
         self.major = major
         self.bio = bio
+        self.handle = handle
     }
 }
 
@@ -32,12 +38,18 @@ public struct ProfileEdited: Sendable, Hashable {
     public var major: String?
     public var bio: String?
     public var profileImage: ProfileImageChange?
-    public init(user: UserID, name: String?, major: String?, bio: String?, profileImage: ProfileImageChange?) {
+    /// A new handle, lowercase and unique (``Handles``).
+    public var handle: String?
+    public init(
+        user: UserID, name: String?, major: String?, bio: String?, profileImage: ProfileImageChange?,
+        handle: String? = nil
+    ) {
         self.user = user
         self.name = name
         self.major = major
         self.bio = bio
         self.profileImage = profileImage
+        self.handle = handle
     }
 }
 
@@ -119,11 +131,12 @@ public struct ErasureCompleted: Sendable, Hashable {
     public init(user: UserID) { self.user = user }
 }
 
-/// Version 2 seals the personal fields (e-mail, name, major, bio) under the user's key, after the hash; version 1
-/// holds them in plain, and decodes as it is.
+/// Version 3 seals the handle after the bio; version 2 seals the personal fields (e-mail, name, major, bio) under the
+/// user's key, after the hash; version 1 holds them in plain, and decodes as it is. Before version 3 the handle is
+/// the one the id makes.
 extension UserRegistered: StoredEvent {
     static let typeName = "UserRegistered"
-    static let schemaVersion: UInt16 = 2
+    static let schemaVersion: UInt16 = 3
     var stream: StreamID { .user(user) }
     var domainEvent: DomainEvent { .userRegistered(self) }
 
@@ -135,6 +148,7 @@ extension UserRegistered: StoredEvent {
             $0.write(name)
             $0.write(major)
             $0.write(bio)
+            $0.write(handle)
         }
     }
 
@@ -143,28 +157,34 @@ extension UserRegistered: StoredEvent {
         guard version >= 2 else {
             self.init(
                 user: user, email: try payload.readString(), passwordHash: try payload.readString(),
-                name: try payload.readString(), major: try payload.readString(), bio: try payload.readString())
+                name: try payload.readString(), major: try payload.readString(), bio: try payload.readString(),
+                handle: Handles.ofEarlierAccount(user))
             return
         }
         let hash = try payload.readString()
         var fields = try payload.openSealed(by: user, in: Self.typeName, keys: keys)
+        let (email, name, major, bio) = (
+            try fields?.readString() ?? "", try fields?.readString() ?? "", try fields?.readString() ?? "",
+            try fields?.readString() ?? ""
+        )
+        let handle = version >= 3 ? try fields?.readString() ?? "" : Handles.ofEarlierAccount(user)
         self.init(
-            user: user, email: try fields?.readString() ?? "", passwordHash: hash,
-            name: try fields?.readString() ?? "", major: try fields?.readString() ?? "",
-            bio: try fields?.readString() ?? "")
+            user: user, email: email, passwordHash: hash, name: name, major: major, bio: bio, handle: handle)
         try fields?.finish()
     }
 
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
         changes.put(state.emails, .init(Validate.emailKey(email)), text: user.rawValue)
         changes.put(state.users, .init(user.rawValue), text: passwordHash)
+        DecisionState.putHandle(handle, of: user, in: state, &changes)
     }
 }
 
-/// Version 2 seals the name, major and bio under the user's key; version 1 holds them in plain.
+/// Version 3 seals the handle after the bio; version 2 seals the name, major and bio under the user's key; version 1
+/// holds them in plain.
 extension ProfileEdited: StoredEvent {
     static let typeName = "ProfileEdited"
-    static let schemaVersion: UInt16 = 2
+    static let schemaVersion: UInt16 = 3
     var stream: StreamID { .user(user) }
     var domainEvent: DomainEvent { .profileEdited(self) }
 
@@ -174,6 +194,7 @@ extension ProfileEdited: StoredEvent {
             $0.write(name)
             $0.write(major)
             $0.write(bio)
+            $0.write(handle)
         }
         switch profileImage {
         case nil: payload.write(UInt8(0))
@@ -187,11 +208,13 @@ extension ProfileEdited: StoredEvent {
     init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
         let user = try payload.read(UserID.self)
         let (name, major, bio): (String?, String?, String?)
+        var handle: String?
         if version >= 2 {
             var fields = try payload.openSealed(by: user, in: Self.typeName, keys: keys)
             (name, major, bio) = (
                 try fields?.readOptionalString(), try fields?.readOptionalString(), try fields?.readOptionalString()
             )
+            if version >= 3 { handle = try fields?.readOptionalString() }
             try fields?.finish()
         } else {
             (name, major, bio) = (
@@ -205,11 +228,12 @@ extension ProfileEdited: StoredEvent {
             case 2: .set(try payload.read(MediaID.self))
             case let flag: throw PayloadError.badFlag(flag)
             }
-        self.init(user: user, name: name, major: major, bio: bio, profileImage: image)
+        self.init(user: user, name: name, major: major, bio: bio, profileImage: image, handle: handle)
     }
 
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
         if case .set(let media)? = profileImage { changes.put(state.attachedMedia, .init(media.rawValue), []) }
+        if let handle { DecisionState.putHandle(handle, of: user, in: state, &changes) }
     }
 }
 
@@ -346,6 +370,9 @@ extension AccountDeleted: StoredEvent {
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
         changes.remove(state.users, .init(user.rawValue))
         changes.removeEntries(of: state.emails, holding: user.rawValue)
+        // As the e-mails: a fold after the erasure no longer reads the handles the account had.
+        changes.removeEntries(of: state.handles, holding: user.rawValue)
+        changes.remove(state.userHandles, .init(user.rawValue))
         changes.put(state.erasures, .init(user.rawValue), since: position)
     }
 }

@@ -14,7 +14,7 @@ extension CommandExecutor {
     func prepare(_ command: Command, idempotencyKey: String?) async throws -> Preparation {
         let (media, hasher) = (self.media, self.hasher)
         switch command {
-        case .registerUser(_, let password, _, _, _):
+        case .registerUser(_, let password, _, _, _, _):
             let registration = try await passwordWork.run { try command.prepare(media: media, hasher: hasher) }
             // A replayed registration hands out a session, so it must know the password.
             if let idempotencyKey,
