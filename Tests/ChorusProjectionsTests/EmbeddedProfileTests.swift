@@ -11,7 +11,7 @@ import Testing
 @Suite("Embedded profiles")
 struct EmbeddedProfileTests {
     @Test(
-        "at every position every embedded user equals that user's profile there, and every post's images and alt texts",
+        "at every position every embedded user (handle, name, major, image) equals that user's profile there, and every post's images and alt texts",
         arguments: [1, 2, 3] as [UInt64])
     func embeddedUsersMatchTheLog(seed: UInt64) async throws {
         try await withProjections(batchSize: 1) { app in
@@ -29,7 +29,8 @@ struct EmbeddedProfileTests {
                 Bool.random(using: &generator) ? "alt \(Int.random(in: 0..<100, using: &generator))" : nil
             }
             for _ in 0..<160 {
-                let user = users.randomElement(using: &generator)!
+                let index = Int.random(in: 0..<users.count, using: &generator)
+                let user = users[index]
                 let other = users.randomElement(using: &generator)!
                 let post = posts.randomElement(using: &generator)
                 let command: Command =
@@ -40,7 +41,10 @@ struct EmbeddedProfileTests {
                             major: Bool.random(using: &generator)
                                 ? "Major \(Int.random(in: 0..<9, using: &generator))" : nil,
                             profileImage: Bool.random(using: &generator)
-                                ? .set(images[user]!.randomElement(using: &generator)!) : .remove)
+                                ? .set(images[user]!.randomElement(using: &generator)!) : .remove,
+                            // A handle of this user's own, so that no change is refused as taken.
+                            handle: Bool.random(using: &generator)
+                                ? "user\(index)_\(Int.random(in: 0..<100, using: &generator))" : nil)
                     case 2, 3:
                         .createPost(
                             author: user, text: "post",
@@ -103,7 +107,7 @@ struct EmbeddedProfileTests {
                     let folded = expected[summary.id]
                     #expect(
                         folded?.name == summary.name && folded?.major == summary.major
-                            && folded?.profileImage == summary.profileImage,
+                            && folded?.profileImage == summary.profileImage && folded?.handle == summary.handle,
                         "position \(event.position): \(summary) where the log says \(String(describing: folded))")
                     checked += 1
                 }
@@ -165,12 +169,15 @@ struct UserSummaryFold: Equatable {
     var name: String
     var major: String
     var profileImage: MediaID?
+    var handle: String
 
     static func apply(_ event: DomainEvent, to users: inout [UserID: UserSummaryFold]) {
         switch event {
         case .userRegistered(let event):
-            users[event.user] = UserSummaryFold(name: event.name, major: event.major, profileImage: nil)
+            users[event.user] = UserSummaryFold(
+                name: event.name, major: event.major, profileImage: nil, handle: event.handle)
         case .profileEdited(let event):
+            if let handle = event.handle { users[event.user]?.handle = handle }
             if let name = event.name { users[event.user]?.name = name }
             if let major = event.major { users[event.user]?.major = major }
             switch event.profileImage {

@@ -56,16 +56,7 @@ struct UserRoutes {
                 renderer.profile(try Self.require(view.profile(caller.user, viewer: caller.user), "user"))
             }
         }
-        group.get("users/by-handle/:handle") { request, context in
-            let caller = try context.requireCaller()
-            let handle = context.parameters.get("handle") ?? ""
-            return try await endpoints.read(request) { view in
-                guard let user = try view.user(withHandle: handle) else {
-                    throw APIError.notFound("no user @\(handle)")
-                }
-                return renderer.profile(try Self.require(view.profile(user, viewer: caller.user), "user"))
-            }
-        }
+        group.get("users/by-handle/:handle") { request, context in try await profile(byHandle: request, context) }
         group.get("users/:id") { request, context in
             let caller = try context.requireCaller()
             let user = try Endpoints.pathID(context, "id", as: UserID.self)
@@ -118,6 +109,16 @@ struct UserRoutes {
         }
         group.put("users/:id/follow") { request, context in try await follow(request, context, following: true) }
         group.delete("users/:id/follow") { request, context in try await follow(request, context, following: false) }
+    }
+
+    /// `GET /v1/users/by-handle/{handle}`: the profile of the account whose handle it is now.
+    private func profile(byHandle request: Request, _ context: ChorusRequestContext) async throws -> Response {
+        let caller = try context.requireCaller()
+        let handle = context.parameters.get("handle") ?? ""
+        return try await endpoints.read(request) { view in
+            guard let user = try view.user(withHandle: handle) else { throw APIError.notFound("no user @\(handle)") }
+            return endpoints.renderer.profile(try Self.require(view.profile(user, viewer: caller.user), "user"))
+        }
     }
 
     private func follow(_ request: Request, _ context: ChorusRequestContext, following: Bool) async throws -> Response {
