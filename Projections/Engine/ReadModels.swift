@@ -7,6 +7,7 @@ final class ReadModels: Sendable {
     let profileCounters: ProfileCounters
     let postCounters: PostCounters
     let profiles: Profiles
+    let hashtagPages: HashtagPages
     let posts: Posts
     let comments: Comments
     let homeTimeline: HomeTimeline
@@ -25,7 +26,8 @@ final class ReadModels: Sendable {
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
     static let types: [any ReadModel.Type] = [
-        Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, Posts.self, Comments.self,
+        Notifications.self, ProfileCounters.self, PostCounters.self, Profiles.self, HashtagPages.self, Posts.self,
+        Comments.self,
         HomeTimeline.self, FeedFanOut.self, FollowingFeeds.self, Conversations.self, RecentMessages.self,
         UserSearch.self, Blocks.self,
         Moderation.self, Rooms.self, ReadMarks.self, Devices.self, Bookmarks.self,
@@ -51,6 +53,7 @@ final class ReadModels: Sendable {
         profileCounters = ProfileCounters(store: store)
         postCounters = PostCounters(store: store)
         profiles = Profiles(store: store)
+        hashtagPages = HashtagPages(store: store)
         posts = Posts(store: store)
         comments = Comments(store: store)
         homeTimeline = HomeTimeline(store: store)
@@ -66,7 +69,8 @@ final class ReadModels: Sendable {
         devices = Devices(store: store)
         bookmarks = Bookmarks(store: store)
         inApplyOrder = [
-            notifications, profileCounters, postCounters, profiles, posts, comments, homeTimeline, feedFanOut,
+            notifications, profileCounters, postCounters, profiles, hashtagPages, posts, comments, homeTimeline,
+            feedFanOut,
             followingFeeds,
             conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks, devices, bookmarks,
         ]

@@ -14,6 +14,9 @@ public struct StoredText: ~Copyable {
 
     /// A copy, as a string.
     public var string: String { String(copying: utf8) }
+
+    /// Whether the text holds `byte`, without a copy.
+    public func contains(byte: UInt8) -> Bool { utf8.contains(byte) }
 }
 
 extension String {

@@ -311,6 +311,29 @@ public final class ChorusClient: Sendable {
         }
     }
 
+    /// The posts holding `tag` (with or without its `#`, any case), newest first; with `mediaOnly`, only those with an
+    /// image.
+    public func posts(taggedWith tag: String, mediaOnly: Bool = false) -> Pages<Post> {
+        let tag = tag.hasPrefix("#") ? String(tag.dropFirst()) : tag
+        return Pages { cursor in
+            let page = try await unwrapping {
+                try await self.api.hashtagPosts(path: .init(tag: tag), query: .init(cursor: cursor, media: mediaOnly))
+                    .ok.body.json
+            }
+            return (page.items, page.nextCursor)
+        }
+    }
+
+    /// Hashtags starting with `prefix`, most used first, each with how many posts hold it.
+    public func searchHashtags(_ prefix: String = "") -> Pages<Components.Schemas.HashtagCount> {
+        Pages { cursor in
+            let page = try await unwrapping {
+                try await self.api.searchHashtags(query: .init(q: prefix, cursor: cursor)).ok.body.json
+            }
+            return (page.items, page.nextCursor)
+        }
+    }
+
     // MARK: Notifications
 
     public func notifications() -> Pages<Notification> {

@@ -20,6 +20,8 @@ enum DemoNames {
     static let words = [
         "오늘", "날씨", "커피", "sunset", "coffee", "study", "weekend", "서울", "travel", "music", "lunch", "campus",
         "축제", "library", "exam", "photo", "새벽", "run", "book", "friends",
+        // Hashtags, so that the demo's hashtag pages and search have something to show.
+        "#캠퍼스", "#Coffee", "#seoul", "#축제", "#StudyWithMe",
     ]
 
     static func name(using generator: inout SeededGenerator) -> String {

@@ -127,6 +127,8 @@ struct AuthorizationMatrixTests {
                 Route(method: .put, path: "/v1/posts/\(post)/bookmark", audience: .user),
                 Route(method: .delete, path: "/v1/posts/\(post)/bookmark", audience: .user),
                 Route(method: .get, path: "/v1/me/bookmarks", audience: .user),
+                Route(method: .get, path: "/v1/hashtags/tag/posts", audience: .user),
+                Route(method: .get, path: "/v1/search/hashtags?q=t", audience: .user),
                 Route(method: .get, path: "/v1/posts/\(post)/comments", audience: .user),
                 Route(method: .post, path: "/v1/posts/\(post)/comments", audience: .user, json: ["text": "nice"]),
                 Route(method: .delete, path: "/v1/posts/\(post)/comments/\(commentID)", audience: .user),

@@ -77,6 +77,15 @@ struct ContractTests {
                 .delete, "/v1/posts/{id}/like",
                 try await api.call(.delete, "/v1/posts/\(postID)/like", token: ana.token))
             expect(.put, "/v1/posts/{id}/like", try await api.call(.put, "/v1/posts/\(postID)/like", token: ana.token))
+            let tagged = try await api.call(.post, "/v1/posts", token: bo.token, json: ["text": "a #contract post"])
+            expect(.post, "/v1/posts", tagged)
+            expect(
+                .get, "/v1/hashtags/{tag}/posts",
+                try await api.call(.get, "/v1/hashtags/contract/posts?limit=1", token: ana.token))
+            expect(
+                .get, "/v1/hashtags/{tag}/posts", try await api.call(.get, "/v1/hashtags/12/posts", token: ana.token))
+            expect(
+                .get, "/v1/search/hashtags", try await api.call(.get, "/v1/search/hashtags?q=con", token: ana.token))
             let bookmarkPath = "/v1/posts/\(postID)/bookmark"
             expect(.put, "/v1/posts/{id}/bookmark", try await api.call(.put, bookmarkPath, token: ana.token))
             expect(.get, "/v1/me/bookmarks", try await api.call(.get, "/v1/me/bookmarks?limit=1", token: ana.token))
@@ -314,7 +323,7 @@ struct ContractTests {
                 "/v1/users/{id}/block", "/v1/users/{id}/mute", "/v1/me/blocks", "/v1/me/mutes",
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
                 "/v1/posts/{id}/repost", "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}",
-                "/v1/posts/{id}/bookmark", "/v1/me/bookmarks",
+                "/v1/posts/{id}/bookmark", "/v1/me/bookmarks", "/v1/hashtags/{tag}/posts", "/v1/search/hashtags",
                 "/v1/feed/home", "/v1/feed/following",
                 "/v1/notifications", "/v1/notifications/read", "/v1/messages", "/v1/conversations/{userId}/read",
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/rooms", "/v1/rooms/{id}",

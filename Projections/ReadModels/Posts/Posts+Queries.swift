@@ -39,6 +39,9 @@ public struct Post: Sendable, Hashable {
         guard case .of(let post)? = repost else { return nil }
         return post
     }
+
+    /// The tags of its caption and text (``Hashtags``).
+    public var hashtags: [String] { Hashtags.tags(in: caption, text) }
 }
 
 /// A ``Post`` read in place, lent to a closure while its snapshot lasts (see ``StoredText``): for answers written out
@@ -60,6 +63,13 @@ public struct StoredPost: ~Copyable {
         public let hasReposted: Bool
         public let hasBookmarked: Bool
         public let replies: ReplyPolicy
+
+        /// The tags of its caption and text (``Hashtags``); strings are made only of a text with a `#`.
+        public var hashtags: [String] {
+            let mark = UInt8(ascii: "#")
+            guard caption.contains(byte: mark) || text.contains(byte: mark) else { return [] }
+            return Hashtags.tags(in: caption.string, text.string)
+        }
     }
 
     public let post: Fields

@@ -520,6 +520,86 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/HashtagCount`.
+        public struct HashtagCount: Codable, Hashable, Sendable {
+            /// how many posts hold it now
+            ///
+            /// - Remark: Generated from `#/components/schemas/HashtagCount/posts`.
+            public var posts: Swift.Int
+            /// folded (lowercase, NFC), without `#`
+            ///
+            /// - Remark: Generated from `#/components/schemas/HashtagCount/tag`.
+            public var tag: Swift.String
+            /// Creates a new `HashtagCount`.
+            ///
+            /// - Parameters:
+            ///   - posts: how many posts hold it now
+            ///   - tag: folded (lowercase, NFC), without `#`
+            public init(
+                posts: Swift.Int,
+                tag: Swift.String
+            ) {
+                self.posts = posts
+                self.tag = tag
+            }
+            public enum CodingKeys: String, CodingKey {
+                case posts
+                case tag
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.posts = try container.decode(
+                    Swift.Int.self,
+                    forKey: .posts
+                )
+                self.tag = try container.decode(
+                    Swift.String.self,
+                    forKey: .tag
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "posts",
+                    "tag"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/HashtagPage`.
+        public struct HashtagPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/HashtagPage/items`.
+            public var items: [Components.Schemas.HashtagCount]
+            /// - Remark: Generated from `#/components/schemas/HashtagPage/nextCursor`.
+            public var nextCursor: Swift.String?
+            /// Creates a new `HashtagPage`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - nextCursor:
+            public init(
+                items: [Components.Schemas.HashtagCount],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.items = items
+                self.nextCursor = nextCursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case nextCursor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.HashtagCount].self,
+                    forKey: .items
+                )
+                self.nextCursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .nextCursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "nextCursor"
+                ])
+            }
+        }
         /// - Remark: Generated from `#/components/schemas/LikeState`.
         public struct LikeState: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/LikeState/liked`.
@@ -1144,6 +1224,17 @@ extension Components {
                     yield &self.storage.value.hasReposted
                 }
             }
+            /// The hashtags of its caption and text, folded (lowercase, NFC), without `#`, in order.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Post/hashtags`.
+            public var hashtags: [Swift.String] {
+                get  {
+                    self.storage.value.hashtags
+                }
+                _modify {
+                    yield &self.storage.value.hashtags
+                }
+            }
             /// - Remark: Generated from `#/components/schemas/Post/id`.
             public var id: Swift.String {
                 get  {
@@ -1246,6 +1337,7 @@ extension Components {
             ///   - hasBookmarked: whether the caller saved it (PUT /v1/posts/{id}/bookmark)
             ///   - hasLiked:
             ///   - hasReposted: whether the caller reposted it plainly
+            ///   - hashtags: The hashtags of its caption and text, folded (lowercase, NFC), without `#`, in order.
             ///   - id:
             ///   - image: The first image's `large` URL, for clients of version 1.
             ///   - likes:
@@ -1264,6 +1356,7 @@ extension Components {
                 hasBookmarked: Swift.Bool,
                 hasLiked: Swift.Bool,
                 hasReposted: Swift.Bool,
+                hashtags: [Swift.String],
                 id: Swift.String,
                 image: Swift.String? = nil,
                 likes: Swift.Int,
@@ -1283,6 +1376,7 @@ extension Components {
                     hasBookmarked: hasBookmarked,
                     hasLiked: hasLiked,
                     hasReposted: hasReposted,
+                    hashtags: hashtags,
                     id: id,
                     image: image,
                     likes: likes,
@@ -1303,6 +1397,7 @@ extension Components {
                 case hasBookmarked
                 case hasLiked
                 case hasReposted
+                case hashtags
                 case id
                 case image
                 case likes
@@ -1344,6 +1439,10 @@ extension Components {
                 ///
                 /// - Remark: Generated from `#/components/schemas/Post/hasReposted`.
                 var hasReposted: Swift.Bool
+                /// The hashtags of its caption and text, folded (lowercase, NFC), without `#`, in order.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Post/hashtags`.
+                var hashtags: [Swift.String]
                 /// - Remark: Generated from `#/components/schemas/Post/id`.
                 var id: Swift.String
                 /// The first image's `large` URL, for clients of version 1.
@@ -1381,6 +1480,7 @@ extension Components {
                     hasBookmarked: Swift.Bool,
                     hasLiked: Swift.Bool,
                     hasReposted: Swift.Bool,
+                    hashtags: [Swift.String],
                     id: Swift.String,
                     image: Swift.String? = nil,
                     likes: Swift.Int,
@@ -1399,6 +1499,7 @@ extension Components {
                     self.hasBookmarked = hasBookmarked
                     self.hasLiked = hasLiked
                     self.hasReposted = hasReposted
+                    self.hashtags = hashtags
                     self.id = id
                     self.image = image
                     self.likes = likes
@@ -1443,6 +1544,10 @@ extension Components {
                     self.hasReposted = try container.decode(
                         Swift.Bool.self,
                         forKey: .hasReposted
+                    )
+                    self.hashtags = try container.decode(
+                        [Swift.String].self,
+                        forKey: .hashtags
                     )
                     self.id = try container.decode(
                         Swift.String.self,
@@ -1489,6 +1594,7 @@ extension Components {
                         "hasBookmarked",
                         "hasLiked",
                         "hasReposted",
+                        "hashtags",
                         "id",
                         "image",
                         "likes",

@@ -2640,6 +2640,216 @@ public enum Operations {
             }
         }
     }
+    /// The posts holding the hashtag, newest first; `media=true` keeps those with an image.
+    ///
+    /// The tag without `#` (letters of any script, digits and `_`, not digits alone), compared case-folded and in NFC; anything else is 400. Posts of users blocked either way, or muted, are left out; an edit moves a post in or out, a deletion out.
+    ///
+    /// - Remark: HTTP `GET /v1/hashtags/{tag}/posts`.
+    /// - Remark: Generated from `#/paths//v1/hashtags/{tag}/posts/get(hashtagPosts)`.
+    public enum HashtagPosts {
+        public static let id: Swift.String = "hashtagPosts"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/path/tag`.
+                public var tag: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - tag:
+                public init(tag: Swift.String) {
+                    self.tag = tag
+                }
+            }
+            public var path: Operations.HashtagPosts.Input.Path
+            /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// `true`: only posts with an image of their own.
+                ///
+                /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/query/media`.
+                public var media: Swift.Bool?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - cursor:
+                ///   - media: `true`: only posts with an image of their own.
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil,
+                    media: Swift.Bool? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                    self.media = media
+                }
+            }
+            public var query: Operations.HashtagPosts.Input.Query
+            /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Wait (at most 5 s) until the read models have applied this position.
+                ///
+                /// - Remark: Generated from `#/paths/v1/hashtags/{tag}/posts/GET/header/Chorus-Min-Position`.
+                public var chorusMinPosition: Components.Parameters.MinPosition?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.HashtagPosts.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - chorusMinPosition: Wait (at most 5 s) until the read models have applied this position.
+                ///   - accept:
+                public init(
+                    chorusMinPosition: Components.Parameters.MinPosition? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.HashtagPosts.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.chorusMinPosition = chorusMinPosition
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.HashtagPosts.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - query:
+            ///   - headers:
+            public init(
+                path: Operations.HashtagPosts.Input.Path,
+                query: Operations.HashtagPosts.Input.Query = .init(),
+                headers: Operations.HashtagPosts.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            /// A page of posts.
+            ///
+            /// - Remark: Generated from `#/paths//v1/hashtags/{tag}/posts/get(hashtagPosts)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Components.Responses.PostPage)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Components.Responses.PostPage {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/hashtags/{tag}/posts/get(hashtagPosts)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/hashtags/{tag}/posts/get(hashtagPosts)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/hashtags/{tag}/posts/get(hashtagPosts)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// Server-Sent Events of the caller's topics.
     ///
     /// Topics, comma separated: `notifications`, `conversations`, `conversation:{userId}`, `post:{postId}`, `feed`,
@@ -15886,6 +16096,249 @@ public enum Operations {
             /// `not_caught_up` (with Retry-After) or `unavailable`.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Hashtags starting with `q` (folded as tags are, a `#` before it left out), most used first.
+    ///
+    /// `posts` counts the posts that hold the tag now. With `q` missing or empty, every tag, most used first.
+    ///
+    /// - Remark: HTTP `GET /v1/search/hashtags`.
+    /// - Remark: Generated from `#/paths//v1/search/hashtags/get(searchHashtags)`.
+    public enum SearchHashtags {
+        public static let id: Swift.String = "searchHashtags"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// The start of a tag; missing or empty lists every tag.
+                ///
+                /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/query/q`.
+                public var q: Swift.String?
+                /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - q: The start of a tag; missing or empty lists every tag.
+                ///   - limit:
+                ///   - cursor:
+                public init(
+                    q: Swift.String? = nil,
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.q = q
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.SearchHashtags.Input.Query
+            /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Wait (at most 5 s) until the read models have applied this position.
+                ///
+                /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/header/Chorus-Min-Position`.
+                public var chorusMinPosition: Components.Parameters.MinPosition?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SearchHashtags.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - chorusMinPosition: Wait (at most 5 s) until the read models have applied this position.
+                ///   - accept:
+                public init(
+                    chorusMinPosition: Components.Parameters.MinPosition? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.SearchHashtags.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.chorusMinPosition = chorusMinPosition
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.SearchHashtags.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.SearchHashtags.Input.Query = .init(),
+                headers: Operations.SearchHashtags.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.SearchHashtags.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/search/hashtags/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.HashtagPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.HashtagPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.SearchHashtags.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.SearchHashtags.Output.Ok.Headers = .init(),
+                    body: Operations.SearchHashtags.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of hashtags.
+            ///
+            /// - Remark: Generated from `#/paths//v1/search/hashtags/get(searchHashtags)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.SearchHashtags.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.SearchHashtags.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/search/hashtags/get(searchHashtags)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/search/hashtags/get(searchHashtags)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/search/hashtags/get(searchHashtags)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.Unavailable)

@@ -69,6 +69,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `GET /v1/feed/home`.
     /// - Remark: Generated from `#/paths//v1/feed/home/get(homeFeed)`.
     func homeFeed(_ input: Operations.HomeFeed.Input) async throws -> Operations.HomeFeed.Output
+    /// The posts holding the hashtag, newest first; `media=true` keeps those with an image.
+    ///
+    /// The tag without `#` (letters of any script, digits and `_`, not digits alone), compared case-folded and in NFC; anything else is 400. Posts of users blocked either way, or muted, are left out; an edit moves a post in or out, a deletion out.
+    ///
+    /// - Remark: HTTP `GET /v1/hashtags/{tag}/posts`.
+    /// - Remark: Generated from `#/paths//v1/hashtags/{tag}/posts/get(hashtagPosts)`.
+    func hashtagPosts(_ input: Operations.HashtagPosts.Input) async throws -> Operations.HashtagPosts.Output
     /// Server-Sent Events of the caller's topics.
     ///
     /// Topics, comma separated: `notifications`, `conversations`, `conversation:{userId}`, `post:{postId}`, `feed`,
@@ -308,6 +315,13 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `POST /v1/rooms/{id}/messages`.
     /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)`.
     func sendRoomMessage(_ input: Operations.SendRoomMessage.Input) async throws -> Operations.SendRoomMessage.Output
+    /// Hashtags starting with `q` (folded as tags are, a `#` before it left out), most used first.
+    ///
+    /// `posts` counts the posts that hold the tag now. With `q` missing or empty, every tag, most used first.
+    ///
+    /// - Remark: HTTP `GET /v1/search/hashtags`.
+    /// - Remark: Generated from `#/paths//v1/search/hashtags/get(searchHashtags)`.
+    func searchHashtags(_ input: Operations.SearchHashtags.Input) async throws -> Operations.SearchHashtags.Output
     /// Users by handle, name or major (substring, no case, an @ before a handle left out; Hangul initials); exact and prefix matches first; never the caller.
     ///
     /// With `q` missing or empty, lists every user instead, most followed first (the "all users" screen, a new-message picker). Never the caller, nor anyone blocked either way, nor a suspended user.
@@ -503,6 +517,23 @@ extension APIProtocol {
         headers: Operations.HomeFeed.Input.Headers = .init()
     ) async throws -> Operations.HomeFeed.Output {
         try await homeFeed(Operations.HomeFeed.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// The posts holding the hashtag, newest first; `media=true` keeps those with an image.
+    ///
+    /// The tag without `#` (letters of any script, digits and `_`, not digits alone), compared case-folded and in NFC; anything else is 400. Posts of users blocked either way, or muted, are left out; an edit moves a post in or out, a deletion out.
+    ///
+    /// - Remark: HTTP `GET /v1/hashtags/{tag}/posts`.
+    /// - Remark: Generated from `#/paths//v1/hashtags/{tag}/posts/get(hashtagPosts)`.
+    public func hashtagPosts(
+        path: Operations.HashtagPosts.Input.Path,
+        query: Operations.HashtagPosts.Input.Query = .init(),
+        headers: Operations.HashtagPosts.Input.Headers = .init()
+    ) async throws -> Operations.HashtagPosts.Output {
+        try await hashtagPosts(Operations.HashtagPosts.Input(
+            path: path,
             query: query,
             headers: headers
         ))
@@ -1082,6 +1113,21 @@ extension APIProtocol {
             path: path,
             headers: headers,
             body: body
+        ))
+    }
+    /// Hashtags starting with `q` (folded as tags are, a `#` before it left out), most used first.
+    ///
+    /// `posts` counts the posts that hold the tag now. With `q` missing or empty, every tag, most used first.
+    ///
+    /// - Remark: HTTP `GET /v1/search/hashtags`.
+    /// - Remark: Generated from `#/paths//v1/search/hashtags/get(searchHashtags)`.
+    public func searchHashtags(
+        query: Operations.SearchHashtags.Input.Query = .init(),
+        headers: Operations.SearchHashtags.Input.Headers = .init()
+    ) async throws -> Operations.SearchHashtags.Output {
+        try await searchHashtags(Operations.SearchHashtags.Input(
+            query: query,
+            headers: headers
         ))
     }
     /// Users by handle, name or major (substring, no case, an @ before a handle left out; Hangul initials); exact and prefix matches first; never the caller.

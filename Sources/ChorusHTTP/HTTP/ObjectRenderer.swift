@@ -85,6 +85,9 @@ struct ObjectRenderer: Sendable {
             body.field("hasReposted", post.hasReposted)
             body.field("hasBookmarked", post.hasBookmarked)
             body.field("replies") { $0.string(post.replies.rawValue) }
+            body.field("hashtags") { json in
+                json.array(writing: { items in for tag in post.hashtags { items.element { $0.string(tag) } } })
+            }
             switch repostedBy {
             case .some(let user): body.field("repostedBy") { write(user, to: &$0) }
             case .none: body.field("repostedBy") { $0.null() }

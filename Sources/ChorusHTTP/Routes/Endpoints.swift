@@ -110,15 +110,19 @@ struct Endpoints: Sendable {
         group.get(path) { request, context in
             let caller = try context.requireCaller()
             let page = try Self.page(request)
-            let kind: PostKind
-            switch request.uri.queryParameters["media"] {
-            case nil, "false": kind = .all
-            case "true": kind = .media
-            default: throw APIError.badRequest("media must be true or false")
-            }
+            let kind = try Self.mediaKind(request)
             return try await readPage(request, caller: caller) { view, json in
                 _ = try renderer.writePostPage(to: &json) { try list(view, caller, kind, page, $0) }
             }
+        }
+    }
+
+    /// `?media=true` of a list of posts: those with an image only; `false` or none, all.
+    static func mediaKind(_ request: Request) throws -> PostKind {
+        switch request.uri.queryParameters["media"] {
+        case nil, "false": .all
+        case "true": .media
+        default: throw APIError.badRequest("media must be true or false")
         }
     }
 

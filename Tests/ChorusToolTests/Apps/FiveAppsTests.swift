@@ -242,8 +242,12 @@ struct FiveAppsTests {
             #expect(profile.profileImage == avatar.variants?.small.url && avatar.variants?.small.url != nil)
 
             let image = try await ana.uploadImage(pngBytes, contentType: .png)
-            let post = try await ana.post(caption: "first photo", image: image.id)
+            let post = try await ana.post(caption: "first photo #Harbour #바다", image: image.id)
             #expect(post.image == image.url)
+            // The tag's grid, tapped from the caption, and the search that suggests it.
+            #expect(post.hashtags == ["harbour", "바다"])
+            #expect(try await bo.posts(taggedWith: "#바다", mediaOnly: true).first(10).map(\.id) == [post.id])
+            #expect(try await bo.searchHashtags("har").first(10).map(\.tag) == ["harbour"])
             let phone = try await server.registerPhone(of: ana)
             let likes = LiveCollector(try await ana.live([.post(post.id), .notifications]))
             #expect(try await bo.like(post.id).likes == 1)
