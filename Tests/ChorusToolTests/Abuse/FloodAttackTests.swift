@@ -39,9 +39,11 @@ struct FloodAttackTests {
             let flood = try await Self.flood(300) { index in
                 try await server.call("POST", "/v1/rooms", token: spammer.token, json: ["name": "room \(index)"])
             }
-            #expect(flood.isHeld(burst: 10, perSecond: 1 / 300) && flood.passed == 10, "\(flood.passed) went through")
+            // Ten, and one more for each five minutes a loaded machine took over the flood (a fresh clone's run once
+            // took seven).
+            #expect(flood.isHeld(burst: 10, perSecond: 1 / 300), "\(flood.passed) went through in \(flood.took)")
             // A room is made with its creator in it: two events each.
-            #expect(try await server.head() == before + 20)
+            #expect(try await server.head() == before + 2 * flood.passed)
             let limited = try await server.call("POST", "/v1/rooms", token: spammer.token, json: ["name": "more"])
             #expect(limited.headers["retry-after"].flatMap(Int.init) ?? 0 > 0)
             #expect(limited.text.contains("rate_limited"))
