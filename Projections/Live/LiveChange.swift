@@ -55,6 +55,7 @@ extension ReadView {
             position: recorded.position, recordedAt: recorded.recordedAt, viewer: viewer, topics: topics)
         switch event {
         case .postCreated(let event): try addChanges(of: event, to: &list)
+        case .postEdited(let event): try addChanges(of: event, to: &list)
         case .postDeleted(let event): try addChanges(of: event, to: &list)
         case .reposted(let event): try addChanges(of: event, to: &list)
         case .unreposted(let event): try addChanges(of: event, to: &list)

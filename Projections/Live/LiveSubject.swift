@@ -30,7 +30,11 @@ public enum LiveSubject: Hashable, Sendable {
             postAuthor.map { .notificationsOf($0) } ?? .notificationsOfSomeone
         }
         switch event {
-        case .postCreated(let event): body(.postsBy(event.author))
+        case .postCreated(let event):
+            body(.postsBy(event.author))
+            for user in event.mentions.all { body(.notificationsOf(user)) }
+        case .postEdited(let event):
+            for user in (event.captionMentions ?? []) + (event.textMentions ?? []) { body(.notificationsOf(user)) }
         case .postDeleted(let event): body(.postsBy(event.author))
         case .reposted(let event):
             body(.postsBy(event.user))
@@ -46,6 +50,7 @@ public enum LiveSubject: Hashable, Sendable {
         case .commentAdded(let event):
             body(.post(event.post))
             body(notifications(of: event.postAuthor))
+            for user in event.mentions { body(.notificationsOf(user)) }
         case .commentDeleted(let event): body(.post(event.post))
         case .followed(let event): body(.notificationsOf(event.followee))
         case .unfollowed(let event): body(.feedOf(event.follower))
@@ -61,7 +66,7 @@ public enum LiveSubject: Hashable, Sendable {
         case .roomLeft(let event): body(.room(event.room))
         case .profileEdited(let event): body(.profile(event.user))
         case .sessionEnded(let event): body(.sessionsOf(event.user))
-        case .userRegistered, .postEdited, .roomCreated, .notificationsRead, .sessionStarted,
+        case .userRegistered, .roomCreated, .notificationsRead, .sessionStarted,
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved,
             .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,

@@ -21,7 +21,8 @@ struct Comments: ReadModel {
             var key = ProjectionKey(event.post)
             key.append(envelope.position)
             let record = CommentRecord(
-                id: event.comment, author: event.author, text: event.text, createdAt: envelope.recordedAt)
+                id: event.comment, author: event.author, text: event.text, createdAt: envelope.recordedAt,
+                mentions: event.mentions)
             try transaction.put(record.encoded(), for: key.bytes, in: comments)
         case .commentDeleted(let event):
             var key = ProjectionKey(event.post)
@@ -46,6 +47,7 @@ struct CommentRecord: Hashable {
     var author: UserID
     var text: String
     var createdAt: EventTime
+    var mentions: [UserID]
 
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
@@ -53,14 +55,16 @@ struct CommentRecord: Hashable {
         writer.write(author)
         writer.write(text)
         writer.write(createdAt.millisecondsSince1970)
+        writer.write(mentions: mentions)
         return writer.bytes
     }
 
-    init(id: CommentID, author: UserID, text: String, createdAt: EventTime) {
+    init(id: CommentID, author: UserID, text: String, createdAt: EventTime, mentions: [UserID]) {
         self.id = id
         self.author = author
         self.text = text
         self.createdAt = createdAt
+        self.mentions = mentions
     }
 
     init(decoding bytes: [UInt8]) throws {
@@ -69,6 +73,7 @@ struct CommentRecord: Hashable {
         author = try reader.read(UserID.self)
         text = try reader.readString()
         createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
+        mentions = try reader.readMentions()
         try reader.finish()
     }
 }
@@ -80,6 +85,8 @@ public struct Comment: Sendable, Hashable {
     public let author: UserSummary
     public let text: String
     public let createdAt: EventTime
+    /// Whom it mentions, as they are now, but those deleted or hidden from the viewer.
+    public let mentions: [UserSummary]
 }
 
 extension ReadView {
@@ -97,7 +104,7 @@ extension ReadView {
             guard try !hides(record.author, from: viewer) else { return nil }
             return Comment(
                 id: record.id, postID: post, author: try requireSummary(record.author), text: record.text,
-                createdAt: record.createdAt)
+                createdAt: record.createdAt, mentions: try visibleSummaries(of: record.mentions, viewer: viewer))
         }
     }
 }

@@ -2,8 +2,8 @@ import ChorusDomain
 import ChorusLog
 import ChorusStorage
 
-/// What others did to one's things: likes, comments and plain reposts of one's posts, follows of oneself. Never one's
-/// own acts. An unlike, unrepost or unfollow takes its notification back, so that liking and unliking cannot flood
+/// What others did to one's things: likes, comments and plain reposts of one's posts, follows of oneself, mentions of
+/// oneself in posts and comments. Never one's own acts. An unlike, unrepost or unfollow takes its notification back, so that liking and unliking cannot flood
 /// anyone.
 ///
 /// A like's or a follow's notification is keyed by the position of the like or follow, which an unlike or unfollow
@@ -12,10 +12,14 @@ import ChorusStorage
 struct Notifications: ReadModel {
     /// recipient, position → ``NotificationRecord``
     static let notifications: StoreTableDefinition = "notifications"
-    static let tables = [notifications]
+    /// post, position, recipient → 0 for a mention in the post, 1 in a comment on it at that position: the mention
+    /// notifications an edit or a deletion takes back
+    static let mentionNotifications: StoreTableDefinition = "mention-notifications"
+    static let tables = [notifications, mentionNotifications]
     static let tablesLoadedInKeyOrder = [notifications]
 
     let notifications: StoreTable
+    let mentions: StoreTable
     let posts: StoreTable
     let likes: StoreTable
     let comments: StoreTable
@@ -23,6 +27,7 @@ struct Notifications: ReadModel {
 
     init(store: KeyValueStore) {
         notifications = store.table(Self.notifications)
+        mentions = store.table(Self.mentionNotifications)
         posts = store.table(Posts.posts)
         likes = store.table(Posts.postLikes)
         comments = store.table(Comments.comments)
@@ -64,15 +69,23 @@ struct Notifications: ReadModel {
             guard let since = try event.followedAt ?? transaction.position(under: edge.bytes, in: edges) else { return }
             try remove(for: event.followee, at: since, in: transaction)
         case .commentAdded(let event):
-            guard let author = try author(of: event.post, recorded: event.postAuthor, in: transaction),
-                author != event.author
-            else { return }
-            let comment = NotificationRecord.CommentPart(id: event.comment, text: event.text)
-            try add(
-                NotificationRecord(
+            let author = try author(of: event.post, recorded: event.postAuthor, in: transaction)
+            let comment = NotificationRecord.CommentPart(id: event.comment, text: event.text, mentions: event.mentions)
+            if let author, author != event.author {
+                let record = NotificationRecord(
                     kind: .comment, actor: event.author, post: event.post, comment: comment,
-                    createdAt: envelope.recordedAt),
-                for: author, at: envelope.position, in: transaction)
+                    createdAt: envelope.recordedAt)
+                try add(record, for: author, at: envelope.position, in: transaction)
+            }
+            // The post's author has the comment's own notification.
+            try addMentions(
+                of: event.mentions.filter { $0 != author }, by: event.author, in: event.post, comment: comment,
+                at: envelope, in: transaction)
+        case .postCreated(let event):
+            try addMentions(
+                of: event.mentions.all, by: event.author, in: event.post, comment: nil, at: envelope, in: transaction)
+        case .postEdited(let event) where event.captionMentions != nil || event.textMentions != nil:
+            try applyMentions(of: event, at: envelope, in: transaction)
         case .postDeleted(let event):
             // Every notification about the post went to its author, keyed by the position of its like or comment.
             let post = ProjectionKey(event.post).prefix()
@@ -86,9 +99,11 @@ struct Notifications: ReadModel {
                 return true
             }
             for position in positions { try remove(for: event.author, at: position, in: transaction) }
+            try removeMentions(of: event.post, in: transaction)
         case .commentDeleted(let event):
             try remove(for: event.postAuthor, at: event.commentedAt, in: transaction)
-        case .reposted, .userRegistered, .profileEdited, .postCreated, .postEdited, .messageSent, .roomCreated,
+            try removeMentions(of: event.post, at: event.commentedAt, in: transaction)
+        case .reposted, .userRegistered, .profileEdited, .postEdited, .messageSent, .roomCreated,
             .roomJoined, .roomLeft, .roomMessageSent, .notificationsRead, .conversationRead, .sessionStarted,
             .sessionEnded,
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked, .muted, .unmuted,
@@ -97,6 +112,75 @@ struct Notifications: ReadModel {
             .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
             break
         }
+    }
+
+    /// Notifies each of `recipients` (but `actor`) that the post, or the comment on it, written at `envelope`'s
+    /// position mentions them.
+    private func addMentions(
+        of recipients: [UserID], by actor: UserID, in post: PostID, comment: NotificationRecord.CommentPart?,
+        at envelope: EventEnvelope, in transaction: StoreTransaction
+    ) throws {
+        for recipient in recipients where recipient != actor {
+            let record = NotificationRecord(
+                kind: .mention, actor: actor, post: post, comment: comment, createdAt: envelope.recordedAt)
+            try add(record, for: recipient, at: envelope.position, in: transaction)
+            var key = ProjectionKey(post)
+            key.append(envelope.position)
+            key.append(recipient)
+            try transaction.put([comment == nil ? 0 : 1], for: key.bytes, in: mentions)
+        }
+    }
+
+    /// An edit of a post's caption or text: those it no longer mentions lose their notification, and those it mentions
+    /// now for the first time get one. Applied before ``Posts``, whose record still has whom the post mentioned.
+    private func applyMentions(of event: PostEdited, at envelope: EventEnvelope, in transaction: StoreTransaction)
+        throws
+    {
+        let key = ProjectionKey(event.post).bytes
+        guard let old = try transaction.value(for: key, in: posts).map(PostRecord.init(decoding:)) else { return }
+        let now = PostMentions(
+            caption: event.captionMentions ?? old.mentions.caption, text: event.textMentions ?? old.mentions.text
+        ).all
+        let prefix = ProjectionKey(event.post).prefix()
+        var notified: [(recipient: UserID, key: [UInt8], position: LogPosition)] = []
+        try transaction.scan(mentions, prefix: prefix) { key, value in
+            if value.first == 0 { notified.append(Self.mentionEntry(key, postPrefixCount: prefix.count)) }
+            return true
+        }
+        for entry in notified where !now.contains(entry.recipient) {
+            try remove(for: entry.recipient, at: entry.position, in: transaction)
+            try transaction.delete(entry.key, in: mentions)
+        }
+        let added = now.filter { user in !notified.contains { $0.recipient == user } }
+        try addMentions(of: added, by: event.author, in: event.post, comment: nil, at: envelope, in: transaction)
+    }
+
+    /// Takes back every mention notification of `post`, or only of its comment at `position`.
+    private func removeMentions(of post: PostID, at position: LogPosition? = nil, in transaction: StoreTransaction)
+        throws
+    {
+        let postPrefix = ProjectionKey(post).prefix()
+        var prefix = ProjectionKey(post)
+        if let position { prefix.append(position) }
+        var found: [(recipient: UserID, key: [UInt8], position: LogPosition)] = []
+        try transaction.scan(mentions, prefix: position == nil ? postPrefix : prefix.prefix()) { key, _ in
+            found.append(Self.mentionEntry(key, postPrefixCount: postPrefix.count))
+            return true
+        }
+        for entry in found {
+            try remove(for: entry.recipient, at: entry.position, in: transaction)
+            try transaction.delete(entry.key, in: mentions)
+        }
+    }
+
+    /// An entry of `mention-notifications` read: whom it notified, its key, the position it notified them at.
+    private static func mentionEntry(_ key: UnsafeRawBufferPointer, postPrefixCount: Int) -> (
+        recipient: UserID, key: [UInt8], position: LogPosition
+    ) {
+        (
+            ProjectionKey.user(afterPositionIn: key, prefixCount: postPrefixCount), Array(key),
+            ProjectionKey.position(in: key, at: postPrefixCount)
+        )
     }
 
     /// The post's author as the event recorded it, or, for events recorded before they carried it, as the post
@@ -126,7 +210,7 @@ struct Notifications: ReadModel {
 /// What others did to one's things, as the notifications screen shows it.
 public struct Notification: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {
-        case like, follow, comment, repost
+        case like, follow, comment, repost, mention
     }
 
     /// The post a like, comment or repost was on.
@@ -178,7 +262,9 @@ extension ReadView {
         }
         var comment: Comment?
         if let post = record.post, let part = record.comment {
-            comment = Comment(id: part.id, postID: post, author: actor, text: part.text, createdAt: record.createdAt)
+            comment = Comment(
+                id: part.id, postID: post, author: actor, text: part.text, createdAt: record.createdAt,
+                mentions: try visibleSummaries(of: part.mentions, viewer: user))
         }
         let kind: Notification.Kind =
             switch record.kind {
@@ -186,6 +272,7 @@ extension ReadView {
             case .follow: .follow
             case .comment: .comment
             case .repost: .repost
+            case .mention: .mention
             }
         return Notification(
             id: PageCursor(position: position).description, kind: kind, actor: actor,
@@ -199,11 +286,13 @@ struct NotificationRecord: Hashable {
         case follow = 2
         case comment = 3
         case repost = 4
+        case mention = 5
     }
 
     struct CommentPart: Hashable {
         var id: CommentID
         var text: String
+        var mentions: [UserID]
     }
 
     var kind: Kind
@@ -220,6 +309,7 @@ struct NotificationRecord: Hashable {
         writer.write(comment?.id)
         writer.write(comment?.text)
         writer.write(createdAt.millisecondsSince1970)
+        writer.write(mentions: comment?.mentions ?? [])
         return writer.bytes
     }
 
@@ -239,8 +329,9 @@ struct NotificationRecord: Hashable {
         post = try reader.readOptional(PostID.self)
         let commentID = try reader.readOptional(CommentID.self)
         let commentText = try reader.readOptionalString()
-        comment = commentID.map { CommentPart(id: $0, text: commentText ?? "") }
         createdAt = EventTime(millisecondsSince1970: try reader.readInt64())
+        let mentions = try reader.readMentions()
+        comment = commentID.map { CommentPart(id: $0, text: commentText ?? "", mentions: mentions) }
         try reader.finish()
     }
 }

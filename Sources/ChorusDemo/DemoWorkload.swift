@@ -2,9 +2,10 @@ import ChorusDomain
 import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
-/// command path: users with Korean and Latin names, a heavy-tailed follower graph (``FollowerGraph``: a few accounts
-/// followed by thousands, or by most users), posts, plain reposts and unreposts, quotes, likes, unlikes, bookmarks,
-/// comments, messages, profile edits, post edits, unfollows, deletions of posts and comments, blocks and mutes,
+/// command path: users with Korean and Latin names and the handles `user0`, `user1`… (as their e-mails), a heavy-tailed
+/// follower graph (``FollowerGraph``: a few accounts
+/// followed by thousands, or by most users), posts with hashtags and mentions, plain reposts and unreposts, quotes,
+/// likes, unlikes, bookmarks, comments, messages, profile edits, post edits, unfollows, deletions of posts and comments, blocks and mutes,
 /// notifications and conversations read, a lobby room its users join, talk in and leave, photo posts of one to four
 /// pictures with alt texts (given ``photos``), and at the end one account that writes a little and is deleted.
 ///
@@ -98,7 +99,7 @@ public struct DemoWorkload: Sendable {
             registrations.append(
                 .registerUser(
                     email: "user\(index)@demo.chorus", password: "password", name: DemoNames.name(using: &generator),
-                    major: DemoNames.majors.randomElement(using: &generator)))
+                    major: DemoNames.majors.randomElement(using: &generator), handle: Self.handle(of: index)))
             if registrations.count == waveSize {
                 record(registrations, try await execute(registrations, on: executor, durability: durability))
                 registrations = []
@@ -225,13 +226,19 @@ public struct DemoWorkload: Sendable {
         }
     }
 
+    /// The handle of the demo's `index`th user, as its e-mail: `user7`.
+    static func handle(of index: Int) -> String { "user\(index)" }
+
     private func nextCommand(
         users: [UserID], posts: [PostID], authors: [UserID], life: Life, seen: LogPosition,
         using generator: inout SeededGenerator
     ) -> Command {
         let user = users[generator.skewedIndex(below: users.count, skew: 1.5)]
-        let other = users[generator.skewedIndex(below: users.count)]
+        let otherIndex = generator.skewedIndex(below: users.count)
+        let other = users[otherIndex]
         let roll = Int.random(in: 0..<100, using: &generator)
+        // One post or comment in five mentions someone (the popular more often).
+        let mention = Int.random(in: 0..<5, using: &generator) == 0 ? " @" + Self.handle(of: otherIndex) : ""
         // Recent posts draw the attention.
         let index = posts.isEmpty ? 0 : posts.count - 1 - generator.skewedIndex(below: posts.count)
         // A post deleted is written about no more; someone posts instead.
@@ -241,7 +248,7 @@ public struct DemoWorkload: Sendable {
             }
             return .createPost(
                 author: user, caption: nil,
-                text: DemoNames.sentence(words: Int.random(in: 2...12, using: &generator), using: &generator))
+                text: DemoNames.sentence(words: Int.random(in: 2...12, using: &generator), using: &generator) + mention)
         }
         let post = posts[index]
         switch roll {
@@ -267,7 +274,7 @@ public struct DemoWorkload: Sendable {
         case 55..<68:
             return .addComment(
                 author: user, post: post,
-                text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator))
+                text: DemoNames.sentence(words: Int.random(in: 1...8, using: &generator), using: &generator) + mention)
         case 70..<72 where life.room != nil:
             return lobbyCommand(of: user, in: life.room!, roll: roll, life: life, using: &generator)
         case 72..<84 where user != other:

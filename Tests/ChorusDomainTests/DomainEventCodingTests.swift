@@ -36,6 +36,16 @@ struct DomainEventCodingTests {
         .postEdited(PostEdited(post: post, author: user, caption: nil, text: "")),
         .postEdited(PostEdited(post: post, author: user, caption: nil, text: nil, replies: .following)),
         .postEdited(PostEdited(post: post, author: user, caption: "c", text: nil, replies: .everyone)),
+        .postEdited(
+            PostEdited(
+                post: post, author: user, caption: "@other", text: "none", captionMentions: [other], textMentions: [])),
+        .postCreated(
+            PostCreated(
+                post: .make(), author: user, caption: "@user", text: "@other @user", media: [], repostOf: nil,
+                replies: .mentioned, mentions: PostMentions(caption: [user], text: [other, user]))),
+        .commentAdded(
+            CommentAdded(
+                comment: .make(), post: post, author: other, text: "@user", postAuthor: user, mentions: [user])),
         .postCreated(
             PostCreated(
                 post: .make(), author: user, caption: "", text: "closed", media: [], repostOf: nil, replies: .nobody)),

@@ -19,7 +19,7 @@ struct HashtagAPITests {
             // Not tags: digits alone, a `#` inside a word, a URL's fragment; a caption's tag is one.
             let none = try await api.call(
                 .post, "/v1/posts", token: bo.token,
-                json: ["text": "#123 a#b https://example.com/page#part", "caption": "#SWIFT_ui"])
+                json: ["text": "#123 a#b https://example.com/page#part https://example.com/#top", "caption": "#SWIFT_ui"])
             #expect(none.object["hashtags"] as? [String] == ["swift_ui"], "\(none.object)")
             // The same tag decomposed (NFD): one with its composed form.
             let decomposed = "#" + "서울".decomposedStringWithCanonicalMapping

@@ -42,7 +42,7 @@ struct RepliesAPITests {
             #expect(api.head == head)
             let own = try await api.call(.post, comments, token: ana.token, json: ["text": "still me"])
             #expect(own.status == .created)
-            // No post mentions anyone yet: `mentioned` lets no one else in.
+            // The post mentions no one: `mentioned` lets no one else in.
             _ = try await api.call(.patch, "/v1/posts/\(post)", token: ana.token, json: ["replies": "mentioned"])
             #expect(try await api.call(.post, comments, token: bo.token, json: ["text": "?"]).status == .forbidden)
 

@@ -11,7 +11,7 @@ import Testing
 @Suite("Embedded profiles")
 struct EmbeddedProfileTests {
     @Test(
-        "at every position every embedded user (handle, name, major, image) equals that user's profile there, and every post's images and alt texts",
+        "at every position every embedded user (handle, name, major, image) equals that user's profile there, every post's images and alt texts, and whom it mentions",
         arguments: [1, 2, 3] as [UInt64])
     func embeddedUsersMatchTheLog(seed: UInt64) async throws {
         try await withProjections(batchSize: 1) { app in
@@ -28,9 +28,13 @@ struct EmbeddedProfileTests {
             func alt(_ generator: inout SeededGenerator) -> String? {
                 Bool.random(using: &generator) ? "alt \(Int.random(in: 0..<100, using: &generator))" : nil
             }
+            // Handles given at some time (`user_0` is User 0's first): a mention names one, perhaps another's by now.
+            var handles = users.indices.map { "user_\($0)" }
             for _ in 0..<160 {
                 let index = Int.random(in: 0..<users.count, using: &generator)
                 let user = users[index]
+                let mention = Bool.random(using: &generator) ? " @" + handles.randomElement(using: &generator)! : ""
+                let handle = "user\(index)_\(Int.random(in: 0..<100, using: &generator))"
                 let other = users.randomElement(using: &generator)!
                 let post = posts.randomElement(using: &generator)
                 let command: Command =
@@ -43,11 +47,10 @@ struct EmbeddedProfileTests {
                             profileImage: Bool.random(using: &generator)
                                 ? .set(images[user]!.randomElement(using: &generator)!) : .remove,
                             // A handle of this user's own, so that no change is refused as taken.
-                            handle: Bool.random(using: &generator)
-                                ? "user\(index)_\(Int.random(in: 0..<100, using: &generator))" : nil)
+                            handle: Bool.random(using: &generator) ? handle : nil)
                     case 2, 3:
                         .createPost(
-                            author: user, text: "post",
+                            author: user, text: "post" + mention,
                             media: images[user]!.shuffled(using: &generator).prefix(
                                 Int.random(in: 0...3, using: &generator)
                             )
@@ -59,7 +62,7 @@ struct EmbeddedProfileTests {
                                 author: photo.author, post: photo.post,
                                 media: photo.images.map { PostImage(id: $0, alt: alt(&generator)) })
                         }!
-                    case 4 where post != nil: .addComment(author: user, post: post!, text: "comment")
+                    case 4 where post != nil: .addComment(author: user, post: post!, text: "comment" + mention)
                     case 5 where post != nil: .like(user: user, post: post!)
                     case 6 where user != other: .follow(follower: user, followee: other)
                     case 7 where user != other: .unfollow(follower: user, followee: other)
@@ -67,9 +70,10 @@ struct EmbeddedProfileTests {
                     case 9 where post != nil:
                         Bool.random(using: &generator)
                             ? .repost(user: user, post: post!) : .unrepost(user: user, post: post!)
-                    default: .createPost(author: user, text: "another")
+                    default: .createPost(author: user, text: "another" + mention)
                     }
                 let result = try await app.chorus.execute(command)
+                if case .editProfile(_, _, _, _, _, let handle?) = command { handles.append(handle) }
                 if case .createPost(let author, _, _, let media, _, _) = command, let id = result.createdID {
                     posts.append(PostID(id)!)
                     if !media.isEmpty { photoPosts.append((PostID(id)!, author, media.map(\.id))) }
@@ -79,12 +83,24 @@ struct EmbeddedProfileTests {
 
             var expected: [UserID: UserSummaryFold] = [:]
             var expectedImages: [PostID: [PostImage]] = [:]
-            var (checked, checkedImages, altEdits) = (0, 0, 0)
+            var expectedMentions: [PostID: [UserID]] = [:]
+            var (checked, checkedImages, altEdits, mentions) = (0, 0, 0, 0)
+            /// Whom `text` mentions as the handles folded so far say: the accounts with those handles now.
+            func resolved(_ text: String) -> [UserID] {
+                Mentions.handles(in: text).compactMap { handle in expected.first { $0.value.handle == handle }?.key }
+            }
             for event in try app.log.read(from: 1, limit: 10_000) {
                 let decoded = try DomainEvent(decoding: event, keys: TestDataKeys.shared)
                 UserSummaryFold.apply(decoded, to: &expected)
                 switch decoded {
-                case .postCreated(let created): expectedImages[created.post] = created.media
+                case .postCreated(let created):
+                    expectedImages[created.post] = created.media
+                    expectedMentions[created.post] = resolved(created.text)
+                    #expect(created.mentions.text == expectedMentions[created.post], "resolved when written")
+                    mentions += created.mentions.text.count
+                case .commentAdded(let comment):
+                    #expect(comment.mentions == resolved(comment.text), "resolved when written")
+                    mentions += comment.mentions.count
                 case .postEdited(let edit):
                     guard let alts = edit.alts else { break }
                     altEdits += 1
@@ -96,6 +112,9 @@ struct EmbeddedProfileTests {
                     (try embeddedUsers(in: view, users: users), try shownPosts(in: view))
                 }
                 #expect(snapshot.position == event.position)
+                for post in snapshot.answer.1 {
+                    #expect(post.mentions.map(\.id) == expectedMentions[post.id], "position \(event.position)")
+                }
                 for post in snapshot.answer.1 where !post.media.isEmpty || expectedImages[post.id]?.isEmpty == false {
                     #expect(
                         post.media == expectedImages[post.id],
@@ -113,6 +132,7 @@ struct EmbeddedProfileTests {
                 }
             }
             #expect(checked > 1_000, "the history embedded users often enough to test something")
+            #expect(mentions > 8, "and mentioned them: \(mentions)")
             #expect(
                 checkedImages > 200 && altEdits > 3, "and showed images often enough: \(checkedImages), \(altEdits)")
         }
@@ -131,6 +151,7 @@ struct EmbeddedProfileTests {
         var found: [UserSummary] = []
         func add(_ post: Post) {
             found.append(post.author)
+            found += post.mentions
             if let reposter = post.repostedBy { found.append(reposter) }
             if let original = post.repostOf { found.append(original.author) }
         }
@@ -139,6 +160,7 @@ struct EmbeddedProfileTests {
         for post in home.items {
             for comment in try view.comments(on: post.id, page: PageRequest(limit: 100))?.items ?? [] {
                 found.append(comment.author)
+                found += comment.mentions
             }
         }
         for user in users {
@@ -149,7 +171,7 @@ struct EmbeddedProfileTests {
             if let profile = try view.profile(user, viewer: nil) { found.append(profile.summary) }
             for notification in try view.notifications(of: user, page: PageRequest(limit: 100)).items {
                 found.append(notification.actor)
-                if let comment = notification.comment { found.append(comment.author) }
+                if let comment = notification.comment { found += [comment.author] + comment.mentions }
             }
             for conversation in try view.conversations(of: user, page: PageRequest(limit: 100)).items {
                 found += [conversation.partner, conversation.lastMessage.from, conversation.lastMessage.to]

@@ -18,7 +18,8 @@ extension ReadView {
             try !hides(event.author, from: list.viewer), let author = try userSummary(event.author)
         {
             let comment = Comment(
-                id: event.comment, postID: event.post, author: author, text: event.text, createdAt: list.recordedAt)
+                id: event.comment, postID: event.post, author: author, text: event.text, createdAt: list.recordedAt,
+                mentions: try visibleSummaries(of: event.mentions, viewer: list.viewer))
             list.changes.append(.comment(comment))
         }
         try addNotification(to: &list)

@@ -2,9 +2,19 @@ import ChorusDomain
 import ChorusLog
 
 extension ReadView {
+    /// A post in the feed, and the viewer's notification if it mentions them.
     func addChanges(of event: PostCreated, to list: inout LiveChangeList) throws {
-        guard try feedShows(event.author, in: list), try postRecord(event.post) != nil else { return }
-        list.changes.append(.post(event.post, at: list.position))
+        if try feedShows(event.author, in: list), try postRecord(event.post) != nil {
+            list.changes.append(.post(event.post, at: list.position))
+        }
+        if event.mentions.all.contains(list.viewer) { try addNotification(to: &list) }
+    }
+
+    /// The viewer's notification if the edit mentions them first.
+    func addChanges(of event: PostEdited, to list: inout LiveChangeList) throws {
+        guard event.captionMentions?.contains(list.viewer) == true || event.textMentions?.contains(list.viewer) == true
+        else { return }
+        try addNotification(to: &list)
     }
 
     func addChanges(of event: PostDeleted, to list: inout LiveChangeList) throws {

@@ -28,6 +28,8 @@ public struct Post: Sendable, Hashable {
     public let hasBookmarked: Bool
     /// Who may comment besides its author.
     public let replies: ReplyPolicy
+    /// Whom its caption and text mention, as they are now, but those deleted or hidden from the viewer.
+    public let mentions: [UserSummary]
     /// In a feed or tab, who plainly reposted it at the place it is shown (the newest repost the list holds); nil
     /// where it is shown as posted.
     public let repostedBy: UserSummary?
@@ -63,6 +65,7 @@ public struct StoredPost: ~Copyable {
         public let hasReposted: Bool
         public let hasBookmarked: Bool
         public let replies: ReplyPolicy
+        public let mentions: [UserSummary]
 
         /// The tags of its caption and text (``Hashtags``); strings are made only of a text with a `#`.
         public var hashtags: [String] {
@@ -101,7 +104,7 @@ extension Post {
             text: fields.text.string, media: fields.media.copies(), repost: repost, createdAt: fields.createdAt,
             editedAt: fields.editedAt, likes: fields.likes, comments: fields.comments, hasLiked: fields.hasLiked,
             reposts: fields.reposts, hasReposted: fields.hasReposted, hasBookmarked: fields.hasBookmarked,
-            replies: fields.replies, repostedBy: repostedBy)
+            replies: fields.replies, mentions: fields.mentions, repostedBy: repostedBy)
     }
 }
 
@@ -122,13 +125,14 @@ struct PostInPlace {
         let hasReposted: Bool
         let hasBookmarked: Bool
         let replies: ReplyPolicy
+        let mentions: [UserSummary]
 
         func lent() -> StoredPost.Fields {
             StoredPost.Fields(
                 id: StoredText(id), author: author.lent(), caption: StoredText(caption), text: StoredText(text),
                 media: StoredImages(media), createdAt: createdAt, editedAt: editedAt, likes: likes,
                 comments: comments, hasLiked: hasLiked, reposts: reposts, hasReposted: hasReposted,
-                hasBookmarked: hasBookmarked, replies: replies)
+                hasBookmarked: hasBookmarked, replies: replies, mentions: mentions)
         }
     }
 
@@ -305,7 +309,8 @@ extension ReadView {
             id: id, author: author, caption: record.caption, text: record.text, media: record.media,
             createdAt: record.createdAt, editedAt: record.editedAt, likes: counts.likes, comments: counts.comments,
             hasLiked: hasLiked, reposts: counts.reposts, hasReposted: hasReposted,
-            hasBookmarked: try viewer.map { try hasBookmarked(id, viewer: $0) } ?? false, replies: record.replies)
+            hasBookmarked: try viewer.map { try hasBookmarked(id, viewer: $0) } ?? false, replies: record.replies,
+            mentions: try visibleSummaries(of: record.mentions.all, viewer: viewer))
         return (fields, record.repostOf)
     }
 }

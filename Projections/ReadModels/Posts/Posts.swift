@@ -46,7 +46,7 @@ struct Posts: ReadModel {
             let record = PostRecord(
                 author: event.author, caption: event.caption, text: event.text, media: event.media,
                 repostOf: event.repostOf, createdAt: envelope.recordedAt, editedAt: nil, position: envelope.position,
-                replies: event.replies)
+                replies: event.replies, mentions: event.mentions)
             try transaction.put(record.encoded(), for: ProjectionKey(event.post).bytes, in: posts)
             var tab = ProjectionKey(event.author)
             tab.append(envelope.position)
@@ -124,6 +124,8 @@ struct Posts: ReadModel {
             for (index, alt) in alts.enumerated() { record.media[index].alt = alt }
         }
         if let replies = event.replies { record.replies = replies }
+        if let mentions = event.captionMentions { record.mentions.caption = mentions }
+        if let mentions = event.textMentions { record.mentions.text = mentions }
         if event.changesContent { record.editedAt = envelope.recordedAt }
         try transaction.put(record.encoded(), for: key, in: posts)
     }
@@ -170,6 +172,7 @@ struct PostRecord: Hashable {
     var position: LogPosition
     /// Who may comment besides its author.
     var replies: ReplyPolicy
+    var mentions: PostMentions
 
     func encoded() -> [UInt8] {
         var writer = PayloadWriter()
@@ -183,12 +186,14 @@ struct PostRecord: Hashable {
         writer.write(editedAt.map { $0.millisecondsSince1970 + 1 } ?? 0)
         writer.write(position.rawValue)
         writer.write(replies.code)
+        writer.write(mentions: mentions.caption)
+        writer.write(mentions: mentions.text)
         return writer.bytes
     }
 
     init(
         author: UserID, caption: String, text: String, media: [PostImage], repostOf: PostID?, createdAt: EventTime,
-        editedAt: EventTime?, position: LogPosition, replies: ReplyPolicy = .everyone
+        editedAt: EventTime?, position: LogPosition, replies: ReplyPolicy = .everyone, mentions: PostMentions = .none
     ) {
         self.author = author
         self.caption = caption
@@ -199,6 +204,7 @@ struct PostRecord: Hashable {
         self.editedAt = editedAt
         self.position = position
         self.replies = replies
+        self.mentions = mentions
     }
 
     /// Only the author of an encoded record, which comes first: notifications need no more of a post.
@@ -219,6 +225,7 @@ struct PostRecord: Hashable {
         let editedAt: EventTime?
         let position: LogPosition
         let replies: ReplyPolicy
+        let mentions: PostMentions
 
         init(_ bytes: UnsafeRawBufferPointer) throws {
             var cursor = PayloadCursor(bytes)
@@ -232,6 +239,7 @@ struct PostRecord: Hashable {
             editedAt = edited == 0 ? nil : EventTime(millisecondsSince1970: edited - 1)
             position = LogPosition(UInt64(bitPattern: try cursor.readInt64()))
             replies = try ReplyPolicy(code: try cursor.readByte())
+            mentions = PostMentions(caption: try cursor.readMentions(), text: try cursor.readMentions())
             try cursor.finish()
         }
     }
@@ -253,5 +261,6 @@ struct PostRecord: Hashable {
         editedAt = record.editedAt
         position = record.position
         replies = record.replies
+        mentions = record.mentions
     }
 }

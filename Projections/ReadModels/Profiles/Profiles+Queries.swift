@@ -190,6 +190,12 @@ extension ReadView {
     }
 
     /// Users named by the read models exist: the log registered them before anything could name them.
+    /// The summaries of `users` as they are now, in order, but those deleted or hidden from `viewer` (a block either
+    /// way): whom a post or a comment mentions.
+    public func visibleSummaries(of users: [UserID], viewer: UserID?) throws -> [UserSummary] {
+        try users.compactMap { user in try hides(user, from: viewer) ? nil : userSummary(user) }
+    }
+
     func requireSummary(_ user: UserID) throws -> UserSummary {
         guard let summary = try userSummary(user) else { throw ProjectionError.inconsistent("no profile for \(user)") }
         return summary

@@ -51,6 +51,10 @@ extension Components {
             public var createdAt: Components.Schemas.Time
             /// - Remark: Generated from `#/components/schemas/Comment/id`.
             public var id: Swift.String
+            /// The users it mentions, as a post's `mentions`.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Comment/mentions`.
+            public var mentions: [Components.Schemas.UserSummary]
             /// - Remark: Generated from `#/components/schemas/Comment/postId`.
             public var postId: Swift.String
             /// - Remark: Generated from `#/components/schemas/Comment/text`.
@@ -61,18 +65,21 @@ extension Components {
             ///   - author:
             ///   - createdAt:
             ///   - id:
+            ///   - mentions: The users it mentions, as a post's `mentions`.
             ///   - postId:
             ///   - text:
             public init(
                 author: Components.Schemas.UserSummary,
                 createdAt: Components.Schemas.Time,
                 id: Swift.String,
+                mentions: [Components.Schemas.UserSummary],
                 postId: Swift.String,
                 text: Swift.String
             ) {
                 self.author = author
                 self.createdAt = createdAt
                 self.id = id
+                self.mentions = mentions
                 self.postId = postId
                 self.text = text
             }
@@ -80,6 +87,7 @@ extension Components {
                 case author
                 case createdAt
                 case id
+                case mentions
                 case postId
                 case text
             }
@@ -97,6 +105,10 @@ extension Components {
                     Swift.String.self,
                     forKey: .id
                 )
+                self.mentions = try container.decode(
+                    [Components.Schemas.UserSummary].self,
+                    forKey: .mentions
+                )
                 self.postId = try container.decode(
                     Swift.String.self,
                     forKey: .postId
@@ -109,6 +121,7 @@ extension Components {
                     "author",
                     "createdAt",
                     "id",
+                    "mentions",
                     "postId",
                     "text"
                 ])
@@ -1020,13 +1033,18 @@ extension Components {
             }
             /// - Remark: Generated from `#/components/schemas/Notification/post`.
             public var post: Components.Schemas.Notification.PostPayload?
+            /// What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment).
+            ///
             /// - Remark: Generated from `#/components/schemas/Notification/type`.
             @frozen public enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
                 case like = "like"
                 case follow = "follow"
                 case comment = "comment"
                 case repost = "repost"
+                case mention = "mention"
             }
+            /// What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment).
+            ///
             /// - Remark: Generated from `#/components/schemas/Notification/type`.
             public var _type: Components.Schemas.Notification._TypePayload
             /// Creates a new `Notification`.
@@ -1038,7 +1056,7 @@ extension Components {
             ///   - createdAt:
             ///   - id:
             ///   - post:
-            ///   - _type:
+            ///   - _type: What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment).
             public init(
                 actor: Components.Schemas.UserSummary,
                 actorIsFollowed: Swift.Bool,
@@ -1275,6 +1293,17 @@ extension Components {
                     yield &self.storage.value.media
                 }
             }
+            /// The users its caption and text mention (`@handle`), resolved when it was written or its text last edited, so that a later change of handle keeps them; shown as they are now, without deleted users and users blocked either way by the caller.
+            ///
+            /// - Remark: Generated from `#/components/schemas/Post/mentions`.
+            public var mentions: [Components.Schemas.UserSummary] {
+                get  {
+                    self.storage.value.mentions
+                }
+                _modify {
+                    yield &self.storage.value.mentions
+                }
+            }
             /// - Remark: Generated from `#/components/schemas/Post/replies`.
             public var replies: Components.Schemas.ReplyPolicy {
                 get  {
@@ -1342,6 +1371,7 @@ extension Components {
             ///   - image: The first image's `large` URL, for clients of version 1.
             ///   - likes:
             ///   - media: The post's images, each with its variants, BlurHash and alt text.
+            ///   - mentions: The users its caption and text mention (`@handle`), resolved when it was written or its text last edited, so that a later change of handle keeps them; shown as they are now, without deleted users and users blocked either way by the caller.
             ///   - replies:
             ///   - repostOf: The reposted post, shown without the post it reposts in turn (its repostOf is null).
             ///   - repostedBy: In a feed or a posts tab, the user whose plain repost put it at this place of the list (the newest repost of it the list holds); null where the post is shown as posted, and outside lists.
@@ -1361,6 +1391,7 @@ extension Components {
                 image: Swift.String? = nil,
                 likes: Swift.Int,
                 media: [Components.Schemas.Media],
+                mentions: [Components.Schemas.UserSummary],
                 replies: Components.Schemas.ReplyPolicy,
                 repostOf: Components.Schemas.Post? = nil,
                 repostedBy: Components.Schemas.UserSummary? = nil,
@@ -1381,6 +1412,7 @@ extension Components {
                     image: image,
                     likes: likes,
                     media: media,
+                    mentions: mentions,
                     replies: replies,
                     repostOf: repostOf,
                     repostedBy: repostedBy,
@@ -1402,6 +1434,7 @@ extension Components {
                 case image
                 case likes
                 case media
+                case mentions
                 case replies
                 case repostOf
                 case repostedBy
@@ -1455,6 +1488,10 @@ extension Components {
                 ///
                 /// - Remark: Generated from `#/components/schemas/Post/media`.
                 var media: [Components.Schemas.Media]
+                /// The users its caption and text mention (`@handle`), resolved when it was written or its text last edited, so that a later change of handle keeps them; shown as they are now, without deleted users and users blocked either way by the caller.
+                ///
+                /// - Remark: Generated from `#/components/schemas/Post/mentions`.
+                var mentions: [Components.Schemas.UserSummary]
                 /// - Remark: Generated from `#/components/schemas/Post/replies`.
                 var replies: Components.Schemas.ReplyPolicy
                 /// The reposted post, shown without the post it reposts in turn (its repostOf is null).
@@ -1485,6 +1522,7 @@ extension Components {
                     image: Swift.String? = nil,
                     likes: Swift.Int,
                     media: [Components.Schemas.Media],
+                    mentions: [Components.Schemas.UserSummary],
                     replies: Components.Schemas.ReplyPolicy,
                     repostOf: Components.Schemas.Post? = nil,
                     repostedBy: Components.Schemas.UserSummary? = nil,
@@ -1504,6 +1542,7 @@ extension Components {
                     self.image = image
                     self.likes = likes
                     self.media = media
+                    self.mentions = mentions
                     self.replies = replies
                     self.repostOf = repostOf
                     self.repostedBy = repostedBy
@@ -1565,6 +1604,10 @@ extension Components {
                         [Components.Schemas.Media].self,
                         forKey: .media
                     )
+                    self.mentions = try container.decode(
+                        [Components.Schemas.UserSummary].self,
+                        forKey: .mentions
+                    )
                     self.replies = try container.decode(
                         Components.Schemas.ReplyPolicy.self,
                         forKey: .replies
@@ -1599,6 +1642,7 @@ extension Components {
                         "image",
                         "likes",
                         "media",
+                        "mentions",
                         "replies",
                         "repostOf",
                         "repostedBy",

@@ -4,7 +4,7 @@ import ChorusProjections
 
 /// Which events push what to whom, read from the read models as they are when the push outbox takes the event in:
 ///
-/// - a like, a comment, a repost or a follow that notified someone: to each of their devices, unless they turned the
+/// - a like, a comment, a repost, a follow or a mention that notified someone: to each of their devices, unless they turned the
 ///   kind `off`, or `followed` and do not follow the actor; the notification the recipient sees (none for a blocked
 ///   or muted actor, nor for one's own acts);
 /// - a direct message: to each of the recipient's devices, likewise (kind `messages`);
@@ -20,7 +20,14 @@ package struct PushEvents: Sendable {
     package func pushes(of recorded: RecordedEvent, in view: borrowing ReadView) throws -> [Push] {
         switch try DomainEvent(decoding: recorded, keys: keys) {
         case .liked(let event): try notification(of: recorded, to: event.postAuthor, kind: .likes, in: view)
-        case .commentAdded(let event): try notification(of: recorded, to: event.postAuthor, kind: .comments, in: view)
+        case .commentAdded(let event):
+            try notification(of: recorded, to: event.postAuthor, kind: .comments, in: view)
+                + mentions(of: recorded, event.mentions, in: view)
+        case .postCreated(let event): try mentions(of: recorded, event.mentions.all, in: view)
+        case .postEdited(let event):
+            try mentions(
+                of: recorded, PostMentions(caption: event.captionMentions ?? [], text: event.textMentions ?? []).all,
+                in: view)
         case .reposted(let event): try notification(of: recorded, to: event.postAuthor, kind: .reposts, in: view)
         case .followed(let event): try notification(of: recorded, to: event.followee, kind: .follows, in: view)
         case .messageSent(let event): try message(event, recorded, in: view)
@@ -43,6 +50,11 @@ package struct PushEvents: Sendable {
             postID: made.post?.id.rawValue, userID: made.actor.id.rawValue, position: recorded.position.rawValue,
             badge: try badge(of: recipient, in: view))
         return try pushes(payload, to: recipient, recorded, in: view)
+    }
+
+    /// To each user `recorded` mentions that it notified: an edit notifies only those it mentions first.
+    private func mentions(of recorded: RecordedEvent, _ users: [UserID], in view: borrowing ReadView) throws -> [Push] {
+        try users.flatMap { user in try notification(of: recorded, to: user, kind: .mentions, in: view) }
     }
 
     private func message(_ event: MessageSent, _ recorded: RecordedEvent, in view: borrowing ReadView) throws -> [Push]
@@ -102,6 +114,7 @@ package struct PushEvents: Sendable {
         case .comment: .comment
         case .repost: .repost
         case .follow: .follow
+        case .mention: .mention
         }
     }
 }

@@ -20,6 +20,7 @@ import ChorusLog
 /// - `likes`: user, post → position of the like (likewise)
 /// - `bookmarks`: user, post → position of the bookmark (likewise)
 /// - `reply-rules`: post → who may comment on it (``ReplyPolicy/code``, one byte), unless everyone may
+/// - `post-mentions`: post, `caption` or `text` → whom it mentions (``PayloadWriter/write(mentions:)``), unless no one
 /// - `shares`: post, user → position of the user's plain repost of it (``Reposted``; likewise)
 /// - `rooms`: room → its creator's id (UTF-8)
 /// - `room-members`: room, user → position of the user's ``RoomJoined`` (u64 big-endian)
@@ -57,6 +58,7 @@ public struct DecisionState: Sendable {
     let handles = StateTable("handles")
     let userHandles = StateTable("user-handles")
     let replyRules = StateTable("reply-rules")
+    let postMentions = StateTable("post-mentions")
     let shares = StateTable("shares")
     let rooms = StateTable("rooms")
     let roomMembers = StateTable("room-members")
@@ -89,7 +91,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
-            format, attachedMedia, deviceTokens, devices, bookmarks, replyRules, handles, userHandles,
+            format, attachedMedia, deviceTokens, devices, bookmarks, replyRules, handles, userHandles, postMentions,
         ]
     }
 
@@ -100,7 +102,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia, deviceTokens,
-            devices, bookmarks, replyRules, handles, userHandles,
+            devices, bookmarks, replyRules, handles, userHandles, postMentions,
         ]
     }
 

@@ -88,6 +88,7 @@ struct ObjectRenderer: Sendable {
             body.field("hashtags") { json in
                 json.array(writing: { items in for tag in post.hashtags { items.element { $0.string(tag) } } })
             }
+            body.field("mentions") { $0.array(post.mentions.map(user)) }
             switch repostedBy {
             case .some(let user): body.field("repostedBy") { write(user, to: &$0) }
             case .none: body.field("repostedBy") { $0.null() }
@@ -188,7 +189,7 @@ struct ObjectRenderer: Sendable {
     func comment(_ comment: Comment) -> CommentJSON {
         CommentJSON(
             id: comment.id.rawValue, postId: comment.postID.rawValue, author: user(comment.author), text: comment.text,
-            createdAt: comment.createdAt)
+            createdAt: comment.createdAt, mentions: comment.mentions.map(user))
     }
 
     func notification(_ notification: ChorusProjections.Notification) -> NotificationJSON {

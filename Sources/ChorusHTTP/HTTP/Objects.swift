@@ -73,6 +73,7 @@ struct CommentJSON: JSONWritable {
     let author: UserJSON
     let text: String
     let createdAt: EventTime
+    let mentions: [UserJSON]
 
     func write(to json: inout JSONWriter) {
         json.object {
@@ -81,6 +82,7 @@ struct CommentJSON: JSONWritable {
             $0.field("author", author)
             $0.field("text", text)
             $0.field("createdAt", createdAt)
+            $0.field("mentions") { $0.array(mentions) }
         }
     }
 }

@@ -142,7 +142,8 @@ struct PostRoutes {
                 return CommentJSON(
                     id: comment.comment.rawValue, postId: post.rawValue,
                     author: renderer.user(try UserRoutes.require(view.userSummary(caller.user), "user")),
-                    text: comment.text, createdAt: recorded.time)
+                    text: comment.text, createdAt: recorded.time,
+                    mentions: try view.visibleSummaries(of: comment.mentions, viewer: caller.user).map(renderer.user))
             }
         }
     }

@@ -128,6 +128,12 @@ struct FiveAppsTests {
             }
             #expect(try await ana.editPost(limited.id, replies: .everyone).replies == .everyone)
             try await cy.comment(on: limited.id, "Thanks")
+            // A question to Cy alone: the tweet mentions Cy, who is notified and may reply; Bo may not.
+            let question = try await ana.post(text: "@\(cyProfile.handle) what do you think?", replies: .mentioned)
+            #expect(question.mentions.map(\.id) == [cyProfile.id])
+            #expect(try await cy.notifications().first(1).first?._type == .mention)
+            try await cy.comment(on: question.id, "I think so")
+            await #expect(throws: ChorusError.self) { try await bo.comment(on: question.id, "Me too") }
             feed.stop()
         }
     }

@@ -100,11 +100,12 @@ struct AddComment: Decision {
         comment.postAuthor = postAuthor
         try context.refuseIfBlocked(comment.author, postAuthor)
         try Self.requireAllowed(comment.author, on: comment.post, by: postAuthor, in: context)
+        comment.mentions = try context.state.mentioned(in: comment.text, by: comment.author, in: context.transaction)
         return try context.record(.commentAdded(comment), created: comment.comment.rawValue)
     }
 
     /// Throws ``DomainError/Code/repliesRestricted`` unless the post's ``ReplyPolicy`` lets `commenter` comment. Its
-    /// author always may; no post mentions anyone yet, so `mentioned` lets no one else.
+    /// author always may.
     static func requireAllowed(
         _ commenter: UserID, on post: PostID, by author: UserID, in context: DecisionContext
     ) throws {
@@ -113,7 +114,8 @@ struct AddComment: Decision {
             switch try context.state.replyPolicy(of: post, in: context.transaction) {
             case .everyone: true
             case .following: try context.state.follow(author, commenter, in: context.transaction).exists
-            case .mentioned, .nobody: false
+            case .mentioned: try context.state.mentions(post, commenter, in: context.transaction)
+            case .nobody: false
             }
         guard allowed else {
             throw DomainError(.repliesRestricted, "the author of post \(post) does not let you comment on it")

@@ -65,12 +65,18 @@ public struct CommentAdded: Sendable, Hashable {
     public var author: UserID
     public var text: String
     public var postAuthor: UserID?
-    public init(comment: CommentID, post: PostID, author: UserID, text: String, postAuthor: UserID? = nil) {
+    /// Whom the text mentions, resolved by the decision (``DecisionState/mentioned(in:by:in:)``).
+    public var mentions: [UserID]
+    public init(
+        comment: CommentID, post: PostID, author: UserID, text: String, postAuthor: UserID? = nil,
+        mentions: [UserID] = []
+    ) {
         self.comment = comment
         self.post = post
         self.author = author
         self.text = text
         self.postAuthor = postAuthor
+        self.mentions = mentions
     }
 }
 
@@ -189,10 +195,10 @@ extension Unreposted: StoredEvent {
 }
 
 /// Version 2 appends the post's author (version 1: nil); version 3 seals the text under the comment's author's key,
-/// after the other fields.
+/// after the other fields; version 4 adds whom it mentions before the sealed text.
 extension CommentAdded: StoredEvent {
     static let typeName = "CommentAdded"
-    static let schemaVersion: UInt16 = 3
+    static let schemaVersion: UInt16 = 4
     var stream: StreamID { .post(post) }
     var domainEvent: DomainEvent { .commentAdded(self) }
 
@@ -201,6 +207,7 @@ extension CommentAdded: StoredEvent {
         payload.write(post)
         payload.write(author)
         payload.write(postAuthor)
+        payload.write(mentions: mentions)
         try payload.writeSealed(by: author, in: Self.typeName, keys: keys) { $0.write(text) }
     }
 
@@ -216,9 +223,11 @@ extension CommentAdded: StoredEvent {
             return
         }
         let postAuthor = try payload.readOptional(UserID.self)
+        let mentions = version >= 4 ? try payload.readMentions() : []
         var fields = try payload.openSealed(by: author, in: Self.typeName, keys: keys)
         self.init(
-            comment: comment, post: post, author: author, text: try fields?.readString() ?? "", postAuthor: postAuthor)
+            comment: comment, post: post, author: author, text: try fields?.readString() ?? "", postAuthor: postAuthor,
+            mentions: mentions)
         try fields?.finish()
     }
 

@@ -37,14 +37,14 @@ public enum Hashtags {
         }
         for scalar in text.unicodeScalars {
             if current != nil {
-                if isTagScalar(scalar) {
+                if isWordScalar(scalar) {
                     current!.append(scalar)
                     previous = scalar
                     continue
                 }
                 finish()
             }
-            if scalar == "#", previous.map({ !isTagScalar($0) && $0 != "&" }) ?? true {
+            if scalar == "#", previous.map({ !isWordScalar($0) && $0 != "&" && $0 != "/" }) ?? true {
                 current = String.UnicodeScalarView()
             }
             previous = scalar
@@ -53,7 +53,9 @@ public enum Hashtags {
         return tags
     }
 
-    private static func isTagScalar(_ scalar: Unicode.Scalar) -> Bool {
+    /// A letter of any script, a digit, a mark letters are written with, or `_`: what a tag is made of, and what no
+    /// mention follows (``Mentions``).
+    static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
         if scalar == "_" { return true }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber,

@@ -56,6 +56,10 @@ struct CreatePost: Decision {
             try context.refuseIfBlocked(post.author, original.author)
             post.repostOf = original.post
         }
+        let state = context.state
+        post.mentions = PostMentions(
+            caption: try state.mentioned(in: post.caption, by: post.author, in: context.transaction),
+            text: try state.mentioned(in: post.text, by: post.author, in: context.transaction))
         return try context.record(.postCreated(post), created: post.post.rawValue)
     }
 }
@@ -113,6 +117,13 @@ struct EditPost: Decision {
                 .invalidField,
                 "media must name the post's \(post.media.count) images, in their order, to change alt texts"
             )
+        }
+        var edit = self.edit
+        edit.captionMentions = try edit.caption.map {
+            try context.state.mentioned(in: $0, by: edit.author, in: context.transaction)
+        }
+        edit.textMentions = try edit.text.map {
+            try context.state.mentioned(in: $0, by: edit.author, in: context.transaction)
         }
         return try context.record(.postEdited(edit))
     }

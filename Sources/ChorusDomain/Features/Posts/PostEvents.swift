@@ -38,9 +38,11 @@ public struct PostCreated: Sendable, Hashable {
     public var media: [PostImage]
     public var repostOf: PostID?
     public var replies: ReplyPolicy
+    /// Resolved by the decision (``DecisionState/mentioned(in:by:in:)``).
+    public var mentions: PostMentions
     public init(
         post: PostID, author: UserID, caption: String, text: String, media: [PostImage], repostOf: PostID?,
-        replies: ReplyPolicy = .everyone
+        replies: ReplyPolicy = .everyone, mentions: PostMentions = .none
     ) {
         self.post = post
         self.author = author
@@ -49,6 +51,7 @@ public struct PostCreated: Sendable, Hashable {
         self.media = media
         self.repostOf = repostOf
         self.replies = replies
+        self.mentions = mentions
     }
 
     public static let maximumImages = 4
@@ -64,9 +67,13 @@ public struct PostEdited: Sendable, Hashable {
     /// The alt text of each of the post's images, in their order (nil for one without).
     public var alts: [String?]?
     public var replies: ReplyPolicy?
+    /// Whom the new caption mentions, present with it (resolved by the decision).
+    public var captionMentions: [UserID]?
+    /// Whom the new text mentions, present with it.
+    public var textMentions: [UserID]?
     public init(
         post: PostID, author: UserID, caption: String?, text: String?, alts: [String?]? = nil,
-        replies: ReplyPolicy? = nil
+        replies: ReplyPolicy? = nil, captionMentions: [UserID]? = nil, textMentions: [UserID]? = nil
     ) {
         self.post = post
         self.author = author
@@ -74,6 +81,8 @@ public struct PostEdited: Sendable, Hashable {
         self.text = text
         self.alts = alts
         self.replies = replies
+        self.captionMentions = captionMentions
+        self.textMentions = textMentions
     }
 
     /// Whether it changes what the post says (its caption, text or alt texts), and so when it was last edited; who may
@@ -98,12 +107,13 @@ public struct PostDeleted: Sendable, Hashable {
     }
 }
 
-/// Version 4 adds who may comment (``ReplyPolicy/code``) in plain after the images' ids; version 3 holds a list of
+/// Version 5 adds whom the caption and the text mention, in plain after who may comment (``PayloadWriter/write(mentions:)``
+/// each); version 4 adds who may comment (``ReplyPolicy/code``) in plain after the images' ids; version 3 holds a list of
 /// images, their ids in plain and their alt texts sealed after the caption and the text; version 2 one image id, the caption and the text sealed under the author's key after the other fields; version 1
 /// all in plain.
 extension PostCreated: StoredEvent {
     static let typeName = "PostCreated"
-    static let schemaVersion: UInt16 = 4
+    static let schemaVersion: UInt16 = 5
     var stream: StreamID { .post(post) }
     var domainEvent: DomainEvent { .postCreated(self) }
 
@@ -114,6 +124,8 @@ extension PostCreated: StoredEvent {
         payload.write(UInt8(media.count))
         for image in media { payload.write(image.id) }
         payload.write(replies.code)
+        payload.write(mentions: mentions.caption)
+        payload.write(mentions: mentions.text)
         try payload.writeSealed(by: author, in: Self.typeName, keys: keys) {
             $0.write(caption)
             $0.write(text)
@@ -147,6 +159,9 @@ extension PostCreated: StoredEvent {
             guard count <= Self.maximumImages else { throw PayloadError.countOutOfRange(UInt8(count)) }
             let ids = try (0..<count).map { _ in try payload.read(MediaID.self) }
             let replies = version >= 4 ? try ReplyPolicy(code: try payload.readByte()) : .everyone
+            let mentions =
+                version >= 5
+                ? PostMentions(caption: try payload.readMentions(), text: try payload.readMentions()) : .none
             var fields = try payload.openSealed(by: author, in: Self.typeName, keys: keys)
             let caption = try fields?.readString() ?? ""
             let text = try fields?.readString() ?? ""
@@ -155,7 +170,7 @@ extension PostCreated: StoredEvent {
             for id in ids { media.append(PostImage(id: id, alt: try fields?.readOptionalString())) }
             self.init(
                 post: post, author: author, caption: caption, text: text, media: media, repostOf: repostOf,
-                replies: replies)
+                replies: replies, mentions: mentions)
             try fields?.finish()
         }
     }
@@ -170,15 +185,20 @@ extension PostCreated: StoredEvent {
         }
         for image in media { changes.put(state.attachedMedia, .init(image.id.rawValue), []) }
         if replies != .everyone { changes.put(state.replyRules, .init(post.rawValue), [replies.code]) }
+        for (users, field) in [(mentions.caption, PostMentions.Field.caption), (mentions.text, .text)]
+        where !users.isEmpty {
+            DecisionState.putMentions(users, of: post, in: field, state: state, &changes)
+        }
     }
 }
 
 /// Version 3 seals the alt texts after the caption and the text (a count first, none when they did not change);
 /// version 2 seals the caption and the text as ``PostCreated`` 2 does; version 1 holds them in plain. Version 4 adds
-/// who may comment after the sealed fields, in plain: its code plus one, 0 when it did not change.
+/// who may comment after the sealed fields, in plain: its code plus one, 0 when it did not change. Version 5 adds whom
+/// the new caption and the new text mention after it, each behind a presence byte.
 extension PostEdited: StoredEvent {
     static let typeName = "PostEdited"
-    static let schemaVersion: UInt16 = 4
+    static let schemaVersion: UInt16 = 5
     var stream: StreamID { .post(post) }
     var domainEvent: DomainEvent { .postEdited(self) }
 
@@ -193,6 +213,10 @@ extension PostEdited: StoredEvent {
             for alt in alts ?? [] { $0.write(alt) }
         }
         payload.write(replies.map { $0.code + 1 } ?? 0)
+        for mentions in [captionMentions, textMentions] {
+            payload.write(UInt8(mentions == nil ? 0 : 1))
+            if let mentions { payload.write(mentions: mentions) }
+        }
     }
 
     init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
@@ -215,7 +239,19 @@ extension PostEdited: StoredEvent {
         try fields?.finish()
         var replies: ReplyPolicy?
         if version >= 4, case let code = try payload.readByte(), code > 0 { replies = try ReplyPolicy(code: code - 1) }
-        self.init(post: post, author: author, caption: caption, text: text, alts: alts, replies: replies)
+        var mentions: [[UserID]?] = [nil, nil]
+        if version >= 5 {
+            for index in mentions.indices {
+                switch try payload.readByte() {
+                case 0: break
+                case 1: mentions[index] = try payload.readMentions()
+                case let flag: throw PayloadError.badFlag(flag)
+                }
+            }
+        }
+        self.init(
+            post: post, author: author, caption: caption, text: text, alts: alts, replies: replies,
+            captionMentions: mentions[0], textMentions: mentions[1])
     }
 
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
@@ -224,6 +260,10 @@ extension PostEdited: StoredEvent {
         case .everyone?: changes.remove(state.replyRules, .init(post.rawValue))
         case let replies?: changes.put(state.replyRules, .init(post.rawValue), [replies.code])
         }
+        if let captionMentions {
+            DecisionState.putMentions(captionMentions, of: post, in: .caption, state: state, &changes)
+        }
+        if let textMentions { DecisionState.putMentions(textMentions, of: post, in: .text, state: state, &changes) }
     }
 }
 
@@ -251,6 +291,9 @@ extension PostDeleted: StoredEvent {
             author: author, textMayBeEmpty: false, deleted: true, postedAt: postedAt, repostOf: repostOf, media: [])
         changes.put(state.posts, .init(post.rawValue), stored.encoded())
         changes.remove(state.replyRules, .init(post.rawValue))
+        for field in PostMentions.Field.allCases {
+            changes.remove(state.postMentions, .init(post.rawValue, field.rawValue))
+        }
         if let original = repostOf { changes.remove(state.reposts, .init(original.rawValue, post.rawValue)) }
     }
 }
