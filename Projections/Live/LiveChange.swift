@@ -7,6 +7,9 @@ public enum LiveChange: Sendable, Hashable {
     /// A new post in the caller's Following feed (`feed`), posted or plainly reposted at `at`: read it in place with
     /// ``ReadView/withFeedPost(_:at:viewer:_:)``.
     case post(PostID, at: LogPosition)
+    /// A new post holding a tag the caller listens to (`hashtag:{tag}`), not sent as a ``post(_:at:)`` of the feed
+    /// already: read it in place with ``ReadView/withTaggedPost(_:viewer:_:)``.
+    case taggedPost(PostID)
     /// A post that left the caller's Following feed (`feed`): deleted, unreposted, its author unfollowed or blocked
     /// either way.
     case postRemoved(PostID)

@@ -21,6 +21,7 @@ public struct LiveInterest: Sendable {
     private let somePost: Bool
     private let someRoom: Bool
     private let someProfile: Bool
+    private let someHashtag: Bool
 
     /// The most followees a stream keeps (about 64 bytes each).
     public static let followeeLimit = 2_000
@@ -37,6 +38,7 @@ public struct LiveInterest: Sendable {
         somePost = topics.contains { if case .post = $0 { true } else { false } }
         someRoom = topics.contains { if case .room = $0 { true } else { false } }
         someProfile = topics.contains { if case .profile = $0 { true } else { false } }
+        someHashtag = topics.contains { if case .hashtag = $0 { true } else { false } }
         followees = feed ? try view.followees(of: viewer, upTo: Self.followeeLimit) : nil
     }
 
@@ -85,6 +87,7 @@ public struct LiveInterest: Sendable {
         case .post(let post): somePost && topics.contains(.post(post))
         case .room(let room): someRoom && topics.contains(.room(room))
         case .profile(let user): someProfile && topics.contains(.profile(user))
+        case .hashtag(let tag): someHashtag && topics.contains(.hashtag(tag))
         case .sessionsOf(let user): user == viewer
         }
     }
@@ -112,6 +115,7 @@ public struct LiveInterest: Sendable {
             case .post(let post): body(.post(post))
             case .room(let room): body(.room(room))
             case .profile(let user): body(.profile(user))
+            case .hashtag(let tag): body(.hashtag(tag))
             case .notifications, .conversations, .conversation, .feed: break
             }
         }

@@ -19,6 +19,8 @@ public enum LiveSubject: Hashable, Sendable {
     case post(PostID)
     case room(RoomID)
     case profile(UserID)
+    /// New posts holding this tag (folded).
+    case hashtag(String)
     /// This user's sessions: a stream whose session ends (a logout, a password change, a suspension, the account's
     /// deletion) closes.
     case sessionsOf(UserID)
@@ -32,6 +34,7 @@ public enum LiveSubject: Hashable, Sendable {
         switch event {
         case .postCreated(let event):
             body(.postsBy(event.author))
+            for tag in Hashtags.tags(in: event.caption, event.text) { body(.hashtag(tag)) }
             for user in event.mentions.all { body(.notificationsOf(user)) }
         case .postEdited(let event):
             for user in (event.captionMentions ?? []) + (event.textMentions ?? []) { body(.notificationsOf(user)) }

@@ -1,8 +1,8 @@
 import ChorusDomain
 
 /// What a client may listen to on its live stream (`GET /v1/live?topics=…`): its notifications, its recent-messages
-/// list, its messages with one user, one post's comments and likes, its Following feed, one user's profile, and one
-/// room it is a member of.
+/// list, its messages with one user, one post's comments and likes, its Following feed, one user's profile, one room
+/// it is a member of, and the new posts of one hashtag.
 public enum LiveTopic: Hashable, Sendable {
     case notifications
     case conversations
@@ -11,9 +11,12 @@ public enum LiveTopic: Hashable, Sendable {
     case feed
     case profile(UserID)
     case room(RoomID)
+    /// A tag as ``Hashtags/folded(_:)`` has it.
+    case hashtag(String)
 
     /// A topic as a client names it: `notifications`, `conversations`, `conversation:{userId}`, `post:{postId}`,
-    /// `feed`, `profile:{userId}`, `room:{roomId}`; nil for anything else.
+    /// `feed`, `profile:{userId}`, `room:{roomId}`, `hashtag:{tag}` (any case, with or without `#`); nil for anything
+    /// else.
     public init?(_ text: Substring) {
         switch text {
         case "notifications": self = .notifications
@@ -30,6 +33,8 @@ public enum LiveTopic: Hashable, Sendable {
                 self = .profile(user)
             } else if parts[0] == "room", let room = RoomID(String(parts[1])) {
                 self = .room(room)
+            } else if parts[0] == "hashtag", let tag = Hashtags.folded(String(parts[1])) {
+                self = .hashtag(tag)
             } else {
                 return nil
             }

@@ -111,6 +111,16 @@ extension ReadView {
         }
     }
 
+    /// `post` as a tag's page shows it to `viewer`, read in place; nil when it is gone or hidden from them (its author
+    /// blocked either way, or muted): what the `hashtag:{tag}` live topic sends.
+    public func withTaggedPost<R>(_ post: PostID, viewer: UserID, _ body: (borrowing StoredPost) throws -> R) throws
+        -> R?
+    {
+        guard let found = try storedID(of: post), let shown = try postInPlace(at: found, viewer: viewer, muting: true)
+        else { return nil }
+        return try body(shown.lent())
+    }
+
     /// The tags starting with `prefix` (folded), most used first, then in order; every tag when it is empty. A cursor
     /// is the last tag of the page before.
     public func searchHashtags(_ prefix: String, page: PageRequest) throws -> Page<HashtagCount> {

@@ -17,6 +17,8 @@ public enum LiveTopic: Sendable, Hashable {
     case profile(String)
     /// One room's messages and members (members only).
     case room(String)
+    /// New posts holding a hashtag (`#` optional), sent as ``LiveEvent/post(_:)``.
+    case hashtag(String)
 
     var name: String {
         switch self {
@@ -27,6 +29,7 @@ public enum LiveTopic: Sendable, Hashable {
         case .feed: "feed"
         case .profile(let user): "profile:\(user)"
         case .room(let room): "room:\(room)"
+        case .hashtag(let tag): "hashtag:\(tag.hasPrefix("#") ? String(tag.dropFirst()) : tag)"
         }
     }
 }

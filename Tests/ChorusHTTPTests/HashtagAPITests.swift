@@ -1,3 +1,4 @@
+import ChorusProcesses
 import ChorusTestSupport
 import Foundation
 import HTTPTypes
@@ -19,7 +20,9 @@ struct HashtagAPITests {
             // Not tags: digits alone, a `#` inside a word, a URL's fragment; a caption's tag is one.
             let none = try await api.call(
                 .post, "/v1/posts", token: bo.token,
-                json: ["text": "#123 a#b https://example.com/page#part https://example.com/#top", "caption": "#SWIFT_ui"])
+                json: [
+                    "text": "#123 a#b https://example.com/page#part https://example.com/#top", "caption": "#SWIFT_ui",
+                ])
             #expect(none.object["hashtags"] as? [String] == ["swift_ui"], "\(none.object)")
             // The same tag decomposed (NFD): one with its composed form.
             let decomposed = "#" + "서울".decomposedStringWithCanonicalMapping
@@ -59,6 +62,47 @@ struct HashtagAPITests {
             _ = try await api.call(.put, "/v1/users/\(ana.id)/block", token: bo.token)
             let blocked = try await api.call(.get, "/v1/hashtags/rust/posts", token: bo.token)
             #expect(blocked.items.isEmpty)
+        }
+    }
+
+    @Test(
+        "the hashtag:{tag} live topic sends each new post holding the tag once, never a hidden author's, and resumes after Last-Event-ID"
+    )
+    func liveTopic() async throws {
+        try await withAPI(.live) { api in
+            let ana = try await api.register("Ana")
+            let bo = try await api.register("Bo")
+            let cy = try await api.register("Cy")
+            let dee = try await api.register("Dee")
+            _ = try await api.call(.put, "/v1/users/\(bo.id)/follow", token: ana.token)
+            _ = try await api.call(.put, "/v1/users/\(cy.id)/block", token: ana.token)
+            let after = try #require(try await api.call(.get, "/v1/hashtags/swift/posts", token: ana.token).position)
+
+            let followed = try await api.post(bo, "#Swift from someone Ana follows")
+            _ = try await api.post(dee, "#rust is another tag")
+            _ = try await api.post(cy, "#swift from someone Ana blocked")
+            let stranger = try await api.post(dee, "a stranger's #SWIFT")
+
+            let port = try #require(api.client.port)
+            let path = "/v1/live?topics=feed,hashtag:%23Swift"
+            func stream(after position: UInt64, events: Int) async throws -> [LiveEvent] {
+                let headers = ["Authorization": "Bearer \(ana.token)", "Last-Event-ID": "\(position)"]
+                return try await BlockingWork.run {
+                    let stream = try RawHTTPStream(port: port, path: path, headers: headers)
+                    guard stream.status == 200 else { throw StreamError("status \(stream.status)") }
+                    return try (0..<events).map { _ in try stream.nextEvent() }
+                }
+            }
+            // In log order: the followed user's post once (the feed's), the blocked user's and the other tag's not.
+            let events = try await stream(after: after, events: 2)
+            #expect(events.map(\.name) == ["post", "post"])
+            #expect(events.map { $0.data["id"] as? String } == [followed, stranger])
+            #expect(events[1].data["hashtags"] as? [String] == ["swift"])
+            let resumed = try await stream(after: events[0].id, events: 1)
+            #expect(resumed.map { $0.data["id"] as? String } == [stranger])
+
+            let unknown = try await api.call(.get, "/v1/live?topics=hashtag:no%20tag", token: ana.token)
+            #expect(unknown.status == .badRequest)
         }
     }
 }

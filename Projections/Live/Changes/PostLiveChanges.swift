@@ -2,10 +2,12 @@ import ChorusDomain
 import ChorusLog
 
 extension ReadView {
-    /// A post in the feed, and the viewer's notification if it mentions them.
+    /// A post in the feed, or else on a tag's topic, and the viewer's notification if it mentions them.
     func addChanges(of event: PostCreated, to list: inout LiveChangeList) throws {
         if try feedShows(event.author, in: list), try postRecord(event.post) != nil {
             list.changes.append(.post(event.post, at: list.position))
+        } else if Hashtags.tags(in: event.caption, event.text).contains(where: { list.topics.contains(.hashtag($0)) }) {
+            list.changes.append(.taggedPost(event.post))
         }
         if event.mentions.all.contains(list.viewer) { try addNotification(to: &list) }
     }

@@ -2148,7 +2148,9 @@ public struct Client: APIProtocol {
     ///
     /// Topics, comma separated: `notifications`, `conversations`, `conversation:{userId}`, `post:{postId}`, `feed`,
     /// `profile:{userId}`, `room:{roomId}` (members only: 403 forbidden otherwise; it sends `message` with each new
-    /// message of the room, and `room` with the Room when someone joins or leaves). `conversations` also sends `read`
+    /// message of the room, and `room` with the Room when someone joins or leaves), `hashtag:{tag}` (any case, `#`
+    /// optional, URL-encoded: `hashtag:%23서울`; it sends `post` with each new post holding the tag, but those of
+    /// authors the caller blocked, was blocked by or muted, and once only when `feed` sends it too). `conversations` also sends `read`
     /// `{"userId", "partnerReadUpTo"}` when a partner reads their conversation with the caller. Each event is sent once the read models have applied it: `id` is its log position,
     /// `event` one of notification, conversation, message, comment, like, repost, post, post_removed,
     /// comment_removed, profile, room, read, and `data` the JSON object as the REST answers shape it (`post` on `feed` is a post

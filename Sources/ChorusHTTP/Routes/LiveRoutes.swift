@@ -238,6 +238,11 @@ struct LiveStream: Sendable {
                         != nil
                 else { return nil }
                 return ("post", json.bytes)
+            case .taggedPost(let post):
+                var json = JSONWriter()
+                guard try view.withTaggedPost(post, viewer: caller.user, { renderer.write($0, to: &json) }) != nil
+                else { return nil }
+                return ("post", json.bytes)
             case .postRemoved(let post):
                 return ("post_removed", JSONBody.encode(LiveRemovalJSON(id: post.rawValue, postId: nil)))
             case .comment(let comment):

@@ -248,8 +248,12 @@ struct FiveAppsTests {
             #expect(profile.profileImage == avatar.variants?.small.url && avatar.variants?.small.url != nil)
 
             let image = try await ana.uploadImage(pngBytes, contentType: .png)
+            // Bo watches a tag's new posts as they come.
+            let tagged = LiveCollector(try await bo.live([.hashtag("#바다")]))
             let post = try await ana.post(caption: "first photo #Harbour #바다", image: image.id)
             #expect(post.image == image.url)
+            #expect(try await tagged.waitFor(1).map(\.name) == ["post"])
+            tagged.stop()
             // The tag's grid, tapped from the caption, and the search that suggests it.
             #expect(post.hashtags == ["harbour", "바다"])
             #expect(try await bo.posts(taggedWith: "#바다", mediaOnly: true).first(10).map(\.id) == [post.id])
