@@ -206,11 +206,19 @@ public final class ProjectionEngine: Sendable {
     private func snapshot<Answer: Sendable>(
         recordingReadsInto read: TouchedKeys?, _ body: (borrowing ReadView) throws -> Answer
     ) throws -> Snapshot<Answer> {
+        try snapshotAndExpiry(recordingReadsInto: read, body).snapshot
+    }
+
+    /// A snapshot, and when its answer stops holding though nothing changes (``ReadView/answerExpiresAt``).
+    private func snapshotAndExpiry<Answer: Sendable>(
+        recordingReadsInto read: TouchedKeys?, _ body: (borrowing ReadView) throws -> Answer
+    ) throws -> (snapshot: Snapshot<Answer>, expiresAt: EventTime?) {
         try store.read { transaction in
             let position = try Self.checkpoint(in: transaction, models.checkpoint)
-            func answer(_ transaction: StoreTransaction) throws -> Snapshot<Answer> {
+            func answer(_ transaction: StoreTransaction) throws -> (Snapshot<Answer>, EventTime?) {
                 let view = ReadView(transaction: transaction, models: models, keys: keys, position: position)
-                return Snapshot(answer: try body(view), position: position)
+                let answer = try body(view)
+                return (Snapshot(answer: answer, position: position), view.answerExpiresAt)
             }
             guard let read else { return try answer(transaction) }
             return try transaction.recordingTouches(into: read, answer)
@@ -223,9 +231,9 @@ public final class ProjectionEngine: Sendable {
         Snapshot<Answer>, ReadFootprint
     ) {
         let read = TouchedKeys(.reads)
-        let snapshot = try snapshot(recordingReadsInto: read, body)
+        let (snapshot, expiresAt) = try snapshotAndExpiry(recordingReadsInto: read, body)
         let footprint = ReadFootprint(
-            engine: identity, position: snapshot.position, buckets: Array(Set(read.buckets)))
+            engine: identity, position: snapshot.position, buckets: Array(Set(read.buckets)), expiresAt: expiresAt)
         return (snapshot, footprint)
     }
 
@@ -233,7 +241,7 @@ public final class ProjectionEngine: Sendable {
     /// the newest applied, or the answer's own if that is newer; nil when anything it was read from changed since, or
     /// it was read from other read models.
     public func unchangedPosition(of footprint: ReadFootprint) -> LogPosition? {
-        guard footprint.engine == identity else { return nil }
+        guard footprint.engine == identity, footprint.expiresAt.map({ EventTime.now < $0 }) ?? true else { return nil }
         // Read before the changes: every batch up to it has recorded its changes (see `applyNextBatch`).
         let now = position
         guard changes.unchanged(footprint.buckets, since: footprint.position.rawValue) else { return nil }

@@ -22,6 +22,7 @@ final class ReadModels: Sendable {
     let readMarks: ReadMarks
     let devices: Devices
     let bookmarks: Bookmarks
+    let mutedWords: MutedWords
 
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
@@ -30,7 +31,7 @@ final class ReadModels: Sendable {
         Comments.self,
         HomeTimeline.self, FeedFanOut.self, FollowingFeeds.self, Conversations.self, RecentMessages.self,
         UserSearch.self, Blocks.self,
-        Moderation.self, Rooms.self, ReadMarks.self, Devices.self, Bookmarks.self,
+        Moderation.self, Rooms.self, ReadMarks.self, Devices.self, Bookmarks.self, MutedWords.self,
     ]
 
     /// The checkpoint's table: the position applied through, and the layout's version.
@@ -68,11 +69,13 @@ final class ReadModels: Sendable {
         readMarks = ReadMarks(store: store)
         devices = Devices(store: store)
         bookmarks = Bookmarks(store: store)
+        mutedWords = MutedWords(store: store)
         inApplyOrder = [
             notifications, profileCounters, postCounters, profiles, hashtagPages, posts, comments, homeTimeline,
             feedFanOut,
             followingFeeds,
             conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks, devices, bookmarks,
+            mutedWords,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
     }

@@ -73,7 +73,8 @@ public enum LiveSubject: Hashable, Sendable {
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .unblocked, .muted, .unmuted,
             .reportFiled, .reportResolved,
             .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
+            .wordMuted, .wordUnmuted:
             break
         }
     }

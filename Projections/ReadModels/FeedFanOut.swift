@@ -79,7 +79,8 @@ struct FeedFanOut: ReadModel {
             .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted,
             .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
+            .wordMuted, .wordUnmuted:
             break
         }
     }

@@ -74,7 +74,8 @@ struct FollowingFeeds: DerivedReadModel {
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked,
             .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
             .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
+            .wordMuted, .wordUnmuted:
             break
         }
     }

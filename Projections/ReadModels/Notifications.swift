@@ -109,7 +109,8 @@ struct Notifications: ReadModel {
             .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked, .muted, .unmuted,
             .reportFiled,
             .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
+            .wordMuted, .wordUnmuted:
             break
         }
     }
@@ -251,12 +252,23 @@ extension ReadView {
         }
     }
 
+    /// Whether `user`'s muted words hide the notification: the post it is about holds one (unless it is theirs), or
+    /// the comment it quotes.
+    private func mutedWordsHide(_ record: NotificationRecord, from user: UserID) throws -> Bool {
+        guard try mutesWords(user) else { return false }
+        if let part = record.comment, try mutedWordsHide([part.text], by: record.actor, from: user) { return true }
+        guard let id = record.post, let post = try postRecord(id) else { return false }
+        return try mutedWordsHide([post.caption, post.text], by: post.author, from: user)
+    }
+
     private func notification(of user: UserID, at position: LogPosition, record value: UnsafeRawBufferPointer) throws
         -> Notification?
     {
         let record = try NotificationRecord(decoding: Array(value))
         // What a blocked or muted user did notifies no one who hid them.
-        guard try !hides(record.actor, from: user, muting: true) else { return nil }
+        guard try !hides(record.actor, from: user, muting: true), try !mutedWordsHide(record, from: user) else {
+            return nil
+        }
         let actor = try requireSummary(record.actor)
         let post = try record.post.map { id in Notification.PostPart(id: id, image: try postRecord(id)?.media.first?.id)
         }

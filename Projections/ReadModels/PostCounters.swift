@@ -60,7 +60,8 @@ struct PostCounters: DerivedReadModel {
             .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked,
             .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
+            .wordMuted, .wordUnmuted:
             break
         }
     }

@@ -64,7 +64,8 @@ struct ProfileCounters: DerivedReadModel {
             .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched, .blocked, .unblocked,
             .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
+            .wordMuted, .wordUnmuted:
             break
         }
     }

@@ -10,12 +10,14 @@ public struct ReadFootprint: Sendable {
     public let position: LogPosition
     /// The buckets of the partitions read (``ChorusStorage/ChangedKeys``).
     let buckets: [UInt32]
+    /// When the answer stops holding with nothing changed: the first expiry of a muted word it applied.
+    let expiresAt: EventTime?
 
     /// The same footprint, its answer known to hold at `position` (one ``ProjectionEngine/unchangedPosition(of:)``
     /// gave): later checks then need to look only at changes made after it, and there are none until the next write.
     public func holding(at position: LogPosition) -> ReadFootprint {
         precondition(position >= self.position, "a footprint only moves forward")
-        return ReadFootprint(engine: engine, position: position, buckets: buckets)
+        return ReadFootprint(engine: engine, position: position, buckets: buckets, expiresAt: expiresAt)
     }
 
     /// The bytes it holds, about.

@@ -19,6 +19,8 @@ public struct ReadView: ~Copyable {
     let seenProfiles = ProfileMemo()
     /// Who is hidden from whom, read once per viewer (``Blocks``).
     let relationMemo = RelationMemo()
+    /// The muted words in force of each viewer, read once (``MutedWords``).
+    let mutedWordMemo = MutedWordMemo()
 
     init(transaction: StoreTransaction, models: ReadModels, keys: any PersonalDataKeys, position: LogPosition) {
         self.transaction = transaction

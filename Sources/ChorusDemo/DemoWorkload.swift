@@ -2,12 +2,12 @@ import ChorusDomain
 import ChorusLog
 
 /// A synthetic social workload of about a chosen number of events, made from a seed and executed through the real
-/// command path: users with Korean and Latin names and the handles `user0`, `user1`… (as their e-mails), a heavy-tailed
-/// follower graph (``FollowerGraph``: a few accounts
-/// followed by thousands, or by most users), posts with hashtags and mentions, plain reposts and unreposts, quotes,
-/// likes, unlikes, bookmarks, comments, messages, profile edits, post edits, unfollows, deletions of posts and comments, blocks and mutes,
-/// notifications and conversations read, a lobby room its users join, talk in and leave, photo posts of one to four
-/// pictures with alt texts (given ``photos``), and at the end one account that writes a little and is deleted.
+/// command path: users with Korean and Latin names and the handles `user0`, `user1`… (as their e-mails), a
+/// heavy-tailed follower graph (``FollowerGraph``: a few accounts followed by thousands, or by most users), posts with
+/// hashtags and mentions, plain reposts and unreposts, quotes, likes, unlikes, bookmarks, muted words, comments,
+/// messages, profile edits, post edits, unfollows, deletions of posts and comments, blocks and mutes, notifications
+/// and conversations read, a lobby room its users join, talk in and leave, photo posts of one to four pictures with
+/// alt texts (given ``photos``), and at the end one account that writes a little and is deleted.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -226,6 +226,13 @@ public struct DemoWorkload: Sendable {
         }
     }
 
+    /// Now and then someone mutes a word: one of the demo's few, so often one others write.
+    private func mutedWord(by user: UserID, using generator: inout SeededGenerator) -> Command {
+        .muteWord(
+            user: user, word: DemoNames.words.randomElement(using: &generator)!,
+            scope: Bool.random(using: &generator) ? .everyone : .notFollowing)
+    }
+
     /// The handle of the demo's `index`th user, as its e-mail: `user7`.
     static func handle(of index: Int) -> String { "user\(index)" }
 
@@ -297,6 +304,8 @@ public struct DemoWorkload: Sendable {
             return .deletePost(author: authors[index], post: post)
         case 97 where !life.comments.isEmpty:
             return commentDeletion(life: life, orLikeOf: post, by: user, using: &generator)
+        case 99 where Int.random(in: 0..<10, using: &generator) == 0:
+            return mutedWord(by: user, using: &generator)
         case 98 where user != other:
             // Now and then someone has had enough of someone else.
             return Bool.random(using: &generator)

@@ -49,6 +49,12 @@ struct DomainEventCodingTests {
         .postCreated(
             PostCreated(
                 post: .make(), author: user, caption: "", text: "closed", media: [], repostOf: nil, replies: .nobody)),
+        .wordMuted(WordMuted(user: user, id: .make(), word: "스포일러", expiresAt: nil, scope: .everyone)),
+        .wordMuted(
+            WordMuted(
+                user: user, id: .make(), word: "the finale",
+                expiresAt: EventTime(millisecondsSince1970: 1_800_000_000_000), scope: .notFollowing)),
+        .wordUnmuted(WordUnmuted(user: user, id: .make(), mutedAt: LogPosition(7))),
         .liked(Liked(user: other, post: post, postAuthor: user)),
         .unliked(Unliked(user: other, post: post, postAuthor: user, likedAt: LogPosition(41))),
         .commentAdded(CommentAdded(comment: .make(), post: post, author: other, text: "nice 👍", postAuthor: user)),

@@ -79,6 +79,9 @@ struct AuthorizationMatrixTests {
             // A room of Bo's, for Ana to join, write to and leave.
             let roomMade = try await api.call(.post, "/v1/rooms", token: bo.token, json: ["name": "Bo's room"])
             let room = try #require(roomMade.object["id"] as? String)
+            // A muted word of Ana's, for her to unmute.
+            let muted = try await api.call(.post, "/v1/me/muted-words", token: ana.token, json: ["word": "matrix"])
+            let mutedWord = try #require(muted.object["id"] as? String)
             // A second session of Ana's, for her to end.
             let second = try await api.call(
                 .post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"])
@@ -127,6 +130,9 @@ struct AuthorizationMatrixTests {
                 Route(method: .put, path: "/v1/posts/\(post)/bookmark", audience: .user),
                 Route(method: .delete, path: "/v1/posts/\(post)/bookmark", audience: .user),
                 Route(method: .get, path: "/v1/me/bookmarks", audience: .user),
+                Route(method: .get, path: "/v1/me/muted-words", audience: .user),
+                Route(method: .post, path: "/v1/me/muted-words", audience: .user, json: ["word": "spoiler"]),
+                Route(method: .delete, path: "/v1/me/muted-words/\(mutedWord)", audience: .user),
                 Route(method: .get, path: "/v1/hashtags/tag/posts", audience: .user),
                 Route(method: .get, path: "/v1/search/hashtags?q=t", audience: .user),
                 Route(method: .get, path: "/v1/posts/\(post)/comments", audience: .user),

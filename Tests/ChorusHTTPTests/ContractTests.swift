@@ -92,6 +92,15 @@ struct ContractTests {
             expect(.delete, "/v1/posts/{id}/bookmark", try await api.call(.delete, bookmarkPath, token: ana.token))
             expect(
                 .put, "/v1/posts/{id}/bookmark", try await api.call(.put, "/v1/posts/nope/bookmark", token: ana.token))
+            let muted = try await api.call(.post, "/v1/me/muted-words", token: ana.token, json: ["word": "contract"])
+            expect(.post, "/v1/me/muted-words", muted)
+            expect(.get, "/v1/me/muted-words", try await api.call(.get, "/v1/me/muted-words", token: ana.token))
+            let mutedPath = "/v1/me/muted-words/\(muted.object["id"] as? String ?? "")"
+            expect(.delete, "/v1/me/muted-words/{id}", try await api.call(.delete, mutedPath, token: ana.token))
+            expect(.delete, "/v1/me/muted-words/{id}", try await api.call(.delete, mutedPath, token: ana.token))
+            expect(
+                .post, "/v1/me/muted-words",
+                try await api.call(.post, "/v1/me/muted-words", token: ana.token, json: ["word": "x", "scope": "some"]))
             let repostPath = "/v1/posts/\(postID)/repost"
             expect(.put, "/v1/posts/{id}/repost", try await api.call(.put, repostPath, token: ana.token))
             expect(.delete, "/v1/posts/{id}/repost", try await api.call(.delete, repostPath, token: ana.token))
@@ -324,6 +333,7 @@ struct ContractTests {
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
                 "/v1/posts/{id}/repost", "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}",
                 "/v1/posts/{id}/bookmark", "/v1/me/bookmarks", "/v1/hashtags/{tag}/posts", "/v1/search/hashtags",
+                "/v1/me/muted-words", "/v1/me/muted-words/{id}",
                 "/v1/feed/home", "/v1/feed/following",
                 "/v1/notifications", "/v1/notifications/read", "/v1/messages", "/v1/conversations/{userId}/read",
                 "/v1/conversations", "/v1/conversations/{userId}/messages", "/v1/rooms", "/v1/rooms/{id}",

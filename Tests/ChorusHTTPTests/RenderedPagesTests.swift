@@ -8,7 +8,7 @@ import Testing
 @Suite("Kept pages: memory")
 struct RenderedPagesTests {
     private func footprint(buckets: Int) -> ReadFootprint {
-        ReadFootprint(engine: 1, position: LogPosition(7), buckets: (0..<UInt32(buckets)).map { $0 })
+        ReadFootprint(engine: 1, position: LogPosition(7), buckets: (0..<UInt32(buckets)).map { $0 }, expiresAt: nil)
     }
 
     @Test("pages are kept within the budget, the oldest going first, and one too large for it is not kept")

@@ -24,7 +24,7 @@ struct LiveInterestTests {
             var events: [(recorded: RecordedEvent, event: DomainEvent)] = []
             try app.log.scan { events.append(($0, try DomainEvent(decoding: $0, keys: TestDataKeys.shared))) }
             // Conversations read, which the demo does not do.
-            for case .messageSent(let message) in events.map(\.event).prefix(400) {
+            for case .messageSent(let message) in events.map(\.event) {
                 _ = try? await app.chorus.execute(.readConversation(reader: message.to, partner: message.from))
             }
             events.removeAll()
@@ -52,6 +52,10 @@ struct LiveInterestTests {
                     topics.insert(.conversation(user))
                 }
                 for room in rooms where Int.random(in: 0..<3, using: &random) == 0 { topics.insert(.room(room)) }
+                // Tags the demo writes.
+                for tag in ["coffee", "seoul", "캠퍼스"] where Int.random(in: 0..<3, using: &random) == 0 {
+                    topics.insert(.hashtag(tag))
+                }
                 return topics
             }
             func streams(of viewers: ArraySlice<UserID>) throws -> [Stream] {

@@ -109,6 +109,11 @@ struct ProjectionEngineTests {
             _ = try await app.chorus.execute(.like(user: bo, post: three))
             _ = try await app.chorus.execute(.unlike(user: bo, post: three))
             // Bookmarks loaded in key order by the build, one taken back in between.
+            // Muted words, one taken back.
+            let muted = try await app.chorus.execute(.muteWord(user: bo, word: "spoiler"))
+            _ = try await app.chorus.execute(.muteWord(user: cy, word: "서울", scope: .notFollowing))
+            _ = try await app.chorus.execute(.unmuteWord(user: bo, id: MutedWordID(muted.createdID!)!))
+            _ = try await app.chorus.execute(.muteWord(user: bo, word: "finale"))
             _ = try await app.chorus.execute(.bookmark(user: bo, post: anas))
             _ = try await app.chorus.execute(.bookmark(user: cy, post: bos))
             _ = try await app.chorus.execute(.unbookmark(user: bo, post: anas))

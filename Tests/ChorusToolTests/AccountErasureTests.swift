@@ -15,7 +15,7 @@ struct AccountErasureTests {
             ("sign-up name", "Name"), ("profile name", "Rename"), ("profile major", "Major"), ("profile bio", "Bio"),
             ("post caption", "Caption"), ("post text", "Text"), ("post edit", "Edited"), ("comment", "Comment"),
             ("message", "Message"), ("media bytes", "Media"), ("idempotent retry", "Retried"), ("alt text", "Alt"),
-            ("alt text edit", "Realt"), ("device token", "Device"),
+            ("alt text edit", "Realt"), ("device token", "Device"), ("muted word", "Muted"),
         ]
         let tag = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "")
 
@@ -87,6 +87,9 @@ struct AccountErasureTests {
             let device = try await server.call(
                 "POST", "/v1/me/devices", token: gone.token, json: ["platform": "fcm", "token": markers("Device")])
             #expect(device.status == 201, "\(device.json)")
+            let muted = try await server.call(
+                "POST", "/v1/me/muted-words", token: gone.token, json: ["word": markers("Muted")])
+            #expect(muted.status == 201, "\(muted.json)")
             let anasPost = try await server.call("POST", "/v1/posts", token: ana.token, json: ["text": "hello"])
             let comment = try await server.call(
                 "POST", "/v1/posts/\(id(anasPost))/comments", token: gone.token, json: ["text": markers("Comment")])
@@ -121,7 +124,7 @@ struct AccountErasureTests {
             let before = try Self.markersFound(under: data, markers)
             for route in [
                 "sign-up e-mail key", "profile name", "profile bio", "post caption", "post edit", "comment", "message",
-                "device token", "profile handle",
+                "device token", "profile handle", "muted word",
             ] {
                 #expect(before.contains { $0.route == route }, "the scan finds the \(route) before the deletion")
             }

@@ -289,6 +289,13 @@ extension ReadView {
         if try hidesAnyone(from: viewer), try hides(bytes: record.author, from: viewer, muting: muting) {
             return nil
         }
+        if muting,
+            try mutedWordsHide(
+                [String(copying: record.caption), String(copying: record.text)],
+                by: UserID(unchecked: String(copying: record.author)), from: viewer)
+        {
+            return nil
+        }
         let counts = try postCountsInPlace(of: id)
         var (hasLiked, hasReposted) = (false, false)
         // Most posts have no likes or reposts, and then no one need be looked up.

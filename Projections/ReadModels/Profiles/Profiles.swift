@@ -85,7 +85,8 @@ struct Profiles: ReadModel {
             .sessionStarted, .sessionEnded, .passwordChanged, .passwordResetRequested, .passwordResetUnmatched,
             .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted,
-            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked:
+            .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
+            .wordMuted, .wordUnmuted:
             break
         }
     }

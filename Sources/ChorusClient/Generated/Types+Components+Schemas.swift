@@ -981,6 +981,111 @@ extension Components {
                 ])
             }
         }
+        /// - Remark: Generated from `#/components/schemas/MutedWord`.
+        public struct MutedWord: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MutedWord/expiresAt`.
+            public var expiresAt: Components.Schemas.Time?
+            /// - Remark: Generated from `#/components/schemas/MutedWord/id`.
+            public var id: Swift.String
+            /// - Remark: Generated from `#/components/schemas/MutedWord/scope`.
+            public var scope: Components.Schemas.MutedWordScope
+            /// - Remark: Generated from `#/components/schemas/MutedWord/word`.
+            public var word: Swift.String
+            /// Creates a new `MutedWord`.
+            ///
+            /// - Parameters:
+            ///   - expiresAt:
+            ///   - id:
+            ///   - scope:
+            ///   - word:
+            public init(
+                expiresAt: Components.Schemas.Time? = nil,
+                id: Swift.String,
+                scope: Components.Schemas.MutedWordScope,
+                word: Swift.String
+            ) {
+                self.expiresAt = expiresAt
+                self.id = id
+                self.scope = scope
+                self.word = word
+            }
+            public enum CodingKeys: String, CodingKey {
+                case expiresAt
+                case id
+                case scope
+                case word
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.expiresAt = try container.decodeIfPresent(
+                    Components.Schemas.Time.self,
+                    forKey: .expiresAt
+                )
+                self.id = try container.decode(
+                    Swift.String.self,
+                    forKey: .id
+                )
+                self.scope = try container.decode(
+                    Components.Schemas.MutedWordScope.self,
+                    forKey: .scope
+                )
+                self.word = try container.decode(
+                    Swift.String.self,
+                    forKey: .word
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "expiresAt",
+                    "id",
+                    "scope",
+                    "word"
+                ])
+            }
+        }
+        /// - Remark: Generated from `#/components/schemas/MutedWordPage`.
+        public struct MutedWordPage: Codable, Hashable, Sendable {
+            /// - Remark: Generated from `#/components/schemas/MutedWordPage/items`.
+            public var items: [Components.Schemas.MutedWord]
+            /// - Remark: Generated from `#/components/schemas/MutedWordPage/nextCursor`.
+            public var nextCursor: Swift.String?
+            /// Creates a new `MutedWordPage`.
+            ///
+            /// - Parameters:
+            ///   - items:
+            ///   - nextCursor:
+            public init(
+                items: [Components.Schemas.MutedWord],
+                nextCursor: Swift.String? = nil
+            ) {
+                self.items = items
+                self.nextCursor = nextCursor
+            }
+            public enum CodingKeys: String, CodingKey {
+                case items
+                case nextCursor
+            }
+            public init(from decoder: any Swift.Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                self.items = try container.decode(
+                    [Components.Schemas.MutedWord].self,
+                    forKey: .items
+                )
+                self.nextCursor = try container.decodeIfPresent(
+                    Swift.String.self,
+                    forKey: .nextCursor
+                )
+                try decoder.ensureNoAdditionalProperties(knownKeys: [
+                    "items",
+                    "nextCursor"
+                ])
+            }
+        }
+        /// Whose posts a muted word hides; `everyone` by default.
+        ///
+        /// - Remark: Generated from `#/components/schemas/MutedWordScope`.
+        @frozen public enum MutedWordScope: String, Codable, Hashable, Sendable, CaseIterable {
+            case everyone = "everyone"
+            case notFollowing = "not_following"
+        }
         /// - Remark: Generated from `#/components/schemas/Notification`.
         public struct Notification: Codable, Hashable, Sendable {
             /// - Remark: Generated from `#/components/schemas/Notification/actor`.

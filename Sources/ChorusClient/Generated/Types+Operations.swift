@@ -5310,6 +5310,824 @@ public enum Operations {
             }
         }
     }
+    /// The caller's muted words, oldest first, those expired included.
+    ///
+    /// - Remark: HTTP `GET /v1/me/muted-words`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/get(myMutedWords)`.
+    public enum MyMutedWords {
+        public static let id: Swift.String = "myMutedWords"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - cursor:
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.MyMutedWords.Input.Query
+            /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyMutedWords.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - accept:
+                public init(accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyMutedWords.AcceptableContentType>] = .defaultValues()) {
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.MyMutedWords.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.MyMutedWords.Input.Query = .init(),
+                headers: Operations.MyMutedWords.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Ok: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/responses/200/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/responses/200/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.MyMutedWords.Output.Ok.Headers
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/responses/200/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/GET/responses/200/content/application\/json`.
+                    case json(Components.Schemas.MutedWordPage)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.MutedWordPage {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.MyMutedWords.Output.Ok.Body
+                /// Creates a new `Ok`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.MyMutedWords.Output.Ok.Headers = .init(),
+                    body: Operations.MyMutedWords.Output.Ok.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// A page of muted words.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/get(myMutedWords)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Operations.MyMutedWords.Output.Ok)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Operations.MyMutedWords.Output.Ok {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/get(myMutedWords)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/get(myMutedWords)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// WordMuted: until `expiresAt` (if given), a post whose caption or text holds the word or phrase (compared case-folded, whole words; a word of Hangul alone also inside a longer run of Hangul) is left out of the caller's feeds, hashtag pages, notifications and live streams; with `scope: not_following`, only posts of users the caller does not follow. Never the caller's own posts. At most 100 words (422 beyond), each at most 100 characters with a letter or a digit; the word is the caller's personal text, sealed in the log.
+    ///
+    /// - Remark: HTTP `POST /v1/me/muted-words`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)`.
+    public enum MuteWord {
+        public static let id: Swift.String = "muteWord"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MuteWord.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MuteWord.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.MuteWord.Input.Headers
+            /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/requestBody`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/requestBody/json`.
+                public struct JsonPayload: Codable, Hashable, Sendable {
+                    /// a time to come (422 otherwise)
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/requestBody/json/expiresAt`.
+                    public var expiresAt: Components.Schemas.Time?
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/requestBody/json/scope`.
+                    public var scope: Components.Schemas.MutedWordScope?
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/requestBody/json/word`.
+                    public var word: Swift.String
+                    /// Creates a new `JsonPayload`.
+                    ///
+                    /// - Parameters:
+                    ///   - expiresAt: a time to come (422 otherwise)
+                    ///   - scope:
+                    ///   - word:
+                    public init(
+                        expiresAt: Components.Schemas.Time? = nil,
+                        scope: Components.Schemas.MutedWordScope? = nil,
+                        word: Swift.String
+                    ) {
+                        self.expiresAt = expiresAt
+                        self.scope = scope
+                        self.word = word
+                    }
+                    public enum CodingKeys: String, CodingKey {
+                        case expiresAt
+                        case scope
+                        case word
+                    }
+                }
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/requestBody/content/application\/json`.
+                case json(Operations.MuteWord.Input.Body.JsonPayload)
+            }
+            public var body: Operations.MuteWord.Input.Body
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - headers:
+            ///   - body:
+            public init(
+                headers: Operations.MuteWord.Input.Headers = .init(),
+                body: Operations.MuteWord.Input.Body
+            ) {
+                self.headers = headers
+                self.body = body
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct Created: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/responses/201/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/responses/201/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.MuteWord.Output.Created.Headers
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/responses/201/content`.
+                @frozen public enum Body: Sendable, Hashable {
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/POST/responses/201/content/application\/json`.
+                    case json(Components.Schemas.MutedWord)
+                    /// The associated value of the enum case if `self` is `.json`.
+                    ///
+                    /// - Throws: An error if `self` is not `.json`.
+                    /// - SeeAlso: `.json`.
+                    public var json: Components.Schemas.MutedWord {
+                        get throws {
+                            switch self {
+                            case let .json(body):
+                                return body
+                            }
+                        }
+                    }
+                }
+                /// Received HTTP response body
+                public var body: Operations.MuteWord.Output.Created.Body
+                /// Creates a new `Created`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                ///   - body: Received HTTP response body
+                public init(
+                    headers: Operations.MuteWord.Output.Created.Headers = .init(),
+                    body: Operations.MuteWord.Output.Created.Body
+                ) {
+                    self.headers = headers
+                    self.body = body
+                }
+            }
+            /// The muted word.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/201`.
+            ///
+            /// HTTP response code: `201 created`.
+            case created(Operations.MuteWord.Output.Created)
+            /// The associated value of the enum case if `self` is `.created`.
+            ///
+            /// - Throws: An error if `self` is not `.created`.
+            /// - SeeAlso: `.created`.
+            public var created: Operations.MuteWord.Output.Created {
+                get throws {
+                    switch self {
+                    case let .created(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "created",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unsupported_media_type`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/415`.
+            ///
+            /// HTTP response code: `415 unsupportedMediaType`.
+            case unsupportedMediaType(Components.Responses.UnsupportedMediaType)
+            /// The associated value of the enum case if `self` is `.unsupportedMediaType`.
+            ///
+            /// - Throws: An error if `self` is not `.unsupportedMediaType`.
+            /// - SeeAlso: `.unsupportedMediaType`.
+            public var unsupportedMediaType: Components.Responses.UnsupportedMediaType {
+                get throws {
+                    switch self {
+                    case let .unsupportedMediaType(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unsupportedMediaType",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `invalid_email`, `weak_password`, `invalid_field` (the message names the field, and what is wrong with it: its
+            /// length, a control character, a direction override),
+            /// `empty_text`, `text_too_long`, `unknown_user`, `unknown_post`, `unknown_media`, `self_follow`, `self_message`,
+            /// `wrong_password` (the current password given to change it), `invalid_token` (a reset token unknown, used or
+            /// expired).
+            ///
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/422`.
+            ///
+            /// HTTP response code: `422 unprocessableContent`.
+            case unprocessableContent(Components.Responses.Unprocessable)
+            /// The associated value of the enum case if `self` is `.unprocessableContent`.
+            ///
+            /// - Throws: An error if `self` is not `.unprocessableContent`.
+            /// - SeeAlso: `.unprocessableContent`.
+            public var unprocessableContent: Components.Responses.Unprocessable {
+                get throws {
+                    switch self {
+                    case let .unprocessableContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unprocessableContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// WordUnmuted for one of the caller's muted words (another's, or one unmuted, is 404).
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/muted-words/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)`.
+    public enum UnmuteWord {
+        public static let id: Swift.String = "unmuteWord"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/muted-words/{id}/DELETE/path`.
+            public struct Path: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/{id}/DELETE/path/id`.
+                public var id: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - id:
+                public init(id: Swift.String) {
+                    self.id = id
+                }
+            }
+            public var path: Operations.UnmuteWord.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/muted-words/{id}/DELETE/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/{id}/DELETE/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UnmuteWord.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.UnmuteWord.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.UnmuteWord.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.UnmuteWord.Input.Path,
+                headers: Operations.UnmuteWord.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/muted-words/{id}/DELETE/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/muted-words/{id}/DELETE/responses/204/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.UnmuteWord.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.UnmuteWord.Output.NoContent.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// Unmuted.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.UnmuteWord.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.UnmuteWord.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
     /// The users the caller muted, most recent first.
     ///
     /// - Remark: HTTP `GET /v1/me/mutes`.

@@ -148,6 +148,21 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me/devices/{id}`.
     /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)`.
     func forgetDevice(_ input: Operations.ForgetDevice.Input) async throws -> Operations.ForgetDevice.Output
+    /// The caller's muted words, oldest first, those expired included.
+    ///
+    /// - Remark: HTTP `GET /v1/me/muted-words`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/get(myMutedWords)`.
+    func myMutedWords(_ input: Operations.MyMutedWords.Input) async throws -> Operations.MyMutedWords.Output
+    /// WordMuted: until `expiresAt` (if given), a post whose caption or text holds the word or phrase (compared case-folded, whole words; a word of Hangul alone also inside a longer run of Hangul) is left out of the caller's feeds, hashtag pages, notifications and live streams; with `scope: not_following`, only posts of users the caller does not follow. Never the caller's own posts. At most 100 words (422 beyond), each at most 100 characters with a letter or a digit; the word is the caller's personal text, sealed in the log.
+    ///
+    /// - Remark: HTTP `POST /v1/me/muted-words`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)`.
+    func muteWord(_ input: Operations.MuteWord.Input) async throws -> Operations.MuteWord.Output
+    /// WordUnmuted for one of the caller's muted words (another's, or one unmuted, is 404).
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/muted-words/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)`.
+    func unmuteWord(_ input: Operations.UnmuteWord.Input) async throws -> Operations.UnmuteWord.Output
     /// The users the caller muted, most recent first.
     ///
     /// - Remark: HTTP `GET /v1/me/mutes`.
@@ -674,6 +689,45 @@ extension APIProtocol {
         headers: Operations.ForgetDevice.Input.Headers = .init()
     ) async throws -> Operations.ForgetDevice.Output {
         try await forgetDevice(Operations.ForgetDevice.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// The caller's muted words, oldest first, those expired included.
+    ///
+    /// - Remark: HTTP `GET /v1/me/muted-words`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/get(myMutedWords)`.
+    public func myMutedWords(
+        query: Operations.MyMutedWords.Input.Query = .init(),
+        headers: Operations.MyMutedWords.Input.Headers = .init()
+    ) async throws -> Operations.MyMutedWords.Output {
+        try await myMutedWords(Operations.MyMutedWords.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// WordMuted: until `expiresAt` (if given), a post whose caption or text holds the word or phrase (compared case-folded, whole words; a word of Hangul alone also inside a longer run of Hangul) is left out of the caller's feeds, hashtag pages, notifications and live streams; with `scope: not_following`, only posts of users the caller does not follow. Never the caller's own posts. At most 100 words (422 beyond), each at most 100 characters with a letter or a digit; the word is the caller's personal text, sealed in the log.
+    ///
+    /// - Remark: HTTP `POST /v1/me/muted-words`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/post(muteWord)`.
+    public func muteWord(
+        headers: Operations.MuteWord.Input.Headers = .init(),
+        body: Operations.MuteWord.Input.Body
+    ) async throws -> Operations.MuteWord.Output {
+        try await muteWord(Operations.MuteWord.Input(
+            headers: headers,
+            body: body
+        ))
+    }
+    /// WordUnmuted for one of the caller's muted words (another's, or one unmuted, is 404).
+    ///
+    /// - Remark: HTTP `DELETE /v1/me/muted-words/{id}`.
+    /// - Remark: Generated from `#/paths//v1/me/muted-words/{id}/delete(unmuteWord)`.
+    public func unmuteWord(
+        path: Operations.UnmuteWord.Input.Path,
+        headers: Operations.UnmuteWord.Input.Headers = .init()
+    ) async throws -> Operations.UnmuteWord.Output {
+        try await unmuteWord(Operations.UnmuteWord.Input(
             path: path,
             headers: headers
         ))

@@ -45,6 +45,10 @@ public enum Command: Sendable, Hashable {
     case bookmark(user: UserID, post: PostID)
     /// Takes a bookmark back (repeats change nothing), also of a post deleted since.
     case unbookmark(user: UserID, post: PostID)
+    /// Mutes a word or phrase for `user` (at most 100), until `expiresAt` if given; the result's id names it.
+    case muteWord(user: UserID, word: String, expiresAt: EventTime? = nil, scope: MutedWordScope = .everyone)
+    /// Takes a muted word back.
+    case unmuteWord(user: UserID, id: MutedWordID)
     /// Reposts a post plainly (repeats change nothing): naming a plain repost reposts its original.
     case repost(user: UserID, post: PostID)
     /// Takes a plain repost back (repeats change nothing).
@@ -139,6 +143,9 @@ extension Command {
         case .unlike(let user, let post): UnlikePost.prepare(user: user, post: post)
         case .bookmark(let user, let post): BookmarkPost.prepare(user: user, post: post)
         case .unbookmark(let user, let post): UnbookmarkPost.prepare(user: user, post: post)
+        case .muteWord(let user, let word, let expiresAt, let scope):
+            try MuteWord.prepare(user: user, word: word, expiresAt: expiresAt, scope: scope)
+        case .unmuteWord(let user, let id): UnmuteWord.prepare(user: user, id: id)
         case .repost(let user, let post): RepostPost.prepare(user: user, post: post)
         case .unrepost(let user, let post): UnrepostPost.prepare(user: user, post: post)
         case .addComment(let author, let post, let text): try AddComment.prepare(author: author, post: post, text: text)

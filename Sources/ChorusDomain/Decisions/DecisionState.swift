@@ -20,6 +20,7 @@ import ChorusLog
 /// - `likes`: user, post → position of the like (likewise)
 /// - `bookmarks`: user, post → position of the bookmark (likewise)
 /// - `reply-rules`: post → who may comment on it (``ReplyPolicy/code``, one byte), unless everyone may
+/// - `muted-words`: user, muted word → position of its ``WordMuted`` (u64 big-endian), until it is unmuted
 /// - `post-mentions`: post, `caption` or `text` → whom it mentions (``PayloadWriter/write(mentions:)``), unless no one
 /// - `shares`: post, user → position of the user's plain repost of it (``Reposted``; likewise)
 /// - `rooms`: room → its creator's id (UTF-8)
@@ -59,6 +60,7 @@ public struct DecisionState: Sendable {
     let userHandles = StateTable("user-handles")
     let replyRules = StateTable("reply-rules")
     let postMentions = StateTable("post-mentions")
+    let mutedWords = StateTable("muted-words")
     let shares = StateTable("shares")
     let rooms = StateTable("rooms")
     let roomMembers = StateTable("room-members")
@@ -92,6 +94,7 @@ public struct DecisionState: Sendable {
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
             format, attachedMedia, deviceTokens, devices, bookmarks, replyRules, handles, userHandles, postMentions,
+            mutedWords,
         ]
     }
 
@@ -102,7 +105,7 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia, deviceTokens,
-            devices, bookmarks, replyRules, handles, userHandles, postMentions,
+            devices, bookmarks, replyRules, handles, userHandles, postMentions, mutedWords,
         ]
     }
 

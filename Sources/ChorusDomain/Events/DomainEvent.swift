@@ -45,6 +45,8 @@ public enum DomainEvent: Sendable, Hashable {
     case pushSettingsChanged(PushSettingsChanged)
     case bookmarked(Bookmarked)
     case unbookmarked(Unbookmarked)
+    case wordMuted(WordMuted)
+    case wordUnmuted(WordUnmuted)
 }
 
 extension DomainEvent {
@@ -91,6 +93,8 @@ extension DomainEvent {
         PushSettingsChanged.self,
         Bookmarked.self,
         Unbookmarked.self,
+        WordMuted.self,
+        WordUnmuted.self,
     ]
 
     /// The event's own type, which knows how it is stored.
@@ -137,6 +141,8 @@ extension DomainEvent {
         case .pushSettingsChanged(let event): event
         case .bookmarked(let event): event
         case .unbookmarked(let event): event
+        case .wordMuted(let event): event
+        case .wordUnmuted(let event): event
         }
     }
 

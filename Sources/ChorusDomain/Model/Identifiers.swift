@@ -77,6 +77,12 @@ public struct DeviceID: ChorusIdentifier {
     public init(unchecked rawValue: String) { self.rawValue = rawValue }
 }
 
+/// A word or phrase a user muted.
+public struct MutedWordID: ChorusIdentifier {
+    public let rawValue: String
+    public init(unchecked rawValue: String) { self.rawValue = rawValue }
+}
+
 public struct MediaID: ChorusIdentifier {
     public let rawValue: String
     public init(unchecked rawValue: String) { self.rawValue = rawValue }

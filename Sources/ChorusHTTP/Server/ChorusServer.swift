@@ -135,6 +135,7 @@ public enum ChorusServer {
         ReportRoutes(endpoints: endpoints).add(to: signedIn)
         PostRoutes(endpoints: endpoints).add(to: signedIn)
         BookmarkRoutes(endpoints: endpoints).add(to: signedIn)
+        MutedWordRoutes(endpoints: endpoints).add(to: signedIn)
         HashtagRoutes(endpoints: endpoints).add(to: signedIn)
         FeedRoutes(endpoints: endpoints).add(to: signedIn)
         MessageRoutes(endpoints: endpoints).add(to: signedIn)

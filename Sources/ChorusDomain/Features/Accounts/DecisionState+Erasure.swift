@@ -27,7 +27,7 @@ extension DecisionState {
 
     /// What deleting `user`'s account appends, each event to its own stream: their follows either way, their posts
     /// (with the plain reposts that go with them), their comments on others' posts, their likes and plain reposts of
-    /// others' posts, their bookmarks, their room memberships, their devices, their sessions, and last the
+    /// others' posts, their bookmarks and muted words, their room memberships, their devices, their sessions, and last the
     /// ``AccountDeleted``. Reads the posts, comments, follows, shares and room members tables whole: an account is
     /// deleted rarely, and an index per user would cost every post, comment and follow.
     func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
@@ -93,6 +93,7 @@ extension DecisionState {
             events.append(.unliked(Unliked(user: user, post: post, postAuthor: postAuthor, likedAt: like.since)))
         }
         events += try unbookmarks(of: user, in: state)
+        events += try unmutes(of: user, in: state)
         // Their plain reposts of others' posts, and the rooms they are in.
         for (post, share) in try entries(endingWith: user, in: shares, state: state) {
             let post = PostID(unchecked: post)
