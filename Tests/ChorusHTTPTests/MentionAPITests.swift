@@ -151,6 +151,10 @@ struct MentionAPITests {
                 let post = try await api.post(ana, "hey @bob")
                 _ = try await api.call(.patch, "/v1/me/push-settings", token: bo.token, json: ["mentions": "off"])
                 _ = try await api.post(ana, "again @bob")
+                // Mentioned in a comment on his own post, Bob is told once: of the comment.
+                let bobs = try await api.post(bo, "my post")
+                _ = try await api.call(.patch, "/v1/me/push-settings", token: bo.token, json: ["mentions": "all"])
+                _ = try await api.call(.post, "/v1/posts/\(bobs)/comments", token: ana.token, json: ["text": "@bob hi"])
 
                 let port = try #require(api.client.port)
                 let headers = ["Authorization": "Bearer \(bo.token)", "Last-Event-ID": "\(after)"]
@@ -164,7 +168,9 @@ struct MentionAPITests {
                 #expect((events[0].data["post"] as? [String: Any])?["id"] as? String == post)
 
                 let pushes = try await follower.pushes()
-                #expect(pushes[boDevice]?.map(\.body) == ["Ana mentioned you"], "the second after `mentions: off`")
+                #expect(
+                    pushes[boDevice]?.map(\.body) == ["Ana mentioned you", "Ana commented on your post"],
+                    "none for the second post, after `mentions: off`")
                 #expect(pushes[boDevice]?.first?.kind == .mention && pushes[boDevice]?.first?.postID == post)
             }
         }

@@ -21,8 +21,9 @@ package struct PushEvents: Sendable {
         switch try DomainEvent(decoding: recorded, keys: keys) {
         case .liked(let event): try notification(of: recorded, to: event.postAuthor, kind: .likes, in: view)
         case .commentAdded(let event):
+            // The post's author, mentioned or not, has the comment's own notification: one push.
             try notification(of: recorded, to: event.postAuthor, kind: .comments, in: view)
-                + mentions(of: recorded, event.mentions, in: view)
+                + mentions(of: recorded, event.mentions.filter { $0 != event.postAuthor }, in: view)
         case .postCreated(let event): try mentions(of: recorded, event.mentions.all, in: view)
         case .postEdited(let event):
             try mentions(
