@@ -17,7 +17,7 @@ import Synchronization
 /// and its time, on a 1M-event log).
 public final class ProjectionEngine: Sendable {
     /// The version of the tables' layout; read models of another layout must be rebuilt from the log.
-    public static let layoutVersion: UInt64 = 14
+    public static let layoutVersion: UInt64 = 15
 
     /// The followers from which on an author's posts are merged into the Following feeds when read instead of written
     /// into each (hybrid fan-out; ``FeedFanOut`` says how it was chosen).

@@ -23,6 +23,7 @@ final class ReadModels: Sendable {
     let devices: Devices
     let bookmarks: Bookmarks
     let mutedWords: MutedWords
+    let followRequests: FollowRequests
 
     /// The models in the order they are applied to each event: those that check whether an event changes something
     /// (a like that was there, a follow edge) before the models that change it.
@@ -32,6 +33,7 @@ final class ReadModels: Sendable {
         HomeTimeline.self, FeedFanOut.self, FollowingFeeds.self, Conversations.self, RecentMessages.self,
         UserSearch.self, Blocks.self,
         Moderation.self, Rooms.self, ReadMarks.self, Devices.self, Bookmarks.self, MutedWords.self,
+        FollowRequests.self,
     ]
 
     /// The checkpoint's table: the position applied through, and the layout's version.
@@ -70,12 +72,13 @@ final class ReadModels: Sendable {
         devices = Devices(store: store)
         bookmarks = Bookmarks(store: store)
         mutedWords = MutedWords(store: store)
+        followRequests = FollowRequests(store: store)
         inApplyOrder = [
             notifications, profileCounters, postCounters, profiles, hashtagPages, posts, comments, homeTimeline,
             feedFanOut,
             followingFeeds,
             conversations, recentMessages, userSearch, blocks, moderation, rooms, readMarks, devices, bookmarks,
-            mutedWords,
+            mutedWords, followRequests,
         ]
         assert(inApplyOrder.map { ObjectIdentifier(type(of: $0)) } == Self.types.map(ObjectIdentifier.init))
     }

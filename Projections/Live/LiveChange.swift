@@ -67,6 +67,7 @@ extension ReadView {
         case .commentAdded(let event): try addChanges(of: event, to: &list)
         case .commentDeleted(let event): try addChanges(of: event, to: &list)
         case .followed(let event): try addChanges(of: event, to: &list)
+        case .followRequested(let event): try addChanges(of: event, to: &list)
         case .unfollowed(let event): try addChanges(of: event, to: &list)
         case .blocked(let event): try addChanges(of: event, to: &list)
         case .messageSent(let event): try addChanges(of: event, to: &list)

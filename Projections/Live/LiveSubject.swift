@@ -55,7 +55,10 @@ public enum LiveSubject: Hashable, Sendable {
             body(notifications(of: event.postAuthor))
             for user in event.mentions { body(.notificationsOf(user)) }
         case .commentDeleted(let event): body(.post(event.post))
-        case .followed(let event): body(.notificationsOf(event.followee))
+        case .followed(let event):
+            // An accepted request notifies the follower instead.
+            body(.notificationsOf(event.requestedAt == nil ? event.followee : event.follower))
+        case .followRequested(let event): body(.notificationsOf(event.followee))
         case .unfollowed(let event): body(.feedOf(event.follower))
         case .blocked(let event):
             body(.feedOf(event.blocker))
@@ -74,7 +77,7 @@ public enum LiveSubject: Hashable, Sendable {
             .reportFiled, .reportResolved,
             .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
             .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
-            .wordMuted, .wordUnmuted:
+            .wordMuted, .wordUnmuted, .followRequestEnded:
             break
         }
     }

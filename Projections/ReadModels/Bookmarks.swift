@@ -51,8 +51,8 @@ struct Bookmarks: ReadModel {
 }
 
 extension ReadView {
-    /// The posts of `kind` that `user` saved, most recently saved first, with those they cannot read now (deleted, or
-    /// of someone blocked either way) left out.
+    /// The posts of `kind` that `user` saved, most recently saved first, with those they cannot read now (deleted, of
+    /// someone blocked either way, or of a private account they do not follow) left out.
     public func bookmarkedPosts(of user: UserID, kind: PostKind = .all, page: PageRequest) throws -> Page<Post> {
         try Page(copying: { try bookmarkedPosts(of: user, kind: kind, page: page, $0) })
     }

@@ -75,7 +75,7 @@ struct FollowingFeeds: DerivedReadModel {
             .unblocked, .muted, .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended,
             .accountDeleted, .erasureCompleted,
             .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
-            .wordMuted, .wordUnmuted:
+            .wordMuted, .wordUnmuted, .followRequested, .followRequestEnded:
             break
         }
     }

@@ -2,8 +2,9 @@ import ChorusDomain
 import ChorusLog
 import ChorusStorage
 
-/// What others did to one's things: likes, comments and plain reposts of one's posts, follows of oneself, mentions of
-/// oneself in posts and comments. Never one's own acts. An unlike, unrepost or unfollow takes its notification back, so that liking and unliking cannot flood
+/// What others did to one's things: likes, comments and plain reposts of one's posts, follows of oneself and requests
+/// to, acceptances of one's requests, mentions of oneself in posts and comments. Never one's own acts. A request
+/// answered or withdrawn takes its notification back. An unlike, unrepost or unfollow takes its notification back, so that liking and unliking cannot flood
 /// anyone.
 ///
 /// A like's or a follow's notification is keyed by the position of the like or follow, which an unlike or unfollow
@@ -58,16 +59,8 @@ struct Notifications: ReadModel {
                 for: event.postAuthor, at: envelope.position, in: transaction)
         case .unreposted(let event):
             try remove(for: event.postAuthor, at: event.repostedAt, in: transaction)
-        case .followed(let event):
-            try add(
-                NotificationRecord(
-                    kind: .follow, actor: event.follower, post: nil, comment: nil, createdAt: envelope.recordedAt),
-                for: event.followee, at: envelope.position, in: transaction)
-        case .unfollowed(let event):
-            var edge = ProjectionKey(event.follower)
-            edge.append(event.followee)
-            guard let since = try event.followedAt ?? transaction.position(under: edge.bytes, in: edges) else { return }
-            try remove(for: event.followee, at: since, in: transaction)
+        case .followed, .unfollowed, .followRequested, .followRequestEnded:
+            try applyFollow(event, at: envelope, in: transaction)
         case .commentAdded(let event):
             let author = try author(of: event.post, recorded: event.postAuthor, in: transaction)
             let comment = NotificationRecord.CommentPart(id: event.comment, text: event.text, mentions: event.mentions)
@@ -111,6 +104,44 @@ struct Notifications: ReadModel {
             .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
             .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
             .wordMuted, .wordUnmuted:
+            break
+        }
+    }
+
+    /// A follow notifies the followee; a request notifies the private account it asks, which accepting answers (the
+    /// asker hears of it) and which declining or withdrawing takes back. An unfollow takes its follow's back.
+    private func applyFollow(_ event: DomainEvent, at envelope: EventEnvelope, in transaction: StoreTransaction) throws
+    {
+        switch event {
+        case .followed(let event):
+            guard let requestedAt = event.requestedAt else {
+                try add(
+                    NotificationRecord(
+                        kind: .follow, actor: event.follower, post: nil, comment: nil, createdAt: envelope.recordedAt),
+                    for: event.followee, at: envelope.position, in: transaction)
+                return
+            }
+            // An accepted request: the followee's request notification is answered; the follower hears of it.
+            try remove(for: event.followee, at: requestedAt, in: transaction)
+            try add(
+                NotificationRecord(
+                    kind: .followAccepted, actor: event.followee, post: nil, comment: nil,
+                    createdAt: envelope.recordedAt),
+                for: event.follower, at: envelope.position, in: transaction)
+        case .followRequested(let event):
+            try add(
+                NotificationRecord(
+                    kind: .followRequest, actor: event.follower, post: nil, comment: nil,
+                    createdAt: envelope.recordedAt),
+                for: event.followee, at: envelope.position, in: transaction)
+        case .followRequestEnded(let event):
+            try remove(for: event.followee, at: event.requestedAt, in: transaction)
+        case .unfollowed(let event):
+            var edge = ProjectionKey(event.follower)
+            edge.append(event.followee)
+            guard let since = try event.followedAt ?? transaction.position(under: edge.bytes, in: edges) else { return }
+            try remove(for: event.followee, at: since, in: transaction)
+        default:
             break
         }
     }
@@ -212,6 +243,8 @@ struct Notifications: ReadModel {
 public struct Notification: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {
         case like, follow, comment, repost, mention
+        case followRequest = "follow_request"
+        case followAccepted = "follow_accepted"
     }
 
     /// The post a like, comment or repost was on.
@@ -270,7 +303,16 @@ extension ReadView {
             return nil
         }
         let actor = try requireSummary(record.actor)
-        let post = try record.post.map { id in Notification.PostPart(id: id, image: try postRecord(id)?.media.first?.id)
+        var post: Notification.PostPart?
+        if let id = record.post {
+            let found = try postRecord(id)
+            // A mention in a private account's post is for its followers alone.
+            if let author = found?.author, let profile = try profileRecord(author),
+                try isPrivate(author, profile, to: user)
+            {
+                return nil
+            }
+            post = Notification.PostPart(id: id, image: found?.media.first?.id)
         }
         var comment: Comment?
         if let post = record.post, let part = record.comment {
@@ -285,6 +327,8 @@ extension ReadView {
             case .comment: .comment
             case .repost: .repost
             case .mention: .mention
+            case .followRequest: .followRequest
+            case .followAccepted: .followAccepted
             }
         return Notification(
             id: PageCursor(position: position).description, kind: kind, actor: actor,
@@ -299,6 +343,8 @@ struct NotificationRecord: Hashable {
         case comment = 3
         case repost = 4
         case mention = 5
+        case followRequest = 6
+        case followAccepted = 7
     }
 
     struct CommentPart: Hashable {

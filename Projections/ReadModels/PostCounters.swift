@@ -61,7 +61,7 @@ struct PostCounters: DerivedReadModel {
             .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
             .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
-            .wordMuted, .wordUnmuted:
+            .wordMuted, .wordUnmuted, .followRequested, .followRequestEnded:
             break
         }
     }

@@ -94,15 +94,19 @@ public final class ChorusClient: Sendable {
     }
 
     /// Changes the fields given; `profileImage` is a media id from ``uploadImage(_:contentType:)``; a new `handle`
-    /// frees the old one at once.
+    /// frees the old one at once. `isPrivate: true` makes following the account a request it answers
+    /// (``followRequests()``); `false` accepts every pending request.
     @discardableResult
     public func editProfile(
         name: String? = nil, major: String? = nil, bio: String? = nil, profileImage: String? = nil,
-        handle: String? = nil
+        handle: String? = nil, isPrivate: Bool? = nil
     ) async throws -> Profile {
         try await unwrapping {
             try await api.editMe(
-                body: .json(.init(bio: bio, handle: handle, major: major, name: name, profileImage: profileImage))
+                body: .json(
+                    .init(
+                        bio: bio, handle: handle, major: major, name: name, _private: isPrivate,
+                        profileImage: profileImage))
             ).ok.body.json
         }
     }
@@ -129,14 +133,36 @@ public final class ChorusClient: Sendable {
         }
     }
 
+    /// Follows the user, or asks to when their account is private: then `requested` is true until they answer.
     @discardableResult
     public func follow(_ user: String) async throws -> Components.Schemas.FollowState {
         try await unwrapping { try await api.follow(path: .init(id: user)).ok.body.json }
     }
 
+    /// Unfollows the user, or withdraws the request to follow them.
     @discardableResult
     public func unfollow(_ user: String) async throws -> Components.Schemas.FollowState {
         try await unwrapping { try await api.unfollow(path: .init(id: user)).ok.body.json }
+    }
+
+    /// Who asked to follow the caller's private account and awaits the answer, most recent first.
+    public func followRequests() -> Pages<UserSummary> {
+        Pages { cursor in
+            let page = try await unwrapping {
+                try await self.api.myFollowRequests(query: .init(cursor: cursor)).ok.body.json
+            }
+            return (page.items, page.nextCursor)
+        }
+    }
+
+    /// Accepts the user's pending request to follow the caller: they follow from now on.
+    public func acceptFollowRequest(from user: String) async throws {
+        _ = try await unwrapping { try await api.acceptFollowRequest(path: .init(userId: user)).noContent }
+    }
+
+    /// Declines the user's pending request to follow the caller.
+    public func declineFollowRequest(from user: String) async throws {
+        _ = try await unwrapping { try await api.declineFollowRequest(path: .init(userId: user)).noContent }
     }
 
     public func followers(of user: String) -> Pages<UserSummary> {

@@ -5,9 +5,10 @@ import ChorusLog
 /// command path: users with Korean and Latin names and the handles `user0`, `user1`… (as their e-mails), a
 /// heavy-tailed follower graph (``FollowerGraph``: a few accounts followed by thousands, or by most users), posts with
 /// hashtags and mentions, plain reposts and unreposts, quotes, likes, unlikes, bookmarks, muted words, comments,
-/// messages, profile edits, post edits, unfollows, deletions of posts and comments, blocks and mutes, notifications
-/// and conversations read, a lobby room its users join, talk in and leave, photo posts of one to four pictures with
-/// alt texts (given ``photos``), and at the end one account that writes a little and is deleted.
+/// messages, profile edits, post edits, unfollows, deletions of posts and comments, blocks and mutes, private accounts
+/// (one in 25) and the requests to follow them (most accepted), notifications and conversations read, a lobby room its
+/// users join, talk in and leave, photo posts of one to four pictures with alt texts (given ``photos``), and at the
+/// end one account that writes a little and is deleted.
 ///
 /// Commands run in waves of concurrent commands; a wave only refers to users and posts made in earlier waves, so the
 /// content depends only on the seed, while positions within a wave depend on how the group commits fell.
@@ -81,6 +82,10 @@ public struct DemoWorkload: Sendable {
                     life.deletedPosts.insert(post)
                 case .deleteComment(_, _, let comment):
                     life.deletedComments.insert(comment)
+                case .editProfile(let user, _, _, _, _, _, true?):
+                    life.privateUsers.insert(user)
+                case .follow(let follower, let followee) where life.privateUsers.contains(followee):
+                    life.requests.append((follower, followee))
                 case .joinRoom(let user, _):
                     life.roomMembers.insert(user)
                 case .leaveRoom(let user, _):
@@ -116,6 +121,12 @@ public struct DemoWorkload: Sendable {
             let wave = Array(follows[start..<min(start + waveSize, follows.count)])
             record(wave, try await execute(wave, on: executor, durability: durability))
         }
+
+        // One account in 25 goes private, keeping its followers: who follows it from now on asks first.
+        let going = stride(from: 12, to: users.count, by: 25).map {
+            Command.editProfile(user: users[$0], isPrivate: true)
+        }
+        record(going, try await execute(going, on: executor, durability: durability))
 
         // Some take photos, stored a photographer at a time (the pipeline takes several at once).
         if let photos {
@@ -161,6 +172,14 @@ public struct DemoWorkload: Sendable {
                         users: users, posts: posts, authors: authors, life: life, seen: seen, using: &generator))
             }
             record(wave, try await execute(wave, on: executor, durability: durability))
+            // The private accounts answer the requests of the wave before, in order: most are accepted.
+            let answers = life.requests.map { follower, followee in
+                Int.random(in: 0..<4, using: &generator) == 0
+                    ? Command.declineFollowRequest(followee: followee, follower: follower)
+                    : Command.acceptFollowRequest(followee: followee, follower: follower)
+            }
+            life.requests.removeAll()
+            record(answers, try await execute(answers, on: executor, durability: durability))
         }
         try await leave(after: users, posts: posts, life: life, on: executor, durability: durability)
         summary.events = Int(executor.log.head.rawValue - startHead)
@@ -384,6 +403,9 @@ private struct Life {
     var pictures: [UserID: [(MediaID, String)]] = [:]
     /// The photo posts, with their authors and images.
     var photoPosts: [(post: PostID, author: UserID, images: [MediaID])] = []
+    /// The private accounts, and the requests to follow them not answered yet, oldest first.
+    var privateUsers: Set<UserID> = []
+    var requests: [(follower: UserID, followee: UserID)] = []
 }
 
 /// A command's result, with the command's place in its wave.

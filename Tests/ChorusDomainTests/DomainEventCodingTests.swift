@@ -19,6 +19,8 @@ struct DomainEventCodingTests {
         .profileEdited(ProfileEdited(user: user, name: nil, major: "M", bio: nil, profileImage: .remove)),
         .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: .set(.make()))),
         .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: nil, handle: "bo_2")),
+        .profileEdited(ProfileEdited(user: user, name: nil, major: nil, bio: nil, profileImage: nil, isPrivate: true)),
+        .profileEdited(ProfileEdited(user: user, name: "P", major: nil, bio: nil, profileImage: nil, isPrivate: false)),
         .postCreated(
             PostCreated(
                 post: post, author: user, caption: "c", text: "t", media: [PostImage(id: .make(), alt: "a dog")],
@@ -60,6 +62,12 @@ struct DomainEventCodingTests {
         .commentAdded(CommentAdded(comment: .make(), post: post, author: other, text: "nice 👍", postAuthor: user)),
         .liked(Liked(user: other, post: post, postAuthor: nil)),
         .followed(Followed(follower: other, followee: user)),
+        .followed(Followed(follower: other, followee: user, requestedAt: LogPosition(12))),
+        .followRequested(FollowRequested(follower: other, followee: user)),
+        .followRequestEnded(
+            FollowRequestEnded(follower: other, followee: user, requestedAt: LogPosition(12), reason: .declined)),
+        .followRequestEnded(
+            FollowRequestEnded(follower: user, followee: other, requestedAt: LogPosition(13), reason: .withdrawn)),
         .unfollowed(Unfollowed(follower: other, followee: user, followedAt: LogPosition(3))),
         .unfollowed(Unfollowed(follower: other, followee: user, followedAt: nil)),
         .messageSent(MessageSent(message: .make(), from: user, to: other, text: "안녕")),
@@ -153,7 +161,7 @@ struct DomainEventCodingTests {
     }
 
     @Test(
-        "likes, unlikes, comments and unfollows of schema version 1 still decode, without what version 2 added (upcasting)"
+        "likes, unlikes, comments, follows and unfollows of schema version 1 still decode, without what version 2 added (upcasting)"
     )
     func versionOne() throws {
         let comment = CommentID.make()
@@ -163,6 +171,9 @@ struct DomainEventCodingTests {
         var unfollowedV1 = PayloadWriter()
         unfollowedV1.write(Self.other)
         unfollowedV1.write(Self.user)
+        var followedV1 = PayloadWriter()
+        followedV1.write(Self.other)
+        followedV1.write(Self.user)
         likedV1.write(Self.other)
         likedV1.write(Self.post)
         unlikedV1.write(Self.other)
@@ -176,6 +187,7 @@ struct DomainEventCodingTests {
             NewEvent(type: "Unliked", schemaVersion: 1, payload: unlikedV1.bytes),
             NewEvent(type: "CommentAdded", schemaVersion: 1, payload: commentV1.bytes),
             NewEvent(type: "Unfollowed", schemaVersion: 1, payload: unfollowedV1.bytes),
+            NewEvent(type: "Followed", schemaVersion: 1, payload: followedV1.bytes),
         ]
         #expect(
             try stored.map { try DomainEvent(decoding: recorded($0), keys: TestDataKeys.shared) } == [
@@ -184,6 +196,7 @@ struct DomainEventCodingTests {
                 .commentAdded(
                     CommentAdded(comment: comment, post: Self.post, author: Self.other, text: "first", postAuthor: nil)),
                 .unfollowed(Unfollowed(follower: Self.other, followee: Self.user, followedAt: nil)),
+                .followed(Followed(follower: Self.other, followee: Self.user)),
             ])
         // New events are written with the current version, and a version-2 payload is not read as version 1.
         let current = try DomainEvent.liked(Liked(user: Self.other, post: Self.post, postAuthor: Self.user)).encoded(

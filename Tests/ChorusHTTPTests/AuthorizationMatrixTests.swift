@@ -86,6 +86,11 @@ struct AuthorizationMatrixTests {
             let second = try await api.call(
                 .post, "/v1/auth/login", json: ["email": ana.email, "password": "secret-password"])
             let secondSession = String(try #require(second.object["token"] as? String).prefix { $0 != "." })
+            // Ana's account private, with two requests to follow it, for her to accept and decline.
+            _ = try await api.call(.patch, "/v1/me", token: ana.token, json: ["private": true])
+            let dee = try await api.register("Dee")
+            let eve = try await api.register("Eve")
+            for asker in [dee, eve] { _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: asker.token) }
 
             let routes: [Route] = [
                 Route(method: .get, path: "/health", audience: .anyone),
@@ -120,6 +125,9 @@ struct AuthorizationMatrixTests {
                 Route(method: .get, path: "/v1/search/users?q=b", audience: .user),
                 Route(method: .put, path: "/v1/users/\(bo.id)/follow", audience: .user),
                 Route(method: .delete, path: "/v1/users/\(bo.id)/follow", audience: .user),
+                Route(method: .get, path: "/v1/me/follow-requests", audience: .user),
+                Route(method: .post, path: "/v1/me/follow-requests/\(dee.id)/accept", audience: .user),
+                Route(method: .post, path: "/v1/me/follow-requests/\(eve.id)/decline", audience: .user),
                 Route(method: .post, path: "/v1/posts", audience: .user, json: ["text": "hello"]),
                 Route(method: .get, path: "/v1/posts/\(post)", audience: .user),
                 Route(method: .patch, path: "/v1/posts/\(anasPost)", audience: .user, json: ["text": "edited"]),

@@ -101,6 +101,34 @@ struct ContractTests {
             expect(
                 .post, "/v1/me/muted-words",
                 try await api.call(.post, "/v1/me/muted-words", token: ana.token, json: ["word": "x", "scope": "some"]))
+            // A private account, its requests and its refusals.
+            let pia = try await api.register("Pia")
+            expect(.patch, "/v1/me", try await api.call(.patch, "/v1/me", token: pia.token, json: ["private": true]))
+            let piaFollow = "/v1/users/\(pia.id)/follow"
+            expect(.put, "/v1/users/{id}/follow", try await api.call(.put, piaFollow, token: ana.token))
+            expect(.put, "/v1/users/{id}/follow", try await api.call(.put, piaFollow, token: bo.token))
+            expect(.get, "/v1/users/{id}", try await api.call(.get, "/v1/users/\(pia.id)", token: ana.token))
+            expect(
+                .get, "/v1/users/{id}/posts", try await api.call(.get, "/v1/users/\(pia.id)/posts", token: ana.token))
+            expect(
+                .get, "/v1/users/{id}/followers",
+                try await api.call(.get, "/v1/users/\(pia.id)/followers", token: ana.token))
+            let piaPost = try await api.post(pia, "quiet")
+            expect(.get, "/v1/posts/{id}", try await api.call(.get, "/v1/posts/\(piaPost)", token: ana.token))
+            expect(
+                .get, "/v1/posts/{id}/comments",
+                try await api.call(.get, "/v1/posts/\(piaPost)/comments", token: ana.token))
+            expect(.put, "/v1/posts/{id}/like", try await api.call(.put, "/v1/posts/\(piaPost)/like", token: ana.token))
+            expect(.get, "/v1/me/follow-requests", try await api.call(.get, "/v1/me/follow-requests", token: pia.token))
+            let accept = "/v1/me/follow-requests/\(ana.id)/accept"
+            expect(.post, "/v1/me/follow-requests/{userId}/accept", try await api.call(.post, accept, token: pia.token))
+            let decline = "/v1/me/follow-requests/\(bo.id)/decline"
+            expect(
+                .post, "/v1/me/follow-requests/{userId}/decline", try await api.call(.post, decline, token: pia.token))
+            expect(
+                .post, "/v1/me/follow-requests/{userId}/decline", try await api.call(.post, decline, token: pia.token))
+            expect(.get, "/v1/notifications", try await api.call(.get, "/v1/notifications", token: ana.token))
+            expect(.delete, "/v1/users/{id}/follow", try await api.call(.delete, piaFollow, token: ana.token))
             let repostPath = "/v1/posts/\(postID)/repost"
             expect(.put, "/v1/posts/{id}/repost", try await api.call(.put, repostPath, token: ana.token))
             expect(.delete, "/v1/posts/{id}/repost", try await api.call(.delete, repostPath, token: ana.token))
@@ -330,6 +358,8 @@ struct ContractTests {
                 "/v1/users/{id}/posts",
                 "/v1/users/{id}/likes", "/v1/users/{id}/followers", "/v1/users/{id}/following", "/v1/users/{id}/follow",
                 "/v1/users/{id}/block", "/v1/users/{id}/mute", "/v1/me/blocks", "/v1/me/mutes",
+                "/v1/me/follow-requests", "/v1/me/follow-requests/{userId}/accept",
+                "/v1/me/follow-requests/{userId}/decline",
                 "/v1/search/users", "/v1/media", "/v1/media/{id}", "/v1/posts", "/v1/posts/{id}", "/v1/posts/{id}/like",
                 "/v1/posts/{id}/repost", "/v1/posts/{id}/comments", "/v1/posts/{id}/comments/{commentId}",
                 "/v1/posts/{id}/bookmark", "/v1/me/bookmarks", "/v1/hashtags/{tag}/posts", "/v1/search/hashtags",

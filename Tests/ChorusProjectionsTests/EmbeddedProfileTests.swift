@@ -73,7 +73,7 @@ struct EmbeddedProfileTests {
                     default: .createPost(author: user, text: "another" + mention)
                     }
                 let result = try await app.chorus.execute(command)
-                if case .editProfile(_, _, _, _, _, let handle?) = command { handles.append(handle) }
+                if case .editProfile(_, _, _, _, _, let handle?, _) = command { handles.append(handle) }
                 if case .createPost(let author, _, _, let media, _, _) = command, let id = result.createdID {
                     posts.append(PostID(id)!)
                     if !media.isEmpty { photoPosts.append((PostID(id)!, author, media.map(\.id))) }

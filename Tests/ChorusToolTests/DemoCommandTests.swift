@@ -28,6 +28,13 @@ struct DemoCommandTests {
         let shown = Set(images.joined().compactMap { $0["id"] as? String })
         #expect(shown.allSatisfy { id in stored.contains { $0.hasSuffix(id + ".info") } }, "every image is stored")
 
+        // A private account, asked to be followed, and accepting.
+        let edits = try await runChorus(["replay", "--data", directory, "--type", "ProfileEdited", "--json"])
+        #expect(edits.standardOutput.contains("\"isPrivate\":true"))
+        let follows = try await runChorus(["replay", "--data", directory, "--type", "Followed", "--json"])
+        #expect(follows.standardOutput.contains(/"requestedAt":[0-9]/), "an accepted request")
+        #expect(follows.standardOutput.contains("\"requestedAt\":null"), "a plain follow")
+
         // The demo ends with an account deletion, which verify accepts.
         let replay = try await runChorus(["replay", "--data", directory, "--type", "AccountDeleted", "--json"])
         #expect(replay.status == 0, "\(replay.standardError)")

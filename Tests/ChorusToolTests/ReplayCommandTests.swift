@@ -89,9 +89,10 @@ struct ReplayCommandTests {
             let text = try await runChorus(["replay", "--data", root, "--type", "ProfileEdited"]).standardOutput
             let lines = text.split(separator: "\n")
             #expect(lines.count == 2)
-            let first = "bio=null major=null name=김민지 profileImage=set:\(image) user=\(user)"
-            #expect(lines.first?.hasSuffix(first) == true)
-            #expect(lines.last?.hasSuffix("bio=노을 major=null name=null profileImage=remove user=\(user)") == true)
+            let first = "bio=null handle=null isPrivate=null major=null name=김민지 profileImage=set:\(image) user=\(user)"
+            #expect(lines.first?.hasSuffix(first) == true, "\(lines)")
+            let last = "bio=노을 handle=null isPrivate=null major=null name=null profileImage=remove user=\(user)"
+            #expect(lines.last?.hasSuffix(last) == true)
         }
     }
 

@@ -6,6 +6,10 @@ extension ReadView {
         try addNotification(to: &list)
     }
 
+    func addChanges(of event: FollowRequested, to list: inout LiveChangeList) throws {
+        try addNotification(to: &list)
+    }
+
     /// Each post and repost of the unfollowed user's that no one else keeps in the viewer's feed.
     func addChanges(of event: Unfollowed, to list: inout LiveChangeList) throws {
         guard event.follower == list.viewer, list.topics.contains(.feed) else { return }

@@ -167,7 +167,18 @@ extension ReadView {
         return try body(post.lent())
     }
 
-    /// Whether `post` stands but is hidden from `viewer`: its author blocked either way, or suspended.
+    /// Throws ``DomainError/Code/privateAccount`` when `post` stands and its author is a private account that `viewer`
+    /// neither is nor follows: the post, its comments and its live topic answer so.
+    public func requireReadable(_ post: PostID, by viewer: UserID?) throws {
+        // A post whose author is hidden from the viewer otherwise (a block) is not there for them at all.
+        guard let author = try postRecord(post)?.author, try !hides(author, from: viewer),
+            let record = try profileRecord(author)
+        else { return }
+        try requireFollower(viewer, ofPrivate: record, author)
+    }
+
+    /// Whether `post` stands but is hidden from `viewer`: its author blocked either way, suspended, or a private account
+    /// the viewer does not follow.
     public func isHidden(_ post: PostID, from viewer: UserID) throws -> Bool {
         guard try storedID(of: post) != nil else { return false }
         return try withPost(post, viewer: viewer, { _ in }) == nil
@@ -179,7 +190,9 @@ extension ReadView {
         try transaction.storedKey(ProjectionKey(post).bytes, in: models.posts.posts)
     }
 
-    /// The posts tab, newest first, only the posts of `kind`; nil for an unknown user.
+    /// The posts tab, newest first, only the posts of `kind`; nil for an unknown user. Throws
+    /// ``DomainError/Code/privateAccount`` for a private account's, but to the user and their followers (so do the
+    /// likes tab and the lists of followers and following).
     public func posts(by user: UserID, kind: PostKind = .all, viewer: UserID?, page: PageRequest) throws -> Page<Post>?
     {
         try Page(copying: { try posts(by: user, kind: kind, viewer: viewer, page: page, $0) })
@@ -190,7 +203,8 @@ extension ReadView {
         by user: UserID, kind: PostKind = .all, viewer: UserID?, page: PageRequest,
         _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
-        guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
+        guard let record = try profileRecord(user), try !isBlocked(viewer, by: user) else { return nil }
+        try requireFollower(viewer, ofPrivate: record, user)
         let prefix = ProjectionKey(user).prefix()
         return try transaction.forEachInPage(
             models.posts.userPosts, prefix: prefix, order: .newestFirst, request: page
@@ -212,7 +226,8 @@ extension ReadView {
     public func likedPosts(
         by user: UserID, viewer: UserID?, page: PageRequest, _ each: (borrowing StoredPost) throws -> Void
     ) throws -> PageEnd? {
-        guard try profileRecord(user) != nil, try !isBlocked(viewer, by: user) else { return nil }
+        guard let record = try profileRecord(user), try !isBlocked(viewer, by: user) else { return nil }
+        try requireFollower(viewer, ofPrivate: record, user)
         let prefix = ProjectionKey(user).prefix()
         return try transaction.forEachInPage(
             models.posts.userLikes, prefix: prefix, order: .newestFirst, request: page
@@ -244,9 +259,7 @@ extension ReadView {
             try transaction.valueInPlace(for: $0, in: models.posts.postReposts)
         }
         if let reposter {
-            guard try !hides(bytes: reposter, from: viewer, muting: scope.mutes),
-                let summary = try summaryInPlace(of: reposter)
-            else { return nil }
+            guard let summary = try shownReposter(reposter, to: viewer, muting: scope.mutes) else { return nil }
             post.repostedBy = summary
         }
         // A list of a kind holds only its kind's places: one of posts as posted has no reposts to show it higher.
@@ -259,10 +272,23 @@ extension ReadView {
             key, reposter in
             // Keys of this post: its id, NUL, a position.
             guard key.count == id.count + 9, key.starts(withBytes: id), key[id.count] == 0 else { return false }
-            newer = try scope.includes(reposter, in: self) && !hides(bytes: reposter, from: viewer, muting: scope.mutes)
+            newer =
+                try scope.includes(reposter, in: self)
+                && shownReposter(reposter, to: viewer, muting: scope.mutes) != nil
             return !newer
         }
         return newer ? nil : post
+    }
+
+    /// The summary of the user whose id is `reposter` (in the snapshot), unless their reposts are hidden from `viewer`
+    /// as their posts are: blocked either way, muted (`muting`), or a private account the viewer does not follow.
+    private func shownReposter(_ reposter: UnsafeRawBufferPointer, to viewer: UserID?, muting: Bool) throws
+        -> SummaryInPlace?
+    {
+        guard try !hides(bytes: reposter, from: viewer, muting: muting), let summary = try summaryInPlace(of: reposter),
+            try !privacyHides(summary, from: viewer)
+        else { return nil }
+        return summary
     }
 
     func postRecord(_ post: PostID) throws -> PostRecord? {
@@ -270,8 +296,8 @@ extension ReadView {
     }
 
     /// The post whose id is `id`, a buffer in the snapshot (a key or value of a table), with the post it reposts; nil
-    /// when its author is hidden from `viewer` (blocked either way, or with `muting`, muted), and the reposted post
-    /// left out when its author is.
+    /// when its author is hidden from `viewer` (blocked either way, with `muting` muted, or a private account the
+    /// viewer does not follow), and the reposted post left out when its author is.
     func postInPlace(at id: UnsafeRawBufferPointer, viewer: UserID?, muting: Bool = false) throws -> PostInPlace? {
         guard let (post, repostOf) = try fieldsInPlace(at: id, viewer: viewer, muting: muting) else { return nil }
         return PostInPlace(
@@ -289,6 +315,10 @@ extension ReadView {
         if try hidesAnyone(from: viewer), try hides(bytes: record.author, from: viewer, muting: muting) {
             return nil
         }
+        guard let author = try summaryInPlace(of: record.author) else {
+            throw ProjectionError.inconsistent("no profile for the author of \(String(copying: id))")
+        }
+        guard try !privacyHides(author, from: viewer) else { return nil }
         if muting,
             try mutedWordsHide(
                 [String(copying: record.caption), String(copying: record.text)],
@@ -308,9 +338,6 @@ extension ReadView {
             var repost = ProjectionKey(viewer)
             repost.append(bytes: id)
             hasReposted = try transaction.withValue(for: repost.bytes, in: models.posts.userReposts) { $0 != nil }
-        }
-        guard let author = try summaryInPlace(of: record.author) else {
-            throw ProjectionError.inconsistent("no profile for the author of \(String(copying: id))")
         }
         let fields = PostInPlace.Fields(
             id: id, author: author, caption: record.caption, text: record.text, media: record.media,

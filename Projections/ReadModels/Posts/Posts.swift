@@ -104,7 +104,7 @@ struct Posts: ReadModel {
             .muted, .unmuted,
             .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .accountDeleted, .erasureCompleted,
             .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
-            .wordMuted, .wordUnmuted:
+            .wordMuted, .wordUnmuted, .followRequested, .followRequestEnded:
             break
         }
     }

@@ -30,6 +30,10 @@ public struct Profile: Sendable, Hashable {
     public let isBlocked: Bool
     /// Whether the viewer muted this user.
     public let isMuted: Bool
+    /// Whether only accepted followers see the user's posts, tabs and lists.
+    public let isPrivate: Bool
+    /// Whether the viewer asked to follow this private account, and awaits the answer.
+    public let followRequested: Bool
     /// Only for the viewer's own profile: how many of their notifications and conversations they have not read.
     public var unreadNotifications: UInt64?
     public var unreadConversations: UInt64?
@@ -78,6 +82,8 @@ struct SummaryInPlace {
     let major: UnsafeRawBufferPointer
     let profileImage: UnsafeRawBufferPointer?
     let deleted: Bool
+    /// Whether the user's posts are for their accepted followers only: what hides them from others.
+    let isPrivate: Bool
 
     func lent() -> StoredUserSummary {
         StoredUserSummary(
@@ -122,6 +128,8 @@ extension ReadView {
             bio: record.bio, followers: counts.followers, following: counts.following, posts: counts.posts,
             isFollowed: try viewer.map { try follows($0, user) } ?? false, isMe: isMe, email: isMe ? record.email : nil,
             isBlocked: block.blocked, isMuted: try viewer.map { try hasMuted($0, user) } ?? false,
+            isPrivate: record.isPrivate,
+            followRequested: try viewer.map { try hasRequestedToFollow($0, user) } ?? false,
             unreadNotifications: isMe ? try unreadNotifications(of: user) : nil,
             unreadConversations: isMe ? try unreadConversations(of: user) : nil)
     }
@@ -144,6 +152,30 @@ extension ReadView {
         if try isSuspended(user) { return true }
         guard let viewer else { return false }
         return try block(between: viewer, and: user).blockedBy
+    }
+
+    /// Throws ``DomainError/Code/privateAccount`` unless `viewer` may see the posts, tabs and lists of `user` (whose
+    /// record is `record`): the account is public, or theirs, or they follow it.
+    func requireFollower(_ viewer: UserID?, ofPrivate record: ProfileRecord, _ user: UserID) throws {
+        guard try isPrivate(user, record, to: viewer) else { return }
+        throw DomainError(.privateAccount, "only the followers of \(user) see their posts, tabs and lists")
+    }
+
+    /// Whether `user`, whose record is `record`, is a private account that `viewer` neither is nor follows.
+    func isPrivate(_ user: UserID, _ record: ProfileRecord, to viewer: UserID?) throws -> Bool {
+        guard record.isPrivate, viewer != user else { return false }
+        return try !(viewer.map { try follows($0, user) } ?? false)
+    }
+
+    /// Whether `viewer` may not see the posts of the author whose summary is `author`, read in place: a private
+    /// account that is not theirs and that they do not follow.
+    func privacyHides(_ author: SummaryInPlace, from viewer: UserID?) throws -> Bool {
+        guard author.isPrivate else { return false }
+        guard let viewer else { return true }
+        guard !author.id.elementsEqual(viewer.rawValue.utf8) else { return false }
+        var edge = ProjectionKey(viewer)
+        edge.append(bytes: author.id)
+        return try transaction.withValue(for: edge.bytes, in: models.profiles.edges) { $0 == nil }
     }
 
     /// Whether `follower` follows `followee`.
@@ -226,6 +258,7 @@ extension ReadView {
         guard let record = try profileRecord(user), !record.deleted, try !isBlocked(viewer, by: user) else {
             return nil
         }
+        try requireFollower(viewer, ofPrivate: record, user)
         let prefix = ProjectionKey(user).prefix()
         return try transaction.page(table, prefix: prefix, order: .newestFirst, request: page) { key, _ in
             let listed = ProjectionKey.user(afterPositionIn: key, prefixCount: prefix.count)

@@ -50,6 +50,7 @@ struct Profiles: ReadModel {
             }
             try update(event.user, in: transaction) { record in
                 if let handle = event.handle { record.handle = handle }
+                if let isPrivate = event.isPrivate { record.isPrivate = isPrivate }
                 if let name = event.name { record.name = name }
                 if let major = event.major { record.major = major }
                 if let bio = event.bio { record.bio = bio }
@@ -86,7 +87,7 @@ struct Profiles: ReadModel {
             .blocked, .unblocked, .muted,
             .unmuted, .reportFiled, .reportResolved, .userSuspended, .userUnsuspended, .erasureCompleted,
             .mediaRemoved, .deviceRegistered, .deviceForgotten, .pushSettingsChanged, .bookmarked, .unbookmarked,
-            .wordMuted, .wordUnmuted:
+            .wordMuted, .wordUnmuted, .followRequested, .followRequestEnded:
             break
         }
     }
@@ -137,6 +138,8 @@ struct ProfileRecord: Hashable {
     var profileImage: MediaID?
     var email: String
     var handle: String
+    /// Only accepted followers see the account's posts, tabs and lists.
+    var isPrivate = false
     var deleted = false
 
     static let deleted = ProfileRecord(
@@ -151,6 +154,7 @@ struct ProfileRecord: Hashable {
         writer.write(email)
         writer.write(UInt8(deleted ? 1 : 0))
         writer.write(handle)
+        writer.write(UInt8(isPrivate ? 1 : 0))
         return writer.bytes
     }
 
@@ -181,6 +185,7 @@ struct ProfileRecord: Hashable {
         profileImage = record.profileImage.map { MediaID(unchecked: String(copying: $0)) }
         email = String(copying: record.email)
         handle = String(copying: record.handle)
+        isPrivate = record.isPrivate
         deleted = record.deleted
     }
 
@@ -194,6 +199,7 @@ struct ProfileRecord: Hashable {
         let email: UnsafeRawBufferPointer
         let deleted: Bool
         let handle: UnsafeRawBufferPointer
+        let isPrivate: Bool
 
         init(_ bytes: UnsafeRawBufferPointer) throws {
             var cursor = PayloadCursor(bytes)
@@ -204,13 +210,15 @@ struct ProfileRecord: Hashable {
             email = try cursor.readUTF8()
             deleted = try cursor.readByte() == 1
             handle = try cursor.readUTF8()
+            isPrivate = try cursor.readByte() == 1
             try cursor.finish()
         }
 
         /// The summary of `user`, whose id is a buffer as long-lived as this record's.
         func summary(of user: UnsafeRawBufferPointer) -> SummaryInPlace {
             SummaryInPlace(
-                id: user, handle: handle, name: name, major: major, profileImage: profileImage, deleted: deleted)
+                id: user, handle: handle, name: name, major: major, profileImage: profileImage, deleted: deleted,
+                isPrivate: isPrivate)
         }
     }
 }

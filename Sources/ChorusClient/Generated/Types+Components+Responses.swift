@@ -294,6 +294,34 @@ extension Components {
                 self.body = body
             }
         }
+        public struct PrivateAccount: Sendable, Hashable {
+            /// - Remark: Generated from `#/components/responses/PrivateAccount/content`.
+            @frozen public enum Body: Sendable, Hashable {
+                /// - Remark: Generated from `#/components/responses/PrivateAccount/content/application\/json`.
+                case json(Components.Schemas._Error)
+                /// The associated value of the enum case if `self` is `.json`.
+                ///
+                /// - Throws: An error if `self` is not `.json`.
+                /// - SeeAlso: `.json`.
+                public var json: Components.Schemas._Error {
+                    get throws {
+                        switch self {
+                        case let .json(body):
+                            return body
+                        }
+                    }
+                }
+            }
+            /// Received HTTP response body
+            public var body: Components.Responses.PrivateAccount.Body
+            /// Creates a new `PrivateAccount`.
+            ///
+            /// - Parameters:
+            ///   - body: Received HTTP response body
+            public init(body: Components.Responses.PrivateAccount.Body) {
+                self.body = body
+            }
+        }
         public struct Profile: Sendable, Hashable {
             /// - Remark: Generated from `#/components/responses/Profile/headers`.
             public struct Headers: Sendable, Hashable {

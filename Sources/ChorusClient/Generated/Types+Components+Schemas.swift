@@ -432,6 +432,7 @@ extension Components {
                     case blocked = "blocked"
                     case suspended = "suspended"
                     case repliesRestricted = "replies_restricted"
+                    case privateAccount = "private_account"
                     case rateLimited = "rate_limited"
                     case notCaughtUp = "not_caught_up"
                     case unavailable = "unavailable"
@@ -501,21 +502,29 @@ extension Components {
             public var followers: Swift.Int
             /// - Remark: Generated from `#/components/schemas/FollowState/following`.
             public var following: Swift.Bool
+            /// whether a request to follow this private account awaits its answer
+            ///
+            /// - Remark: Generated from `#/components/schemas/FollowState/requested`.
+            public var requested: Swift.Bool
             /// Creates a new `FollowState`.
             ///
             /// - Parameters:
             ///   - followers:
             ///   - following:
+            ///   - requested: whether a request to follow this private account awaits its answer
             public init(
                 followers: Swift.Int,
-                following: Swift.Bool
+                following: Swift.Bool,
+                requested: Swift.Bool
             ) {
                 self.followers = followers
                 self.following = following
+                self.requested = requested
             }
             public enum CodingKeys: String, CodingKey {
                 case followers
                 case following
+                case requested
             }
             public init(from decoder: any Swift.Decoder) throws {
                 let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -527,9 +536,14 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .following
                 )
+                self.requested = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .requested
+                )
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "followers",
-                    "following"
+                    "following",
+                    "requested"
                 ])
             }
         }
@@ -1138,7 +1152,7 @@ extension Components {
             }
             /// - Remark: Generated from `#/components/schemas/Notification/post`.
             public var post: Components.Schemas.Notification.PostPayload?
-            /// What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment).
+            /// What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment); `follow_request`, the actor asked to follow the caller's private account (taken back when answered or withdrawn); `follow_accepted`, the actor accepted the caller's request.
             ///
             /// - Remark: Generated from `#/components/schemas/Notification/type`.
             @frozen public enum _TypePayload: String, Codable, Hashable, Sendable, CaseIterable {
@@ -1147,8 +1161,10 @@ extension Components {
                 case comment = "comment"
                 case repost = "repost"
                 case mention = "mention"
+                case followRequest = "follow_request"
+                case followAccepted = "follow_accepted"
             }
-            /// What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment).
+            /// What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment); `follow_request`, the actor asked to follow the caller's private account (taken back when answered or withdrawn); `follow_accepted`, the actor accepted the caller's request.
             ///
             /// - Remark: Generated from `#/components/schemas/Notification/type`.
             public var _type: Components.Schemas.Notification._TypePayload
@@ -1161,7 +1177,7 @@ extension Components {
             ///   - createdAt:
             ///   - id:
             ///   - post:
-            ///   - _type: What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment).
+            ///   - _type: What happened: `mention` is a post or a comment that mentions the caller (`post`, and `comment` for a comment); `follow_request`, the actor asked to follow the caller's private account (taken back when answered or withdrawn); `follow_accepted`, the actor accepted the caller's request.
             public init(
                 actor: Components.Schemas.UserSummary,
                 actorIsFollowed: Swift.Bool,
@@ -1847,6 +1863,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Profile/email`.
             public var email: Swift.String?
+            /// whether the caller asked to follow this private account and awaits the answer
+            ///
+            /// - Remark: Generated from `#/components/schemas/Profile/followRequested`.
+            public var followRequested: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/Profile/followers`.
             public var followers: Swift.Int
             /// - Remark: Generated from `#/components/schemas/Profile/following`.
@@ -1869,6 +1889,10 @@ extension Components {
             ///
             /// - Remark: Generated from `#/components/schemas/Profile/isMuted`.
             public var isMuted: Swift.Bool
+            /// whether only the followers the user accepts see their posts, tabs and lists
+            ///
+            /// - Remark: Generated from `#/components/schemas/Profile/isPrivate`.
+            public var isPrivate: Swift.Bool
             /// - Remark: Generated from `#/components/schemas/Profile/major`.
             public var major: Swift.String
             /// - Remark: Generated from `#/components/schemas/Profile/name`.
@@ -1890,6 +1914,7 @@ extension Components {
             /// - Parameters:
             ///   - bio:
             ///   - email: only on /v1/me and auth answers
+            ///   - followRequested: whether the caller asked to follow this private account and awaits the answer
             ///   - followers:
             ///   - following:
             ///   - handle: unique, lowercase, without the @
@@ -1898,6 +1923,7 @@ extension Components {
             ///   - isFollowed:
             ///   - isMe:
             ///   - isMuted: whether the caller muted this user
+            ///   - isPrivate: whether only the followers the user accepts see their posts, tabs and lists
             ///   - major:
             ///   - name:
             ///   - posts:
@@ -1907,6 +1933,7 @@ extension Components {
             public init(
                 bio: Swift.String,
                 email: Swift.String? = nil,
+                followRequested: Swift.Bool,
                 followers: Swift.Int,
                 following: Swift.Int,
                 handle: Swift.String,
@@ -1915,6 +1942,7 @@ extension Components {
                 isFollowed: Swift.Bool,
                 isMe: Swift.Bool,
                 isMuted: Swift.Bool,
+                isPrivate: Swift.Bool,
                 major: Swift.String,
                 name: Swift.String,
                 posts: Swift.Int,
@@ -1924,6 +1952,7 @@ extension Components {
             ) {
                 self.bio = bio
                 self.email = email
+                self.followRequested = followRequested
                 self.followers = followers
                 self.following = following
                 self.handle = handle
@@ -1932,6 +1961,7 @@ extension Components {
                 self.isFollowed = isFollowed
                 self.isMe = isMe
                 self.isMuted = isMuted
+                self.isPrivate = isPrivate
                 self.major = major
                 self.name = name
                 self.posts = posts
@@ -1942,6 +1972,7 @@ extension Components {
             public enum CodingKeys: String, CodingKey {
                 case bio
                 case email
+                case followRequested
                 case followers
                 case following
                 case handle
@@ -1950,6 +1981,7 @@ extension Components {
                 case isFollowed
                 case isMe
                 case isMuted
+                case isPrivate
                 case major
                 case name
                 case posts
@@ -1966,6 +1998,10 @@ extension Components {
                 self.email = try container.decodeIfPresent(
                     Swift.String.self,
                     forKey: .email
+                )
+                self.followRequested = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .followRequested
                 )
                 self.followers = try container.decode(
                     Swift.Int.self,
@@ -1999,6 +2035,10 @@ extension Components {
                     Swift.Bool.self,
                     forKey: .isMuted
                 )
+                self.isPrivate = try container.decode(
+                    Swift.Bool.self,
+                    forKey: .isPrivate
+                )
                 self.major = try container.decode(
                     Swift.String.self,
                     forKey: .major
@@ -2026,6 +2066,7 @@ extension Components {
                 try decoder.ensureNoAdditionalProperties(knownKeys: [
                     "bio",
                     "email",
+                    "followRequested",
                     "followers",
                     "following",
                     "handle",
@@ -2034,6 +2075,7 @@ extension Components {
                     "isFollowed",
                     "isMe",
                     "isMuted",
+                    "isPrivate",
                     "major",
                     "name",
                     "posts",

@@ -155,7 +155,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/auth/login/post(login)/responses/403`.
             ///
@@ -2875,8 +2875,10 @@ public enum Operations {
     /// `: session ended` and closes, within a second; reconnecting then answers 401. A user holds at most 20 streams
     /// at once (the server's `--live-streams-per-user`): opening one more closes their oldest, which sends
     /// `: closed: this account opened more live streams than it may` first. `post:{postId}` of a post hidden from
-    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is; a
-    /// stream sends no comment by a user blocked either way, and nothing of a post once it is hidden.
+    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is, and of a
+    /// private account's post the caller does not follow 403 private_account; a stream sends no comment by a user
+    /// blocked either way, and nothing of a post once it is hidden. No topic sends a private account's posts to
+    /// whoever does not follow it.
     ///
     ///
     /// - Remark: HTTP `GET /v1/live`.
@@ -3062,7 +3064,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/live/get(live)/responses/403`.
             ///
@@ -3349,6 +3351,10 @@ public enum Operations {
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/name`.
                     public var name: Swift.String?
+                    /// true makes the account private: following it becomes a request it accepts or declines, and only its followers see its posts, tabs and lists (its followers stay); false makes it public again and accepts every pending request; null leaves it as it is
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/private`.
+                    public var _private: Swift.Bool?
                     /// a media id the caller uploaded (else 422 unknown_media); null removes the image
                     ///
                     /// - Remark: Generated from `#/paths/v1/me/PATCH/requestBody/json/profileImage`.
@@ -3360,18 +3366,21 @@ public enum Operations {
                     ///   - handle: a new handle, as at registration (422 invalid_handle, 409 handle_taken); the old one is free at once; null leaves it as it is
                     ///   - major: at most 50 characters; null leaves it as it is
                     ///   - name: 1 to 50 characters; null leaves it as it is
+                    ///   - _private: true makes the account private: following it becomes a request it accepts or declines, and only its followers see its posts, tabs and lists (its followers stay); false makes it public again and accepts every pending request; null leaves it as it is
                     ///   - profileImage: a media id the caller uploaded (else 422 unknown_media); null removes the image
                     public init(
                         bio: Swift.String? = nil,
                         handle: Swift.String? = nil,
                         major: Swift.String? = nil,
                         name: Swift.String? = nil,
+                        _private: Swift.Bool? = nil,
                         profileImage: Swift.String? = nil
                     ) {
                         self.bio = bio
                         self.handle = handle
                         self.major = major
                         self.name = name
+                        self._private = _private
                         self.profileImage = profileImage
                     }
                     public enum CodingKeys: String, CodingKey {
@@ -3379,6 +3388,7 @@ public enum Operations {
                         case handle
                         case major
                         case name
+                        case _private = "private"
                         case profileImage
                     }
                 }
@@ -5259,6 +5269,735 @@ public enum Operations {
             /// `not_caught_up` (with Retry-After) or `unavailable`.
             ///
             /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Who asked to follow the caller's private account and awaits the answer, most recent first.
+    ///
+    /// - Remark: HTTP `GET /v1/me/follow-requests`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/get(myFollowRequests)`.
+    public enum MyFollowRequests {
+        public static let id: Swift.String = "myFollowRequests"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/follow-requests/GET/query`.
+            public struct Query: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/GET/query/limit`.
+                public var limit: Components.Parameters.Limit?
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/GET/query/cursor`.
+                public var cursor: Components.Parameters.Cursor?
+                /// Creates a new `Query`.
+                ///
+                /// - Parameters:
+                ///   - limit:
+                ///   - cursor:
+                public init(
+                    limit: Components.Parameters.Limit? = nil,
+                    cursor: Components.Parameters.Cursor? = nil
+                ) {
+                    self.limit = limit
+                    self.cursor = cursor
+                }
+            }
+            public var query: Operations.MyFollowRequests.Input.Query
+            /// - Remark: Generated from `#/paths/v1/me/follow-requests/GET/header`.
+            public struct Headers: Sendable, Hashable {
+                /// Wait (at most 5 s) until the read models have applied this position.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/GET/header/Chorus-Min-Position`.
+                public var chorusMinPosition: Components.Parameters.MinPosition?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyFollowRequests.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - chorusMinPosition: Wait (at most 5 s) until the read models have applied this position.
+                ///   - accept:
+                public init(
+                    chorusMinPosition: Components.Parameters.MinPosition? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.MyFollowRequests.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.chorusMinPosition = chorusMinPosition
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.MyFollowRequests.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - query:
+            ///   - headers:
+            public init(
+                query: Operations.MyFollowRequests.Input.Query = .init(),
+                headers: Operations.MyFollowRequests.Input.Headers = .init()
+            ) {
+                self.query = query
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            /// A page of users.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/get(myFollowRequests)/responses/200`.
+            ///
+            /// HTTP response code: `200 ok`.
+            case ok(Components.Responses.UserPage)
+            /// The associated value of the enum case if `self` is `.ok`.
+            ///
+            /// - Throws: An error if `self` is not `.ok`.
+            /// - SeeAlso: `.ok`.
+            public var ok: Components.Responses.UserPage {
+                get throws {
+                    switch self {
+                    case let .ok(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "ok",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/get(myFollowRequests)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/get(myFollowRequests)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/get(myFollowRequests)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// Followed: the user's pending request is accepted, and they get a `follow_accepted` notification (accepting again changes nothing; 404 not_found when there is no such request).
+    ///
+    /// - Remark: HTTP `POST /v1/me/follow-requests/{userId}/accept`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)`.
+    public enum AcceptFollowRequest {
+        public static let id: Swift.String = "acceptFollowRequest"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/accept/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// The user who asked.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/accept/POST/path/userId`.
+                public var userId: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - userId: The user who asked.
+                public init(userId: Swift.String) {
+                    self.userId = userId
+                }
+            }
+            public var path: Operations.AcceptFollowRequest.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/accept/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/accept/POST/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AcceptFollowRequest.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.AcceptFollowRequest.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.AcceptFollowRequest.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.AcceptFollowRequest.Input.Path,
+                headers: Operations.AcceptFollowRequest.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/accept/POST/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/accept/POST/responses/204/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.AcceptFollowRequest.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.AcceptFollowRequest.Output.NoContent.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// Answered.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.AcceptFollowRequest.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.AcceptFollowRequest.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)/responses/503`.
+            ///
+            /// HTTP response code: `503 serviceUnavailable`.
+            case serviceUnavailable(Components.Responses.Unavailable)
+            /// The associated value of the enum case if `self` is `.serviceUnavailable`.
+            ///
+            /// - Throws: An error if `self` is not `.serviceUnavailable`.
+            /// - SeeAlso: `.serviceUnavailable`.
+            public var serviceUnavailable: Components.Responses.Unavailable {
+                get throws {
+                    switch self {
+                    case let .serviceUnavailable(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "serviceUnavailable",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// Undocumented response.
+            ///
+            /// A response with a code that is not documented in the OpenAPI document.
+            case undocumented(statusCode: Swift.Int, OpenAPIRuntime.UndocumentedPayload)
+        }
+        @frozen public enum AcceptableContentType: AcceptableProtocol {
+            case json
+            case other(Swift.String)
+            public init?(rawValue: Swift.String) {
+                switch rawValue.lowercased() {
+                case "application/json":
+                    self = .json
+                default:
+                    self = .other(rawValue)
+                }
+            }
+            public var rawValue: Swift.String {
+                switch self {
+                case let .other(string):
+                    return string
+                case .json:
+                    return "application/json"
+                }
+            }
+            public static var allCases: [Self] {
+                [
+                    .json
+                ]
+            }
+        }
+    }
+    /// FollowRequestEnded - the user's pending request is declined (404 not_found when there is no such request).
+    ///
+    /// - Remark: HTTP `POST /v1/me/follow-requests/{userId}/decline`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)`.
+    public enum DeclineFollowRequest {
+        public static let id: Swift.String = "declineFollowRequest"
+        public struct Input: Sendable, Hashable {
+            /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/decline/POST/path`.
+            public struct Path: Sendable, Hashable {
+                /// The user who asked.
+                ///
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/decline/POST/path/userId`.
+                public var userId: Swift.String
+                /// Creates a new `Path`.
+                ///
+                /// - Parameters:
+                ///   - userId: The user who asked.
+                public init(userId: Swift.String) {
+                    self.userId = userId
+                }
+            }
+            public var path: Operations.DeclineFollowRequest.Input.Path
+            /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/decline/POST/header`.
+            public struct Headers: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/decline/POST/header/Idempotency-Key`.
+                public var idempotencyKey: Components.Parameters.IdempotencyKey?
+                public var accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeclineFollowRequest.AcceptableContentType>]
+                /// Creates a new `Headers`.
+                ///
+                /// - Parameters:
+                ///   - idempotencyKey:
+                ///   - accept:
+                public init(
+                    idempotencyKey: Components.Parameters.IdempotencyKey? = nil,
+                    accept: [OpenAPIRuntime.AcceptHeaderContentType<Operations.DeclineFollowRequest.AcceptableContentType>] = .defaultValues()
+                ) {
+                    self.idempotencyKey = idempotencyKey
+                    self.accept = accept
+                }
+            }
+            public var headers: Operations.DeclineFollowRequest.Input.Headers
+            /// Creates a new `Input`.
+            ///
+            /// - Parameters:
+            ///   - path:
+            ///   - headers:
+            public init(
+                path: Operations.DeclineFollowRequest.Input.Path,
+                headers: Operations.DeclineFollowRequest.Input.Headers = .init()
+            ) {
+                self.path = path
+                self.headers = headers
+            }
+        }
+        @frozen public enum Output: Sendable, Hashable {
+            public struct NoContent: Sendable, Hashable {
+                /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/decline/POST/responses/204/headers`.
+                public struct Headers: Sendable, Hashable {
+                    /// The log position the answer reflects, or of the last event the write appended.
+                    ///
+                    /// - Remark: Generated from `#/paths/v1/me/follow-requests/{userId}/decline/POST/responses/204/headers/Chorus-Position`.
+                    public var chorusPosition: Components.Headers.ChorusPosition?
+                    /// Creates a new `Headers`.
+                    ///
+                    /// - Parameters:
+                    ///   - chorusPosition: The log position the answer reflects, or of the last event the write appended.
+                    public init(chorusPosition: Components.Headers.ChorusPosition? = nil) {
+                        self.chorusPosition = chorusPosition
+                    }
+                }
+                /// Received HTTP response headers
+                public var headers: Operations.DeclineFollowRequest.Output.NoContent.Headers
+                /// Creates a new `NoContent`.
+                ///
+                /// - Parameters:
+                ///   - headers: Received HTTP response headers
+                public init(headers: Operations.DeclineFollowRequest.Output.NoContent.Headers = .init()) {
+                    self.headers = headers
+                }
+            }
+            /// Answered.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)/responses/204`.
+            ///
+            /// HTTP response code: `204 noContent`.
+            case noContent(Operations.DeclineFollowRequest.Output.NoContent)
+            /// The associated value of the enum case if `self` is `.noContent`.
+            ///
+            /// - Throws: An error if `self` is not `.noContent`.
+            /// - SeeAlso: `.noContent`.
+            public var noContent: Operations.DeclineFollowRequest.Output.NoContent {
+                get throws {
+                    switch self {
+                    case let .noContent(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "noContent",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `bad_request`: malformed JSON, a field given twice in one object, wrong types, unknown query values, bad cursors or headers, or a request that is not valid HTTP/1.1 (then the connection closes after the answer).
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)/responses/400`.
+            ///
+            /// HTTP response code: `400 badRequest`.
+            case badRequest(Components.Responses.BadRequest)
+            /// The associated value of the enum case if `self` is `.badRequest`.
+            ///
+            /// - Throws: An error if `self` is not `.badRequest`.
+            /// - SeeAlso: `.badRequest`.
+            public var badRequest: Components.Responses.BadRequest {
+                get throws {
+                    switch self {
+                    case let .badRequest(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "badRequest",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `unauthorized` (missing, invalid, expired or revoked token) or `invalid_credentials`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)/responses/401`.
+            ///
+            /// HTTP response code: `401 unauthorized`.
+            case unauthorized(Components.Responses.Unauthorized)
+            /// The associated value of the enum case if `self` is `.unauthorized`.
+            ///
+            /// - Throws: An error if `self` is not `.unauthorized`.
+            /// - SeeAlso: `.unauthorized`.
+            public var unauthorized: Components.Responses.Unauthorized {
+                get throws {
+                    switch self {
+                    case let .unauthorized(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_found`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)/responses/404`.
+            ///
+            /// HTTP response code: `404 notFound`.
+            case notFound(Components.Responses.NotFound)
+            /// The associated value of the enum case if `self` is `.notFound`.
+            ///
+            /// - Throws: An error if `self` is not `.notFound`.
+            /// - SeeAlso: `.notFound`.
+            public var notFound: Components.Responses.NotFound {
+                get throws {
+                    switch self {
+                    case let .notFound(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "notFound",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `email_taken`, `handle_taken` or `idempotency_conflict`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)/responses/409`.
+            ///
+            /// HTTP response code: `409 conflict`.
+            case conflict(Components.Responses.Conflict)
+            /// The associated value of the enum case if `self` is `.conflict`.
+            ///
+            /// - Throws: An error if `self` is not `.conflict`.
+            /// - SeeAlso: `.conflict`.
+            public var conflict: Components.Responses.Conflict {
+                get throws {
+                    switch self {
+                    case let .conflict(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "conflict",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `rate_limited`: too many of something in too short a time: sign-ups, logins or password resets from this address, wrong passwords for this account, password resets of this account, or writes by this account (every write counts; messages, messages to users who do not follow the caller, rooms and reports have tighter limits of their own). `Retry-After` says when to try again. The limits and their defaults are in the project's docs/SECURITY.md.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)/responses/429`.
+            ///
+            /// HTTP response code: `429 tooManyRequests`.
+            case tooManyRequests(Components.Responses.RateLimited)
+            /// The associated value of the enum case if `self` is `.tooManyRequests`.
+            ///
+            /// - Throws: An error if `self` is not `.tooManyRequests`.
+            /// - SeeAlso: `.tooManyRequests`.
+            public var tooManyRequests: Components.Responses.RateLimited {
+                get throws {
+                    switch self {
+                    case let .tooManyRequests(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "tooManyRequests",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `not_caught_up` (with Retry-After) or `unavailable`.
+            ///
+            /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)/responses/503`.
             ///
             /// HTTP response code: `503 serviceUnavailable`.
             case serviceUnavailable(Components.Responses.Unavailable)
@@ -9060,7 +9799,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/messages/post(sendMessage)/responses/403`.
             ///
@@ -10096,7 +10835,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/post(createPost)/responses/403`.
             ///
@@ -10464,6 +11203,29 @@ public enum Operations {
                     }
                 }
             }
+            /// `private_account`: the account is private and the caller does not follow it, so its posts, tabs and lists are not theirs to see (its profile header and counts are).
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/get(getPost)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.PrivateAccount)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.PrivateAccount {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// `not_found`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/get(getPost)/responses/404`.
@@ -10764,7 +11526,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/patch(editPost)/responses/403`.
             ///
@@ -11154,7 +11916,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/delete(deletePost)/responses/403`.
             ///
@@ -11473,7 +12235,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/put(bookmark)/responses/403`.
             ///
@@ -11813,7 +12575,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/bookmark/delete(unbookmark)/responses/403`.
             ///
@@ -12188,6 +12950,29 @@ public enum Operations {
                     }
                 }
             }
+            /// `private_account`: the account is private and the caller does not follow it, so its posts, tabs and lists are not theirs to see (its profile header and counts are).
+            ///
+            /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/get(getComments)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.PrivateAccount)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.PrivateAccount {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// `not_found`.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/get(getComments)/responses/404`.
@@ -12462,7 +13247,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/post(addComment)/responses/403`.
             ///
@@ -12859,7 +13644,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/comments/{commentId}/delete(deleteComment)/responses/403`.
             ///
@@ -13199,7 +13984,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/put(like)/responses/403`.
             ///
@@ -13539,7 +14324,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/like/delete(unlike)/responses/403`.
             ///
@@ -13881,7 +14666,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/put(repost)/responses/403`.
             ///
@@ -14223,7 +15008,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/posts/{id}/repost/delete(unrepost)/responses/403`.
             ///
@@ -16450,7 +17235,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/get(roomMessages)/responses/403`.
             ///
@@ -16747,7 +17532,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/rooms/{id}/messages/post(sendRoomMessage)/responses/403`.
             ///
@@ -18521,7 +19306,7 @@ public enum Operations {
             }
         }
     }
-    /// Followed (a repeat changes nothing).
+    /// Followed (a repeat changes nothing); for a private account FollowRequested instead: `requested` is true until the account accepts (then `following`) or declines.
     ///
     /// - Remark: HTTP `PUT /v1/users/{id}/follow`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)`.
@@ -18692,7 +19477,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)/responses/403`.
             ///
@@ -18866,7 +19651,7 @@ public enum Operations {
             }
         }
     }
-    /// Unfollowed (a repeat changes nothing).
+    /// Unfollowed, or a pending request withdrawn (FollowRequestEnded); a repeat changes nothing.
     ///
     /// - Remark: HTTP `DELETE /v1/users/{id}/follow`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)`.
@@ -19037,7 +19822,7 @@ public enum Operations {
                     }
                 }
             }
-            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow.
+            /// `forbidden`; `blocked`, one of the two users blocked the other; `suspended`, at login; `replies_restricted`, a comment its post's `replies` does not allow; `private_account`, a like, comment, repost, quote or bookmark of a post by a private account the caller does not follow.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)/responses/403`.
             ///
@@ -19356,6 +20141,29 @@ public enum Operations {
                     }
                 }
             }
+            /// `private_account`: the account is private and the caller does not follow it, so its posts, tabs and lists are not theirs to see (its profile header and counts are).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/followers/get(getFollowers)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.PrivateAccount)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.PrivateAccount {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
+                            response: self
+                        )
+                    }
+                }
+            }
             /// `not_found`.
             ///
             /// - Remark: Generated from `#/paths//v1/users/{id}/followers/get(getFollowers)/responses/404`.
@@ -19573,6 +20381,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `private_account`: the account is private and the caller does not follow it, so its posts, tabs and lists are not theirs to see (its profile header and counts are).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/following/get(getFollowing)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.PrivateAccount)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.PrivateAccount {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
                             response: self
                         )
                     }
@@ -19797,6 +20628,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `private_account`: the account is private and the caller does not follow it, so its posts, tabs and lists are not theirs to see (its profile header and counts are).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/likes/get(getUserLikes)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.PrivateAccount)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.PrivateAccount {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
                             response: self
                         )
                     }
@@ -20573,7 +21427,7 @@ public enum Operations {
             }
         }
     }
-    /// The posts tab, newest first; `kind` picks the tweets, retweets or media-grid tab.
+    /// The posts tab, newest first; `kind` picks the tweets, retweets or media-grid tab. A private account's tabs and lists of followers and following answer 403 private_account to all but itself and its followers.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/posts`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/posts/get(getUserPosts)`.
@@ -20729,6 +21583,29 @@ public enum Operations {
                     default:
                         try throwUnexpectedResponseStatus(
                             expectedStatus: "unauthorized",
+                            response: self
+                        )
+                    }
+                }
+            }
+            /// `private_account`: the account is private and the caller does not follow it, so its posts, tabs and lists are not theirs to see (its profile header and counts are).
+            ///
+            /// - Remark: Generated from `#/paths//v1/users/{id}/posts/get(getUserPosts)/responses/403`.
+            ///
+            /// HTTP response code: `403 forbidden`.
+            case forbidden(Components.Responses.PrivateAccount)
+            /// The associated value of the enum case if `self` is `.forbidden`.
+            ///
+            /// - Throws: An error if `self` is not `.forbidden`.
+            /// - SeeAlso: `.forbidden`.
+            public var forbidden: Components.Responses.PrivateAccount {
+                get throws {
+                    switch self {
+                    case let .forbidden(response):
+                        return response
+                    default:
+                        try throwUnexpectedResponseStatus(
+                            expectedStatus: "forbidden",
                             response: self
                         )
                     }

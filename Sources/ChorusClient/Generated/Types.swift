@@ -101,8 +101,10 @@ public protocol APIProtocol: Sendable {
     /// `: session ended` and closes, within a second; reconnecting then answers 401. A user holds at most 20 streams
     /// at once (the server's `--live-streams-per-user`): opening one more closes their oldest, which sends
     /// `: closed: this account opened more live streams than it may` first. `post:{postId}` of a post hidden from
-    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is; a
-    /// stream sends no comment by a user blocked either way, and nothing of a post once it is hidden.
+    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is, and of a
+    /// private account's post the caller does not follow 403 private_account; a stream sends no comment by a user
+    /// blocked either way, and nothing of a post once it is hidden. No topic sends a private account's posts to
+    /// whoever does not follow it.
     ///
     ///
     /// - Remark: HTTP `GET /v1/live`.
@@ -148,6 +150,21 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/me/devices/{id}`.
     /// - Remark: Generated from `#/paths//v1/me/devices/{id}/delete(forgetDevice)`.
     func forgetDevice(_ input: Operations.ForgetDevice.Input) async throws -> Operations.ForgetDevice.Output
+    /// Who asked to follow the caller's private account and awaits the answer, most recent first.
+    ///
+    /// - Remark: HTTP `GET /v1/me/follow-requests`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/get(myFollowRequests)`.
+    func myFollowRequests(_ input: Operations.MyFollowRequests.Input) async throws -> Operations.MyFollowRequests.Output
+    /// Followed: the user's pending request is accepted, and they get a `follow_accepted` notification (accepting again changes nothing; 404 not_found when there is no such request).
+    ///
+    /// - Remark: HTTP `POST /v1/me/follow-requests/{userId}/accept`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)`.
+    func acceptFollowRequest(_ input: Operations.AcceptFollowRequest.Input) async throws -> Operations.AcceptFollowRequest.Output
+    /// FollowRequestEnded - the user's pending request is declined (404 not_found when there is no such request).
+    ///
+    /// - Remark: HTTP `POST /v1/me/follow-requests/{userId}/decline`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)`.
+    func declineFollowRequest(_ input: Operations.DeclineFollowRequest.Input) async throws -> Operations.DeclineFollowRequest.Output
     /// The caller's muted words, oldest first, those expired included.
     ///
     /// - Remark: HTTP `GET /v1/me/muted-words`.
@@ -364,12 +381,12 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/users/{id}/block`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/block/delete(unblock)`.
     func unblock(_ input: Operations.Unblock.Input) async throws -> Operations.Unblock.Output
-    /// Followed (a repeat changes nothing).
+    /// Followed (a repeat changes nothing); for a private account FollowRequested instead: `requested` is true until the account accepts (then `following`) or declines.
     ///
     /// - Remark: HTTP `PUT /v1/users/{id}/follow`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)`.
     func follow(_ input: Operations.Follow.Input) async throws -> Operations.Follow.Output
-    /// Unfollowed (a repeat changes nothing).
+    /// Unfollowed, or a pending request withdrawn (FollowRequestEnded); a repeat changes nothing.
     ///
     /// - Remark: HTTP `DELETE /v1/users/{id}/follow`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)`.
@@ -395,7 +412,7 @@ public protocol APIProtocol: Sendable {
     /// - Remark: HTTP `DELETE /v1/users/{id}/mute`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/mute/delete(unmute)`.
     func unmute(_ input: Operations.Unmute.Input) async throws -> Operations.Unmute.Output
-    /// The posts tab, newest first; `kind` picks the tweets, retweets or media-grid tab.
+    /// The posts tab, newest first; `kind` picks the tweets, retweets or media-grid tab. A private account's tabs and lists of followers and following answer 403 private_account to all but itself and its followers.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/posts`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/posts/get(getUserPosts)`.
@@ -580,8 +597,10 @@ extension APIProtocol {
     /// `: session ended` and closes, within a second; reconnecting then answers 401. A user holds at most 20 streams
     /// at once (the server's `--live-streams-per-user`): opening one more closes their oldest, which sends
     /// `: closed: this account opened more live streams than it may` first. `post:{postId}` of a post hidden from
-    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is; a
-    /// stream sends no comment by a user blocked either way, and nothing of a post once it is hidden.
+    /// the caller (its author blocked them or was blocked by them, or is suspended) is 404, as the post is, and of a
+    /// private account's post the caller does not follow 403 private_account; a stream sends no comment by a user
+    /// blocked either way, and nothing of a post once it is hidden. No topic sends a private account's posts to
+    /// whoever does not follow it.
     ///
     ///
     /// - Remark: HTTP `GET /v1/live`.
@@ -689,6 +708,45 @@ extension APIProtocol {
         headers: Operations.ForgetDevice.Input.Headers = .init()
     ) async throws -> Operations.ForgetDevice.Output {
         try await forgetDevice(Operations.ForgetDevice.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// Who asked to follow the caller's private account and awaits the answer, most recent first.
+    ///
+    /// - Remark: HTTP `GET /v1/me/follow-requests`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/get(myFollowRequests)`.
+    public func myFollowRequests(
+        query: Operations.MyFollowRequests.Input.Query = .init(),
+        headers: Operations.MyFollowRequests.Input.Headers = .init()
+    ) async throws -> Operations.MyFollowRequests.Output {
+        try await myFollowRequests(Operations.MyFollowRequests.Input(
+            query: query,
+            headers: headers
+        ))
+    }
+    /// Followed: the user's pending request is accepted, and they get a `follow_accepted` notification (accepting again changes nothing; 404 not_found when there is no such request).
+    ///
+    /// - Remark: HTTP `POST /v1/me/follow-requests/{userId}/accept`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/accept/post(acceptFollowRequest)`.
+    public func acceptFollowRequest(
+        path: Operations.AcceptFollowRequest.Input.Path,
+        headers: Operations.AcceptFollowRequest.Input.Headers = .init()
+    ) async throws -> Operations.AcceptFollowRequest.Output {
+        try await acceptFollowRequest(Operations.AcceptFollowRequest.Input(
+            path: path,
+            headers: headers
+        ))
+    }
+    /// FollowRequestEnded - the user's pending request is declined (404 not_found when there is no such request).
+    ///
+    /// - Remark: HTTP `POST /v1/me/follow-requests/{userId}/decline`.
+    /// - Remark: Generated from `#/paths//v1/me/follow-requests/{userId}/decline/post(declineFollowRequest)`.
+    public func declineFollowRequest(
+        path: Operations.DeclineFollowRequest.Input.Path,
+        headers: Operations.DeclineFollowRequest.Input.Headers = .init()
+    ) async throws -> Operations.DeclineFollowRequest.Output {
+        try await declineFollowRequest(Operations.DeclineFollowRequest.Input(
             path: path,
             headers: headers
         ))
@@ -1253,7 +1311,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// Followed (a repeat changes nothing).
+    /// Followed (a repeat changes nothing); for a private account FollowRequested instead: `requested` is true until the account accepts (then `following`) or declines.
     ///
     /// - Remark: HTTP `PUT /v1/users/{id}/follow`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/follow/put(follow)`.
@@ -1266,7 +1324,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// Unfollowed (a repeat changes nothing).
+    /// Unfollowed, or a pending request withdrawn (FollowRequestEnded); a repeat changes nothing.
     ///
     /// - Remark: HTTP `DELETE /v1/users/{id}/follow`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/follow/delete(unfollow)`.
@@ -1346,7 +1404,7 @@ extension APIProtocol {
             headers: headers
         ))
     }
-    /// The posts tab, newest first; `kind` picks the tweets, retweets or media-grid tab.
+    /// The posts tab, newest first; `kind` picks the tweets, retweets or media-grid tab. A private account's tabs and lists of followers and following answer 403 private_account to all but itself and its followers.
     ///
     /// - Remark: HTTP `GET /v1/users/{id}/posts`.
     /// - Remark: Generated from `#/paths//v1/users/{id}/posts/get(getUserPosts)`.

@@ -4,7 +4,7 @@ import ChorusProjections
 
 /// Which events push what to whom, read from the read models as they are when the push outbox takes the event in:
 ///
-/// - a like, a comment, a repost, a follow or a mention that notified someone: to each of their devices, unless they turned the
+/// - a like, a comment, a repost, a follow, a follow request or its acceptance, or a mention that notified someone: to each of their devices, unless they turned the
 ///   kind `off`, or `followed` and do not follow the actor; the notification the recipient sees (none for a blocked
 ///   or muted actor, nor for one's own acts);
 /// - a direct message: to each of the recipient's devices, likewise (kind `messages`);
@@ -30,7 +30,12 @@ package struct PushEvents: Sendable {
                 of: recorded, PostMentions(caption: event.captionMentions ?? [], text: event.textMentions ?? []).all,
                 in: view)
         case .reposted(let event): try notification(of: recorded, to: event.postAuthor, kind: .reposts, in: view)
-        case .followed(let event): try notification(of: recorded, to: event.followee, kind: .follows, in: view)
+        case .followed(let event):
+            // An accepted request notifies the follower.
+            try notification(
+                of: recorded, to: event.requestedAt == nil ? event.followee : event.follower, kind: .follows, in: view)
+        case .followRequested(let event):
+            try notification(of: recorded, to: event.followee, kind: .follows, in: view)
         case .messageSent(let event): try message(event, recorded, in: view)
         case .notificationsRead(let event): try badge(of: event.user, recorded, in: view)
         case .conversationRead(let event): try badge(of: event.reader, recorded, in: view)
@@ -116,6 +121,8 @@ package struct PushEvents: Sendable {
         case .repost: .repost
         case .follow: .follow
         case .mention: .mention
+        case .followRequest: .followRequest
+        case .followAccepted: .followAccepted
         }
     }
 }

@@ -6,6 +6,7 @@ package struct PushPayload: Sendable, Equatable {
     package enum Kind: String, Sendable {
         case like, comment, follow, repost, mention
         case followRequest = "follow_request"
+        case followAccepted = "follow_accepted"
         case message
         /// A silent update of the badge after the user read elsewhere.
         case badge
@@ -47,6 +48,7 @@ package struct PushPayload: Sendable, Equatable {
         case .repost: "\(actorName) reposted your post"
         case .mention: "\(actorName) mentioned you"
         case .followRequest: "\(actorName) asked to follow you"
+        case .followAccepted: "\(actorName) accepted your follow request"
         case .message: "\(actorName): " + String((messageText ?? "").prefix(Self.quotedCharacters))
         case .badge: nil
         }

@@ -22,9 +22,10 @@ public enum Command: Sendable, Hashable {
     /// Sets a new password with the reset a token was made for (``SessionTokens/reset(fromToken:)``), once, before it
     /// expires (``DomainError/Code/invalidToken`` otherwise), and ends every session of the user.
     case resetPassword(user: UserID, reset: ResetID, newPassword: String)
+    /// Changes the fields given; `isPrivate: false` also accepts every pending follow request.
     case editProfile(
         user: UserID, name: String? = nil, major: String? = nil, bio: String? = nil,
-        profileImage: ProfileImageChange? = nil, handle: String? = nil)
+        profileImage: ProfileImageChange? = nil, handle: String? = nil, isPrivate: Bool? = nil)
     /// A post with up to four images (``PostCreated/maximumImages``), each with an optional alt text; `replies` says
     /// who may comment.
     case createPost(
@@ -70,8 +71,14 @@ public enum Command: Sendable, Hashable {
     case resolveReport(report: ReportID, action: ReportAction)
     /// An admin lifts a suspension.
     case unsuspend(user: UserID)
+    /// Follows a user, or asks to when their account is private (the request waits for their answer).
     case follow(follower: UserID, followee: UserID)
+    /// Unfollows a user, or withdraws the request to follow them.
     case unfollow(follower: UserID, followee: UserID)
+    /// A private account accepts a pending request to follow it (``DomainError/Code/notFound`` if there is none).
+    case acceptFollowRequest(followee: UserID, follower: UserID)
+    /// A private account declines a pending request to follow it (likewise).
+    case declineFollowRequest(followee: UserID, follower: UserID)
     case sendMessage(from: UserID, to: UserID, text: String)
     /// Marks the user's notifications read up to the one made at `upTo` (a notification's id names it); marking up
     /// to an earlier one changes nothing.
@@ -126,9 +133,10 @@ extension Command {
         case .requestPasswordReset(let email): RequestPasswordReset.prepare(email: email, context)
         case .resetPassword(let user, let reset, let newPassword):
             try ResetPassword.prepare(user: user, reset: reset, newPassword: newPassword, context)
-        case .editProfile(let user, let name, let major, let bio, let image, let handle):
+        case .editProfile(let user, let name, let major, let bio, let image, let handle, let isPrivate):
             try EditProfile.prepare(
-                user: user, name: name, major: major, bio: bio, image: image, handle: handle, context)
+                user: user, name: name, major: major, bio: bio, image: image, handle: handle, isPrivate: isPrivate,
+                context)
         case .deleteAccount(let user, _): DeleteAccount.prepare(user: user)
         case .completeErasure(let user): CompleteErasure.prepare(user: user)
         case .createPost(let author, let caption, let text, let media, let repostOf, let replies):
@@ -153,6 +161,10 @@ extension Command {
             DeleteComment.prepare(user: user, post: post, comment: comment)
         case .follow(let follower, let followee): try Follow.prepare(follower: follower, followee: followee)
         case .unfollow(let follower, let followee): try Unfollow.prepare(follower: follower, followee: followee)
+        case .acceptFollowRequest(let followee, let follower):
+            AnswerFollowRequest.prepare(followee: followee, follower: follower, accept: true)
+        case .declineFollowRequest(let followee, let follower):
+            AnswerFollowRequest.prepare(followee: followee, follower: follower, accept: false)
         case .block(let blocker, let blocked): try Block.prepare(blocker: blocker, blocked: blocked)
         case .unblock(let blocker, let blocked): try Unblock.prepare(blocker: blocker, blocked: blocked)
         case .mute(let muter, let muted): try Mute.prepare(muter: muter, muted: muted)

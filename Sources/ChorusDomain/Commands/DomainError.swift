@@ -36,6 +36,8 @@ public struct DomainError: Error, Sendable, Hashable, CustomStringConvertible {
         case suspended
         /// The post's author lets only some users comment (``ReplyPolicy``), and the caller is not one of them.
         case repliesRestricted = "replies_restricted"
+        /// The account is private and the caller does not follow it: its posts, tabs and lists are not theirs to see.
+        case privateAccount = "private_account"
     }
 
     public let code: Code

@@ -85,4 +85,14 @@ struct DecisionContext {
         guard user != other, try state.eitherBlocked(user, other, in: transaction) else { return }
         throw DomainError(.blocked, "one of the two users blocked the other")
     }
+
+    /// Refuses what `user` does to a post by `author` when either blocked the other, or the author's account is private
+    /// and `user` is not one of its followers: such a post is not there for them.
+    func refuseUnlessReadable(by user: UserID, postsOf author: UserID) throws {
+        try refuseIfBlocked(user, author)
+        guard user != author, try state.isPrivate(author, in: transaction),
+            try !state.follow(user, author, in: transaction).exists
+        else { return }
+        throw DomainError(.privateAccount, "only the followers of \(author) see their posts")
+    }
 }

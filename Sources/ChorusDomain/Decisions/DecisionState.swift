@@ -17,6 +17,8 @@ import ChorusLog
 /// - `reposts`: original, plain repost → empty (a repost with no text, caption or image, which goes with its original)
 /// - `comments`: comment id → ``CommentState``: post, author, position of the comment, whether it was deleted
 /// - `follows`: follower, followee → position of the follow (u64 big-endian)
+/// - `follow-requests`: followee, follower → position of the pending ``FollowRequested`` (likewise)
+/// - `private-accounts`: user → position of the ``ProfileEdited`` that made the account private (likewise), while it is
 /// - `likes`: user, post → position of the like (likewise)
 /// - `bookmarks`: user, post → position of the bookmark (likewise)
 /// - `reply-rules`: post → who may comment on it (``ReplyPolicy/code``, one byte), unless everyone may
@@ -54,6 +56,8 @@ public struct DecisionState: Sendable {
     let reposts = StateTable("reposts")
     let comments = StateTable("comments")
     let follows = StateTable("follows")
+    let followRequests = StateTable("follow-requests")
+    let privateAccounts = StateTable("private-accounts")
     let likes = StateTable("likes")
     let bookmarks = StateTable("bookmarks")
     let handles = StateTable("handles")
@@ -94,7 +98,7 @@ public struct DecisionState: Sendable {
             conversationReads, conversationHeads, idempotency, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures,
             format, attachedMedia, deviceTokens, devices, bookmarks, replyRules, handles, userHandles, postMentions,
-            mutedWords,
+            mutedWords, followRequests, privateAccounts,
         ]
     }
 
@@ -105,7 +109,8 @@ public struct DecisionState: Sendable {
             emails, users, posts, reposts, comments, follows, likes, shares, rooms, roomMembers, notificationReads,
             conversationReads, conversationHeads, sessions, userSessions, resets, blocks, mutes, reports,
             resolvedReports, reportSubjects, suspended, erasures, completedErasures, attachedMedia, deviceTokens,
-            devices, bookmarks, replyRules, handles, userHandles, postMentions, mutedWords,
+            devices, bookmarks, replyRules, handles, userHandles, postMentions, mutedWords, followRequests,
+            privateAccounts,
         ]
     }
 

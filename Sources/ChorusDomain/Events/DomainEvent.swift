@@ -47,6 +47,8 @@ public enum DomainEvent: Sendable, Hashable {
     case unbookmarked(Unbookmarked)
     case wordMuted(WordMuted)
     case wordUnmuted(WordUnmuted)
+    case followRequested(FollowRequested)
+    case followRequestEnded(FollowRequestEnded)
 }
 
 extension DomainEvent {
@@ -95,6 +97,8 @@ extension DomainEvent {
         Unbookmarked.self,
         WordMuted.self,
         WordUnmuted.self,
+        FollowRequested.self,
+        FollowRequestEnded.self,
     ]
 
     /// The event's own type, which knows how it is stored.
@@ -143,6 +147,8 @@ extension DomainEvent {
         case .unbookmarked(let event): event
         case .wordMuted(let event): event
         case .wordUnmuted(let event): event
+        case .followRequested(let event): event
+        case .followRequestEnded(let event): event
         }
     }
 

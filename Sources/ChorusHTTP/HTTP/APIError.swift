@@ -44,7 +44,7 @@ struct APIError: HTTPResponseError, Sendable {
         let status: HTTPResponse.Status =
             switch error.code {
             case .invalidCredentials: .unauthorized
-            case .forbidden, .blocked, .suspended, .repliesRestricted: .forbidden
+            case .forbidden, .blocked, .suspended, .repliesRestricted, .privateAccount: .forbidden
             case .notFound: .notFound
             case .gone: .gone
             case .emailTaken, .handleTaken, .idempotencyConflict: .conflict

@@ -41,6 +41,7 @@ struct ObjectRenderer: Sendable {
             followers: profile.followers,
             following: profile.following, posts: profile.posts, isFollowed: profile.isFollowed, isMe: profile.isMe,
             email: profile.email, isBlocked: profile.isBlocked, isMuted: profile.isMuted,
+            isPrivate: profile.isPrivate, followRequested: profile.followRequested,
             unreadNotifications: profile.unreadNotifications, unreadConversations: profile.unreadConversations)
     }
 

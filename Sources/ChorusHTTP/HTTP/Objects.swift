@@ -41,6 +41,10 @@ struct ProfileJSON: JSONWritable {
     /// Whether the caller blocked, or muted, this user.
     let isBlocked: Bool
     let isMuted: Bool
+    /// Whether only accepted followers see this user's posts, tabs and lists.
+    let isPrivate: Bool
+    /// Whether the caller asked to follow this private account and awaits the answer.
+    let followRequested: Bool
     /// Only on the caller's own profile; absent otherwise.
     let unreadNotifications: UInt64?
     let unreadConversations: UInt64?
@@ -61,6 +65,8 @@ struct ProfileJSON: JSONWritable {
             if let email { $0.field("email", email) }
             $0.field("isBlocked", isBlocked)
             $0.field("isMuted", isMuted)
+            $0.field("isPrivate", isPrivate)
+            $0.field("followRequested", followRequested)
             if let unreadNotifications { $0.field("unreadNotifications", unreadNotifications) }
             if let unreadConversations { $0.field("unreadConversations", unreadConversations) }
         }
@@ -226,13 +232,16 @@ struct AuthJSON: JSONWritable {
     }
 }
 
+/// The answer of `PUT|DELETE /v1/users/{id}/follow`: `requested` while a private account has the request pending.
 struct FollowJSON: JSONWritable {
     let following: Bool
+    let requested: Bool
     let followers: UInt64
 
     func write(to json: inout JSONWriter) {
         json.object {
             $0.field("following", following)
+            $0.field("requested", requested)
             $0.field("followers", followers)
         }
     }

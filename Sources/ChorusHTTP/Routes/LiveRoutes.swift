@@ -50,7 +50,7 @@ struct LiveRoutes {
     }
 
     /// Refuses a topic the caller may not read: a room they are not in, a post hidden from them (its author blocked
-    /// either way, or suspended: `404`, as the post itself answers). A post that is not there (deleted: a client
+    /// either way, or suspended: `404`; a private account they do not follow: `403`, as the post itself answers). A post that is not there (deleted: a client
     /// resuming after its `post_removed`) has nothing more to send, and is not refused.
     private func requireReadable(_ topics: Set<LiveTopic>, by viewer: UserID) throws {
         let rooms = topics.compactMap { topic -> RoomID? in if case .room(let room) = topic { room } else { nil } }
@@ -58,8 +58,9 @@ struct LiveRoutes {
         guard !rooms.isEmpty || !posts.isEmpty else { return }
         _ = try endpoints.backend.readModels.snapshot { view in
             for room in rooms { try RoomRoutes.requireMember(viewer, of: room, in: view) }
-            for post in posts where try view.isHidden(post, from: viewer) {
-                throw APIError.notFound("no post \(post)")
+            for post in posts {
+                try view.requireReadable(post, by: viewer)
+                if try view.isHidden(post, from: viewer) { throw APIError.notFound("no post \(post)") }
             }
         }
     }

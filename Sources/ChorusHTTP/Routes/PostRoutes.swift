@@ -53,6 +53,7 @@ struct PostRoutes {
             let caller = try context.requireCaller()
             let post = try Endpoints.pathID(context, "id", as: PostID.self)
             return try await endpoints.read(request) { view, json in
+                try view.requireReadable(post, by: caller.user)
                 try UserRoutes.require(
                     view.withPost(post, viewer: caller.user) { renderer.write($0, to: &json) }, "post")
             }
@@ -89,7 +90,8 @@ struct PostRoutes {
             let page = try Endpoints.page(request)
             let order = try Endpoints.order(request, default: .oldestFirst)
             return try await endpoints.read(request) { view in
-                renderer.page(
+                try view.requireReadable(post, by: caller.user)
+                return renderer.page(
                     try UserRoutes.require(
                         view.comments(on: post, viewer: caller.user, order: order, page: page), "post"),
                     renderer.comment)

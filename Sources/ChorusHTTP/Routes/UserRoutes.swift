@@ -14,8 +14,12 @@ struct UserRoutes {
         var bio: String?
         var profileImage: ProfileImageChange?
         var handle: String?
+        var isPrivate: Bool?
 
-        private enum CodingKeys: String, CodingKey { case name, major, bio, profileImage, handle }
+        private enum CodingKeys: String, CodingKey {
+            case name, major, bio, profileImage, handle
+            case isPrivate = "private"
+        }
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -23,6 +27,7 @@ struct UserRoutes {
             major = try container.decodeIfPresent(String.self, forKey: .major)
             bio = try container.decodeIfPresent(String.self, forKey: .bio)
             handle = try container.decodeIfPresent(String.self, forKey: .handle)
+            isPrivate = try container.decodeIfPresent(Bool.self, forKey: .isPrivate)
             if container.contains(.profileImage) {
                 if try container.decodeNil(forKey: .profileImage) {
                     profileImage = .remove
@@ -50,7 +55,7 @@ struct UserRoutes {
             let (changes, bytes) = try await JSONBody.decode(ProfileChanges.self, from: request)
             let command = Command.editProfile(
                 user: caller.user, name: changes.name, major: changes.major, bio: changes.bio,
-                profileImage: changes.profileImage, handle: changes.handle)
+                profileImage: changes.profileImage, handle: changes.handle, isPrivate: changes.isPrivate)
             return try await endpoints.write(request, context: context, requestBody: bytes, command: command) {
                 view, _ in
                 renderer.profile(try Self.require(view.profile(caller.user, viewer: caller.user), "user"))
@@ -130,7 +135,8 @@ struct UserRoutes {
         do {
             return try await endpoints.write(request, context: context, command: command) { view, _ in
                 let profile = try Self.require(view.profile(user, viewer: caller.user), "user")
-                return FollowJSON(following: profile.isFollowed, followers: profile.followers)
+                return FollowJSON(
+                    following: profile.isFollowed, requested: profile.followRequested, followers: profile.followers)
             }
         } catch let error as DomainError where error.code == .unknownUser {
             throw APIError.notFound("no user \(user)")

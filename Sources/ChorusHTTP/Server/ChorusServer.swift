@@ -136,6 +136,7 @@ public enum ChorusServer {
         PostRoutes(endpoints: endpoints).add(to: signedIn)
         BookmarkRoutes(endpoints: endpoints).add(to: signedIn)
         MutedWordRoutes(endpoints: endpoints).add(to: signedIn)
+        FollowRequestRoutes(endpoints: endpoints).add(to: signedIn)
         HashtagRoutes(endpoints: endpoints).add(to: signedIn)
         FeedRoutes(endpoints: endpoints).add(to: signedIn)
         MessageRoutes(endpoints: endpoints).add(to: signedIn)

@@ -7,7 +7,8 @@ import ChorusProjections
 /// payload out, `data` holding the same objects the API answers with, rendered from the read models as they are when
 /// the outbox takes the event in (at its position or later, as a live stream renders it).
 ///
-/// - `notification.created`, `{recipient, notification}`: a like, a comment, a repost or a follow notified someone
+/// - `notification.created`, `{recipient, notification}`: a like, a comment, a repost, a follow, a follow request or
+///   its acceptance notified someone
 /// - `message.created`, `{recipient, message}`: a message to the recipient
 /// - `password_reset.requested`, `{userId, email, token, expiresAt}`
 /// - `report.filed`, `{report}` (as `GET /v1/admin/reports` shows it), in order among reports
@@ -25,7 +26,9 @@ struct WebhookEvents: WebhookContent {
         case .liked(let event): try notification(of: recorded, to: event.postAuthor, in: view)
         case .commentAdded(let event): try notification(of: recorded, to: event.postAuthor, in: view)
         case .reposted(let event): try notification(of: recorded, to: event.postAuthor, in: view)
-        case .followed(let event): try notification(of: recorded, to: event.followee, in: view)
+        case .followed(let event):
+            try notification(of: recorded, to: event.requestedAt == nil ? event.followee : event.follower, in: view)
+        case .followRequested(let event): try notification(of: recorded, to: event.followee, in: view)
         case .messageSent(let event): try message(event, recorded, in: view)
         case .passwordResetRequested(let event): try passwordReset(event, recorded, in: view)
         case .reportFiled(let event): try report(event, recorded, in: view)

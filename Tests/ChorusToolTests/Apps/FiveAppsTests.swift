@@ -247,7 +247,9 @@ struct FiveAppsTests {
         }
     }
 
-    @Test("Instagram v0.1: image posts, likes, comments and a profile image; the like and the comment pushed")
+    @Test(
+        "Instagram v0.1: image posts, likes, comments and a profile image; the like and the comment pushed; a private account's requests"
+    )
     func instagramV01() async throws {
         try await AppServer.run { server in
             let (ana, anaProfile) = try await server.user("Ana")
@@ -287,8 +289,30 @@ struct FiveAppsTests {
             #expect(try await !ana.post(post.id).hasBookmarked)
             #expect(try await !bo.unbookmark(post.id))
             #expect(try await bo.bookmarks().first(20).isEmpty)
-            try await server.waitForAlerts(["Bo liked your post", "Bo commented on your post"], on: phone)
             likes.stop()
+
+            // Ana goes private: Cy must ask, sees her header but not her grid, until she accepts.
+            #expect(try await ana.editProfile(isPrivate: true).isPrivate)
+            let (cy, cyProfile) = try await server.user("Cy")
+            let asked = try await cy.follow(anaProfile.id)
+            #expect(asked.requested && !asked.following)
+            let header = try await cy.user(anaProfile.id)
+            #expect(header.isPrivate && header.followRequested && header.posts == 1)
+            do {
+                _ = try await cy.posts(of: anaProfile.id, kind: .media).first(10)
+                Issue.record("a private account's grid was shown to someone who does not follow it")
+            } catch let error as ChorusError {
+                #expect(error.status == 403 && error.code == "private_account", "\(error)")
+            }
+            #expect(try await !cy.posts(taggedWith: "바다").first(10).contains { $0.id == post.id })
+            #expect(try await ana.followRequests().first(10).map(\.id) == [cyProfile.id])
+            #expect(try await ana.notifications().first(1).first?._type == .followRequest)
+            try await ana.acceptFollowRequest(from: cyProfile.id)
+            #expect(try await cy.notifications().first(1).first?._type == .followAccepted)
+            #expect(try await cy.posts(of: anaProfile.id, kind: .media).first(10).map(\.id) == [post.id])
+            #expect(try await cy.followingFeed().first(10).map(\.id) == [post.id])
+            try await server.waitForAlerts(
+                ["Bo liked your post", "Bo commented on your post", "Cy asked to follow you"], on: phone)
         }
     }
 }

@@ -26,7 +26,9 @@ struct APIBenchCommand: AsyncParsableCommand {
             slow spell of a shared machine moves less than either. Then \
             POST /v1/posts. Live delivery is timed from sending a message to receiving it on the recipient's \
             event stream. Then the feed and the ceiling again with every feed's first page made of posts of four \
-            images each (feed_four_images_to_ceiling_ratio).
+            images each (feed_four_images_to_ceiling_ratio); a hashtag's page, GET /v1/hashtags/{tag}/posts, and the \
+            ceiling (hashtag_page_to_ceiling_ratio); and the feed and the ceiling once every signed-in user has muted \
+            100 words, one of them in about a quarter of the demo's posts (feed_muted_words_to_ceiling_ratio).
             """
     )
 
@@ -119,6 +121,9 @@ struct APIBenchCommand: AsyncParsableCommand {
             .measure(messages: messages)
         try await postFourImagePosts(server, followedBy: tokens)
         let (photoFeed, photoHealth) = try feedAndCeiling(server, tokens, wrk)
+        let (tagged, taggedHealth) = try pageAndCeiling(Self.hashtagPage, server, tokens, wrk)
+        try await muteWords(server, tokens)
+        let (muted, mutedHealth) = try feedAndCeiling(server, tokens, wrk)
 
         var report = BenchmarkReport(suite: "api")
         report.add("events", Double(events))
@@ -138,9 +143,36 @@ struct APIBenchCommand: AsyncParsableCommand {
         report.add(
             "feed_four_images_to_ceiling_ratio", photoFeed.requestsPerSecond / photoHealth.requestsPerSecond,
             target: .atLeast(0.75))
+        report.add("hashtag_page_rps", tagged.requestsPerSecond)
+        report.add("hashtag_page_non_2xx", Double(tagged.errors))
+        report.add(
+            "hashtag_page_to_ceiling_ratio", tagged.requestsPerSecond / taggedHealth.requestsPerSecond,
+            target: .atLeast(0.75))
+        report.add("feed_muted_words_rps", muted.requestsPerSecond)
+        report.add("feed_muted_words_non_2xx", Double(muted.errors))
+        report.add(
+            "feed_muted_words_to_ceiling_ratio", muted.requestsPerSecond / mutedHealth.requestsPerSecond,
+            target: .atLeast(0.75))
         // With --push: the live-delivery messages' pushes, that push was on.
         if let apns { report.add("pushes_arrived", Double(apns.receivedCount)) }
         return report
+    }
+
+    /// The page of one of the demo's five tags (`#Coffee`, as the demo writes it).
+    private static let hashtagPage = "/v1/hashtags/coffee/posts"
+
+    /// Each signed-in user mutes 100 words: 99 the demo never writes, and `exam`, which about a quarter of its posts
+    /// hold, so that the filter both reads every word and hides posts a page must read past.
+    private func muteWords(_ server: BenchServer, _ tokens: [(user: String, token: String)]) async throws {
+        printProgress("muting 100 words for each of the \(tokens.count) signed-in users")
+        let words = ["exam"] + (1..<100).map { "muted\($0) phrase" }
+        for signedIn in tokens {
+            for word in words {
+                let (status, _) = try await server.request(
+                    "POST", "/v1/me/muted-words", token: signedIn.token, json: ["word": word])
+                guard status == 201 else { throw BenchmarkError("muting a word answered \(status)") }
+            }
+        }
     }
 
     /// Each of the signed-in users registers an iPhone: their notifications and messages are then pushed.
@@ -197,17 +229,24 @@ struct APIBenchCommand: AsyncParsableCommand {
         }
     }
 
-    /// GET /v1/feed/following and GET /health (the ceiling) in ``rounds`` alternating runs, the feed first in every
-    /// other round: what each answered over all its rounds (``Wrk/Result/init(combining:)``). Run one after the
-    /// other, 10 s each, a slow spell of the shared machine fell on one of them, and the ratio swung from run to run.
+    /// GET /v1/feed/following and GET /health (the ceiling), as ``pageAndCeiling(_:_:_:_:)``.
     private func feedAndCeiling(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) throws
         -> (feed: Wrk.Result, health: Wrk.Result)
     {
+        try pageAndCeiling("/v1/feed/following", server, tokens, wrk)
+    }
+
+    /// GET `path` and GET /health (the ceiling) in ``rounds`` alternating runs, the page first in every other round:
+    /// what each answered over all its rounds (``Wrk/Result/init(combining:)``). Run one after the other, 10 s each, a
+    /// slow spell of the shared machine fell on one of them, and the ratio swung from run to run.
+    private func pageAndCeiling(
+        _ path: String, _ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk
+    ) throws -> (feed: Wrk.Result, health: Wrk.Result) {
         let script = Wrk.script(method: "GET", tokens: tokens.map(\.token), acceptingGzip: !uncompressed)
         let rounds = self.rounds ?? min(10, seconds)
         let roundSeconds = seconds / rounds
         printProgress(
-            "GET /v1/feed/following and GET /health (the ceiling) in \(rounds) alternating rounds of \(roundSeconds) s "
+            "GET \(path) and GET /health (the ceiling) in \(rounds) alternating rounds of \(roundSeconds) s "
                 + "each, over \(connections) connections from \(wrkThreads) wrk threads")
         var (feeds, ceilings) = ([Wrk.Result](), [Wrk.Result]())
         for round in 0..<rounds {
@@ -218,16 +257,16 @@ struct APIBenchCommand: AsyncParsableCommand {
             }
             let (feed, health): (Wrk.Result, Wrk.Result)
             if round.isMultiple(of: 2) {
-                feed = try run("/v1/feed/following")
+                feed = try run(path)
                 health = try run("/health")
             } else {
                 health = try run("/health")
-                feed = try run("/v1/feed/following")
+                feed = try run(path)
             }
             feeds.append(feed)
             ceilings.append(health)
             printProgress(
-                "round \(round + 1): feed \(Int(feed.requestsPerSecond)) requests/s, /health "
+                "round \(round + 1): page \(Int(feed.requestsPerSecond)) requests/s, /health "
                     + "\(Int(health.requestsPerSecond))")
         }
         return (Wrk.Result(combining: feeds), Wrk.Result(combining: ceilings))

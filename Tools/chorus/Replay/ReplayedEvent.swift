@@ -121,6 +121,8 @@ struct ReplayedEvent {
             body("user", user(event.user))
         case .profileEdited(let event):
             body("bio", text(event.bio))
+            body("handle", text(event.handle))
+            body("isPrivate", event.isPrivate.map(FieldValue.flag) ?? .null)
             body("major", text(event.major))
             body("name", text(event.name))
             // As the reflection writes a case: with its value under its name, or as its name alone.
@@ -212,6 +214,7 @@ struct ReplayedEvent {
         case .followed(let event):
             body("followee", user(event.followee))
             body("follower", user(event.follower))
+            body("requestedAt", position(event.requestedAt))
         case .unfollowed(let event):
             body("followedAt", position(event.followedAt))
             body("followee", user(event.followee))

@@ -55,7 +55,7 @@ struct EditProfile: Decision {
 
     static func prepare(
         user: UserID, name: String?, major: String?, bio: String?, image: ProfileImageChange?, handle: String?,
-        _ context: CommandPreparation
+        isPrivate: Bool?, _ context: CommandPreparation
     ) throws(DomainError) -> PreparedCommand {
         if case .set(let image)? = image, !context.media.contains(image, uploadedBy: user) {
             throw DomainError(.unknownMedia, "no media \(image) uploaded by the user")
@@ -69,7 +69,8 @@ struct EditProfile: Decision {
                 try Validate.profileField(text, field: "bio", limit: FieldLimits.bio, layout: .paragraphs)
             },
             profileImage: image,
-            handle: try handle.map { (handle) throws(DomainError) in try Handles.validated(handle) })
+            handle: try handle.map { (handle) throws(DomainError) in try Handles.validated(handle) },
+            isPrivate: isPrivate)
         return PreparedCommand(
             caller: user.rawValue, tag: 2,
             fields: {
@@ -82,6 +83,7 @@ struct EditProfile: Decision {
                 case .set(let image)?: $0.write(image.rawValue)
                 }
                 if let handle = edit.handle { $0.write(handle) }
+                if let isPrivate { $0.write(UInt8(isPrivate ? 1 : 2)) }
             }, decision: EditProfile(edit: edit, catalog: context.media))
     }
 
@@ -92,7 +94,16 @@ struct EditProfile: Decision {
             throw DomainError(.unknownMedia, "no media \(image) uploaded by the user")
         }
         if let handle = edit.handle { try context.state.requireFree(handle, for: edit.user, in: context.transaction) }
-        return try context.record(.profileEdited(edit))
+        var edit = self.edit
+        let wasPrivate = try context.state.isPrivate(edit.user, in: context.transaction)
+        // Recorded only when it changes: a public account keeps no privacy of its own to erase.
+        if edit.isPrivate == wasPrivate { edit.isPrivate = nil }
+        guard edit.isPrivate == false else { return try context.record(.profileEdited(edit)) }
+        // Turned public: every pending request is accepted with it.
+        let accepted = try context.state.followRequests(to: edit.user, in: context.transaction).map { follower, since in
+            DomainEvent.followed(Followed(follower: follower, followee: edit.user, requestedAt: since))
+        }
+        return try context.recordEach([.profileEdited(edit)] + accepted)
     }
 }
 

@@ -40,9 +40,11 @@ public struct ProfileEdited: Sendable, Hashable {
     public var profileImage: ProfileImageChange?
     /// A new handle, lowercase and unique (``Handles``).
     public var handle: String?
+    /// The account made private (only accepted followers see its posts) or public again; nil: unchanged.
+    public var isPrivate: Bool?
     public init(
         user: UserID, name: String?, major: String?, bio: String?, profileImage: ProfileImageChange?,
-        handle: String? = nil
+        handle: String? = nil, isPrivate: Bool? = nil
     ) {
         self.user = user
         self.name = name
@@ -50,6 +52,7 @@ public struct ProfileEdited: Sendable, Hashable {
         self.bio = bio
         self.profileImage = profileImage
         self.handle = handle
+        self.isPrivate = isPrivate
     }
 }
 
@@ -182,9 +185,10 @@ extension UserRegistered: StoredEvent {
 
 /// Version 3 seals the handle after the bio; version 2 seals the name, major and bio under the user's key; version 1
 /// holds them in plain.
+/// Version 4 appends whether the account became private (version 3 and before: unchanged).
 extension ProfileEdited: StoredEvent {
     static let typeName = "ProfileEdited"
-    static let schemaVersion: UInt16 = 3
+    static let schemaVersion: UInt16 = 4
     var stream: StreamID { .user(user) }
     var domainEvent: DomainEvent { .profileEdited(self) }
 
@@ -203,6 +207,7 @@ extension ProfileEdited: StoredEvent {
             payload.write(UInt8(2))
             payload.write(media)
         }
+        payload.write(isPrivate.map { UInt8($0 ? 1 : 2) } ?? 0)
     }
 
     init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
@@ -228,12 +233,25 @@ extension ProfileEdited: StoredEvent {
             case 2: .set(try payload.read(MediaID.self))
             case let flag: throw PayloadError.badFlag(flag)
             }
-        self.init(user: user, name: name, major: major, bio: bio, profileImage: image, handle: handle)
+        let isPrivate: Bool? =
+            switch version >= 4 ? try payload.readByte() : 0 {
+            case 0: nil
+            case 1: true
+            case 2: false
+            case let flag: throw PayloadError.badFlag(flag)
+            }
+        self.init(
+            user: user, name: name, major: major, bio: bio, profileImage: image, handle: handle, isPrivate: isPrivate)
     }
 
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
         if case .set(let media)? = profileImage { changes.put(state.attachedMedia, .init(media.rawValue), []) }
         if let handle { DecisionState.putHandle(handle, of: user, in: state, &changes) }
+        switch isPrivate {
+        case true?: changes.put(state.privateAccounts, .init(user.rawValue), since: position)
+        case false?: changes.remove(state.privateAccounts, .init(user.rawValue))
+        case nil: break
+        }
     }
 }
 
@@ -373,6 +391,7 @@ extension AccountDeleted: StoredEvent {
         // As the e-mails: a fold after the erasure no longer reads the handles the account had.
         changes.removeEntries(of: state.handles, holding: user.rawValue)
         changes.remove(state.userHandles, .init(user.rawValue))
+        changes.remove(state.privateAccounts, .init(user.rawValue))
         changes.put(state.erasures, .init(user.rawValue), since: position)
     }
 }

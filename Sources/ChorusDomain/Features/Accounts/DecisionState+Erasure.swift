@@ -25,26 +25,17 @@ extension DecisionState {
         }
     }
 
-    /// What deleting `user`'s account appends, each event to its own stream: their follows either way, their posts
+    /// What deleting `user`'s account appends, each event to its own stream: their follows and follow requests either
+    /// way, their posts
     /// (with the plain reposts that go with them), their comments on others' posts, their likes and plain reposts of
     /// others' posts, their bookmarks and muted words, their room memberships, their devices, their sessions, and last the
     /// ``AccountDeleted``. Reads the posts, comments, follows, shares and room members tables whole: an account is
     /// deleted rarely, and an index per user would cost every post, comment and follow.
     func erasure(of user: UserID, in state: some StateReader) throws -> [DomainEvent] {
-        var events: [DomainEvent] = []
         // The follows first: each follower's feed then loses all of the account's posts in one pass, and the posts'
         // deletions after find no follower's feed to visit (a post in thousands of feeds costs each a visit).
+        var events = try follows(endedBy: user, in: state)
         let prefix = Self.key(user.rawValue) + [0]
-        try state.forEach(in: follows, prefix: prefix) { key, value in
-            let followee = UserID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self))
-            events.append(.unfollowed(Unfollowed(follower: user, followee: followee, followedAt: Edge(value).since)))
-            return true
-        }
-        for (follower, follow) in try entries(endingWith: user, in: follows, state: state) {
-            events.append(
-                .unfollowed(
-                    Unfollowed(follower: UserID(unchecked: follower), followee: user, followedAt: follow.since)))
-        }
         var deletedPosts = Set<String>()
         var ownPosts: [(PostID, PostState)] = []
         try state.forEach(in: posts) { key, value in
@@ -106,6 +97,36 @@ extension DecisionState {
         }
         events += try signOuts(of: user, in: state)
         events.append(.accountDeleted(AccountDeleted(user: user)))
+        return events
+    }
+
+    /// The follows of a deleted account, either way, ended; the requests to follow it declined, and its own withdrawn.
+    private func follows(endedBy user: UserID, in state: some StateReader) throws -> [DomainEvent] {
+        var events: [DomainEvent] = []
+        let prefix = Self.key(user.rawValue) + [0]
+        try state.forEach(in: follows, prefix: prefix) { key, value in
+            let followee = UserID(unchecked: String(decoding: key[prefix.count...], as: UTF8.self))
+            events.append(.unfollowed(Unfollowed(follower: user, followee: followee, followedAt: Edge(value).since)))
+            return true
+        }
+        for (follower, follow) in try entries(endingWith: user, in: follows, state: state) {
+            events.append(
+                .unfollowed(
+                    Unfollowed(follower: UserID(unchecked: follower), followee: user, followedAt: follow.since)))
+        }
+        // The requests to follow them are declined; theirs to follow others withdrawn.
+        for (follower, since) in try followRequests(to: user, in: state) {
+            events.append(
+                .followRequestEnded(
+                    FollowRequestEnded(follower: follower, followee: user, requestedAt: since, reason: .declined)))
+        }
+        for (followee, request) in try entries(endingWith: user, in: followRequests, state: state) {
+            guard let since = request.since else { continue }
+            events.append(
+                .followRequestEnded(
+                    FollowRequestEnded(
+                        follower: user, followee: UserID(unchecked: followee), requestedAt: since, reason: .withdrawn)))
+        }
         return events
     }
 

@@ -13,7 +13,7 @@ struct BookmarkPost: Decision {
     func decide(in context: DecisionContext) throws -> CommandResult {
         try context.requireUser(user)
         let author = try context.requireStandingPost(post).author
-        try context.refuseIfBlocked(user, author)
+        try context.refuseUnlessReadable(by: user, postsOf: author)
         guard try !context.state.bookmark(user, post, in: context.transaction).exists else {
             return context.unchanged
         }

@@ -12,7 +12,7 @@ struct LikePost: Decision {
     func decide(in context: DecisionContext) throws -> CommandResult {
         try context.requireUser(user)
         let author = try context.requireStandingPost(post).author
-        try context.refuseIfBlocked(user, author)
+        try context.refuseUnlessReadable(by: user, postsOf: author)
         guard try !context.state.like(user, post, in: context.transaction).exists else { return context.unchanged }
         return try context.record(.liked(Liked(user: user, post: post, postAuthor: author)))
     }
@@ -49,7 +49,7 @@ struct RepostPost: Decision {
     func decide(in context: DecisionContext) throws -> CommandResult {
         try context.requireUser(user)
         let original = try context.state.repostTarget(of: post, in: context.transaction)
-        try context.refuseIfBlocked(user, original.author)
+        try context.refuseUnlessReadable(by: user, postsOf: original.author)
         guard try !context.state.share(user, original.post, in: context.transaction).exists else {
             return context.unchanged(created: original.post.rawValue)
         }
@@ -98,7 +98,7 @@ struct AddComment: Decision {
         try context.requireUser(comment.author)
         let postAuthor = try context.requireStandingPost(comment.post).author
         comment.postAuthor = postAuthor
-        try context.refuseIfBlocked(comment.author, postAuthor)
+        try context.refuseUnlessReadable(by: comment.author, postsOf: postAuthor)
         try Self.requireAllowed(comment.author, on: comment.post, by: postAuthor, in: context)
         comment.mentions = try context.state.mentioned(in: comment.text, by: comment.author, in: context.transaction)
         return try context.record(.commentAdded(comment), created: comment.comment.rawValue)

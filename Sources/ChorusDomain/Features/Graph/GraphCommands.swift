@@ -1,5 +1,6 @@
 import ChorusLog
 
+/// Follows a user; a private account's is asked instead (``FollowRequested``), and waits for its answer.
 struct Follow: Decision {
     let follower: UserID
     let followee: UserID
@@ -15,13 +16,18 @@ struct Follow: Decision {
         try context.requireUser(follower)
         try context.requireUser(followee)
         try context.refuseIfBlocked(follower, followee)
-        guard try !context.state.follow(follower, followee, in: context.transaction).exists else {
-            return context.unchanged
+        let state = context.state
+        guard try !state.follow(follower, followee, in: context.transaction).exists,
+            try !state.followRequest(follower, to: followee, in: context.transaction).exists
+        else { return context.unchanged }
+        guard try state.isPrivate(followee, in: context.transaction) else {
+            return try context.record(.followed(Followed(follower: follower, followee: followee)))
         }
-        return try context.record(.followed(Followed(follower: follower, followee: followee)))
+        return try context.record(.followRequested(FollowRequested(follower: follower, followee: followee)))
     }
 }
 
+/// Unfollows a user, or withdraws the request to follow them.
 struct Unfollow: Decision {
     let follower: UserID
     let followee: UserID
@@ -37,13 +43,50 @@ struct Unfollow: Decision {
         try context.requireUser(follower)
         try context.requireUser(followee)
         let follow = try context.state.follow(follower, followee, in: context.transaction)
-        guard follow.exists else { return context.unchanged }
+        guard follow.exists else {
+            guard let since = try context.state.followRequest(follower, to: followee, in: context.transaction).since
+            else { return context.unchanged }
+            return try context.record(
+                .followRequestEnded(
+                    FollowRequestEnded(follower: follower, followee: followee, requestedAt: since, reason: .withdrawn)))
+        }
         return try context.record(
             .unfollowed(Unfollowed(follower: follower, followee: followee, followedAt: follow.since)))
     }
 }
 
-/// Blocks a user: the follows between the two end with it.
+/// A private account's answer to a pending request to follow it: accepted, the requester follows it; declined, the
+/// request ends. A request that is not pending is 404 `not_found`.
+struct AnswerFollowRequest: Decision {
+    let followee: UserID
+    let follower: UserID
+    let accept: Bool
+
+    static func prepare(followee: UserID, follower: UserID, accept: Bool) -> PreparedCommand {
+        PreparedCommand(
+            caller: followee.rawValue, tag: accept ? 47 : 48, fields: { $0.write(follower) },
+            decision: AnswerFollowRequest(followee: followee, follower: follower, accept: accept))
+    }
+
+    func decide(in context: DecisionContext) throws -> CommandResult {
+        try context.requireUser(followee)
+        guard let since = try context.state.followRequest(follower, to: followee, in: context.transaction).since else {
+            // An acceptance repeated changes nothing; anything else names no request.
+            guard accept, try context.state.follow(follower, followee, in: context.transaction).exists else {
+                throw DomainError(.notFound, "\(follower) has no pending request to follow you")
+            }
+            return context.unchanged
+        }
+        let event: DomainEvent =
+            accept
+            ? .followed(Followed(follower: follower, followee: followee, requestedAt: since))
+            : .followRequestEnded(
+                FollowRequestEnded(follower: follower, followee: followee, requestedAt: since, reason: .declined))
+        return try context.record(event)
+    }
+}
+
+/// Blocks a user: the follows and follow requests between the two end with it.
 struct Block: Decision {
     let blocker: UserID
     let blocked: UserID
@@ -64,6 +107,7 @@ struct Block: Decision {
             guard follow.exists else { continue }
             events.append(.unfollowed(Unfollowed(follower: follower, followee: followee, followedAt: follow.since)))
         }
+        events += try context.state.withdrawnRequests(between: blocker, and: blocked, in: context.transaction)
         return try context.recordEach(events)
     }
 }

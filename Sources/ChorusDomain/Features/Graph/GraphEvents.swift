@@ -1,11 +1,46 @@
 import ChorusLog
 
+/// `follower` follows `followee` from now on. `requestedAt`: the position of the ``FollowRequested`` this accepts,
+/// when the followee is private (or was, and turned public with the request pending); nil for a plain follow.
 public struct Followed: Sendable, Hashable {
+    public var follower: UserID
+    public var followee: UserID
+    public var requestedAt: LogPosition?
+    public init(follower: UserID, followee: UserID, requestedAt: LogPosition? = nil) {
+        self.follower = follower
+        self.followee = followee
+        self.requestedAt = requestedAt
+    }
+}
+
+/// `follower` asked to follow `followee`, a private account: pending until it is accepted (a ``Followed`` with its
+/// position), declined, or withdrawn (``FollowRequestEnded``).
+public struct FollowRequested: Sendable, Hashable {
     public var follower: UserID
     public var followee: UserID
     public init(follower: UserID, followee: UserID) {
         self.follower = follower
         self.followee = followee
+    }
+}
+
+/// A pending follow request that ends without a follow: the followee declined it, or the follower withdrew it (also
+/// when either blocks the other, or deletes their account). `requestedAt`: the position of its ``FollowRequested``.
+public struct FollowRequestEnded: Sendable, Hashable {
+    public enum Reason: UInt8, Sendable, Hashable {
+        case withdrawn = 1
+        case declined = 2
+    }
+
+    public var follower: UserID
+    public var followee: UserID
+    public var requestedAt: LogPosition
+    public var reason: Reason
+    public init(follower: UserID, followee: UserID, requestedAt: LogPosition, reason: Reason) {
+        self.follower = follower
+        self.followee = followee
+        self.requestedAt = requestedAt
+        self.reason = reason
     }
 }
 
@@ -67,11 +102,36 @@ public struct Unmuted: Sendable, Hashable {
     }
 }
 
+/// Version 2 appends the position of the request it accepts (version 1: `requestedAt` nil).
 extension Followed: StoredEvent {
     static let typeName = "Followed"
-    static let schemaVersion: UInt16 = 1
+    static let schemaVersion: UInt16 = 2
     var stream: StreamID { .user(follower) }
     var domainEvent: DomainEvent { .followed(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(follower)
+        payload.write(followee)
+        payload.write(requestedAt)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        self.init(
+            follower: try payload.read(UserID.self), followee: try payload.read(UserID.self),
+            requestedAt: version >= 2 ? try payload.readOptionalPosition() : nil)
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.put(state.follows, .init(follower.rawValue, followee.rawValue), since: position)
+        if requestedAt != nil { changes.remove(state.followRequests, .init(followee.rawValue, follower.rawValue)) }
+    }
+}
+
+extension FollowRequested: StoredEvent {
+    static let typeName = "FollowRequested"
+    static let schemaVersion: UInt16 = 1
+    var stream: StreamID { .user(follower) }
+    var domainEvent: DomainEvent { .followRequested(self) }
 
     func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
         payload.write(follower)
@@ -79,12 +139,37 @@ extension Followed: StoredEvent {
     }
 
     init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
-        self.init(
-            follower: try payload.read(UserID.self), followee: try payload.read(UserID.self))
+        self.init(follower: try payload.read(UserID.self), followee: try payload.read(UserID.self))
     }
 
     func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
-        changes.put(state.follows, .init(follower.rawValue, followee.rawValue), since: position)
+        changes.put(state.followRequests, .init(followee.rawValue, follower.rawValue), since: position)
+    }
+}
+
+extension FollowRequestEnded: StoredEvent {
+    static let typeName = "FollowRequestEnded"
+    static let schemaVersion: UInt16 = 1
+    var stream: StreamID { .user(follower) }
+    var domainEvent: DomainEvent { .followRequestEnded(self) }
+
+    func encode(to payload: inout PayloadWriter, keys: any PersonalDataKeys) throws {
+        payload.write(follower)
+        payload.write(followee)
+        payload.write(requestedAt.rawValue)
+        payload.write(reason.rawValue)
+    }
+
+    init(from payload: inout PayloadReader, version: UInt16, keys: borrowing any PersonalDataKeys) throws {
+        let (follower, followee) = (try payload.read(UserID.self), try payload.read(UserID.self))
+        let requestedAt = LogPosition(try payload.readUInt64())
+        let flag = try payload.readByte()
+        guard let reason = Reason(rawValue: flag) else { throw PayloadError.badFlag(flag) }
+        self.init(follower: follower, followee: followee, requestedAt: requestedAt, reason: reason)
+    }
+
+    func changeState(_ state: DecisionState, at position: LogPosition, in changes: inout DecisionState.ChangeList) {
+        changes.remove(state.followRequests, .init(followee.rawValue, follower.rawValue))
     }
 }
 

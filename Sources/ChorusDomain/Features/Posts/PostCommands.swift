@@ -53,7 +53,7 @@ struct CreatePost: Decision {
             try context.requirePost(named)
             // A repost always points at an original: one of a plain repost reposts what that one reposts.
             let original = try context.state.repostTarget(of: named, in: context.transaction)
-            try context.refuseIfBlocked(post.author, original.author)
+            try context.refuseUnlessReadable(by: post.author, postsOf: original.author)
             post.repostOf = original.post
         }
         let state = context.state
