@@ -121,7 +121,8 @@ struct APIBenchCommand: AsyncParsableCommand {
             .measure(messages: messages)
         try await postFourImagePosts(server, followedBy: tokens)
         let (photoFeed, photoHealth) = try feedAndCeiling(server, tokens, wrk)
-        let (tagged, taggedHealth) = try pageAndCeiling(Self.hashtagPage, server, tokens, wrk)
+        let (tagged, taggedHealth) = try pageAndCeiling(
+            Self.hashtagPage, named: "hashtag page", server, tokens, wrk)
         try await muteWords(server, tokens)
         let (muted, mutedHealth) = try feedAndCeiling(server, tokens, wrk)
 
@@ -229,18 +230,20 @@ struct APIBenchCommand: AsyncParsableCommand {
         }
     }
 
-    /// GET /v1/feed/following and GET /health (the ceiling), as ``pageAndCeiling(_:_:_:_:)``.
+    /// GET /v1/feed/following and GET /health (the ceiling), as ``pageAndCeiling(_:named:_:_:_:)``.
     private func feedAndCeiling(_ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk) throws
         -> (feed: Wrk.Result, health: Wrk.Result)
     {
-        try pageAndCeiling("/v1/feed/following", server, tokens, wrk)
+        try pageAndCeiling("/v1/feed/following", named: "feed", server, tokens, wrk)
     }
 
-    /// GET `path` and GET /health (the ceiling) in ``rounds`` alternating runs, the page first in every other round:
+    /// GET `path` (`name` in the progress lines) and GET /health (the ceiling) in ``rounds`` alternating runs, the page
+    /// first in every other round:
     /// what each answered over all its rounds (``Wrk/Result/init(combining:)``). Run one after the other, 10 s each, a
     /// slow spell of the shared machine fell on one of them, and the ratio swung from run to run.
     private func pageAndCeiling(
-        _ path: String, _ server: BenchServer, _ tokens: [(user: String, token: String)], _ wrk: Wrk
+        _ path: String, named name: String, _ server: BenchServer, _ tokens: [(user: String, token: String)],
+        _ wrk: Wrk
     ) throws -> (feed: Wrk.Result, health: Wrk.Result) {
         let script = Wrk.script(method: "GET", tokens: tokens.map(\.token), acceptingGzip: !uncompressed)
         let rounds = self.rounds ?? min(10, seconds)
@@ -266,7 +269,7 @@ struct APIBenchCommand: AsyncParsableCommand {
             feeds.append(feed)
             ceilings.append(health)
             printProgress(
-                "round \(round + 1): page \(Int(feed.requestsPerSecond)) requests/s, /health "
+                "round \(round + 1): \(name) \(Int(feed.requestsPerSecond)) requests/s, /health "
                     + "\(Int(health.requestsPerSecond))")
         }
         return (Wrk.Result(combining: feeds), Wrk.Result(combining: ceilings))
