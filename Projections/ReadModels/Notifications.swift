@@ -306,8 +306,9 @@ extension ReadView {
         var post: Notification.PostPart?
         if let id = record.post {
             let found = try postRecord(id)
-            // A mention in a private account's post is for its followers alone.
-            if let author = found?.author, let profile = try profileRecord(author),
+            // A mention in a private account's post is for its followers alone. Most notifications are about the
+            // user's own posts, whose author's profile need not be read.
+            if let author = found?.author, author != user, let profile = try profileRecord(author),
                 try isPrivate(author, profile, to: user)
             {
                 return nil

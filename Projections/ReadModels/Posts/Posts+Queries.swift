@@ -370,9 +370,7 @@ enum FeedScope {
             return owner.rawValue.utf8.elementsEqual(user)
         case .following(let owner):
             if owner.rawValue.utf8.elementsEqual(user) { return true }
-            var edge = ProjectionKey(owner)
-            edge.append(bytes: user)
-            return try view.transaction.withValue(for: edge.bytes, in: view.models.profiles.edges) { $0 != nil }
+            return try view.follows(owner, bytes: user)
         }
     }
 }

@@ -173,9 +173,14 @@ extension ReadView {
         guard author.isPrivate else { return false }
         guard let viewer else { return true }
         guard !author.id.elementsEqual(viewer.rawValue.utf8) else { return false }
-        var edge = ProjectionKey(viewer)
-        edge.append(bytes: author.id)
-        return try transaction.withValue(for: edge.bytes, in: models.profiles.edges) { $0 == nil }
+        return try !follows(viewer, bytes: author.id)
+    }
+
+    /// Whether `follower` follows the user whose id is `followee`, a buffer in the snapshot (read in place).
+    func follows(_ follower: UserID, bytes followee: UnsafeRawBufferPointer) throws -> Bool {
+        var edge = ProjectionKey(follower)
+        edge.append(bytes: followee)
+        return try transaction.withValue(for: edge.bytes, in: models.profiles.edges) { $0 != nil }
     }
 
     /// Whether `follower` follows `followee`.
