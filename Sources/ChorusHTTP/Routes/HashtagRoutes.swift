@@ -12,7 +12,9 @@ struct HashtagRoutes {
         group.get("hashtags/:tag/posts") { request, context in
             let caller = try context.requireCaller()
             let typed = context.parameters.get("tag") ?? ""
-            guard let tag = Hashtags.folded(typed.removingPercentEncoding ?? typed) else {
+            // Most tags are sent as they are; Korean ones percent-encoded.
+            let decoded = typed.utf8.contains(UInt8(ascii: "%")) ? typed.removingPercentEncoding ?? typed : typed
+            guard let tag = Hashtags.folded(decoded) else {
                 throw APIError.badRequest("\(typed) is not a hashtag: letters, digits and _, not digits alone")
             }
             let page = try Endpoints.page(request)

@@ -17,46 +17,84 @@ public enum Hashtags {
 
     /// `typed` as a tag is compared (a leading `#` left out); nil when it is not one.
     public static func folded(_ typed: String) -> String? {
-        let text = typed.hasPrefix("#") ? String(typed.dropFirst()) : typed
-        let tags = tags(of: "#" + text)
-        guard tags.count == 1, tags[0] == fold(text) else { return nil }
-        return tags[0]
+        let text = typed.hasPrefix("#") ? typed.dropFirst() : typed[...]
+        // Nothing but what tags are made of: then the whole of it is one tag, or none (digits alone, too long).
+        guard text.unicodeScalars.allSatisfy(isWordScalar) else { return nil }
+        return tags(of: "#" + text).first
     }
 
     private static func tags(of text: String) -> [String] {
         var tags: [String] = []
-        var current: String.UnicodeScalarView?
+        let scalars = text.unicodeScalars
+        var run: TagRun?
         var previous: Unicode.Scalar?
-        func finish() {
-            guard let scalars = current else { return }
-            current = nil
-            let tag = String(scalars)
-            let digitsAlone = tag.unicodeScalars.allSatisfy { $0.properties.generalCategory == .decimalNumber }
-            guard !tag.isEmpty, !digitsAlone, tag.count <= maximumLength else { return }
-            tags.append(fold(tag))
+        func finish(at end: String.UnicodeScalarView.Index) {
+            guard let found = run else { return }
+            run = nil
+            if let tag = found.tag(in: scalars[found.start..<end]) { tags.append(tag) }
         }
-        for scalar in text.unicodeScalars {
-            if current != nil {
+        var index = scalars.startIndex
+        while index < scalars.endIndex {
+            let scalar = scalars[index]
+            let next = scalars.index(after: index)
+            defer { (previous, index) = (scalar, next) }
+            if run != nil {
                 if isWordScalar(scalar) {
-                    current!.append(scalar)
-                    previous = scalar
+                    run!.include(scalar)
                     continue
                 }
-                finish()
+                finish(at: index)
             }
             if scalar == "#", previous.map({ !isWordScalar($0) && $0 != "&" && $0 != "/" }) ?? true {
-                current = String.UnicodeScalarView()
+                run = TagRun(start: next)
             }
-            previous = scalar
         }
-        finish()
+        finish(at: scalars.endIndex)
         return tags
+    }
+
+    /// The scalars after a `#`, and what a rebuild must know of them without looking again: most tags are ASCII or
+    /// Hangul, which need neither a character count nor normalisation (a rebuild parses every post that holds a `#`).
+    private struct TagRun {
+        let start: String.UnicodeScalarView.Index
+        var scalars = 0
+        var digitsAlone = true
+        /// Every scalar is one that NFC leaves alone and that no later scalar of a tag composes with.
+        var stableUnderNFC = true
+
+        init(start: String.UnicodeScalarView.Index) { self.start = start }
+
+        mutating func include(_ scalar: Unicode.Scalar) {
+            scalars += 1
+            if digitsAlone {
+                digitsAlone =
+                    scalar.isASCII
+                    ? ("0"..."9").contains(scalar) : scalar.properties.generalCategory == .decimalNumber
+            }
+            // Below U+0300 nothing composes or decomposes under NFC; precomposed Hangul syllables are NFC already.
+            if stableUnderNFC { stableUnderNFC = scalar.value < 0x300 || Self.hangulSyllables.contains(scalar.value) }
+        }
+
+        static let hangulSyllables: ClosedRange<UInt32> = 0xAC00...0xD7A3
+
+        /// The folded tag, or nil when these scalars are none.
+        func tag(in found: Substring.UnicodeScalarView) -> String? {
+            guard scalars > 0, !digitsAlone else { return nil }
+            let tag = String(found)
+            // A character is at least one scalar: only a long run needs counting.
+            guard scalars <= maximumLength || tag.count <= maximumLength else { return nil }
+            return stableUnderNFC ? tag.lowercased() : fold(tag)
+        }
     }
 
     /// A letter of any script, a digit, a mark letters are written with, or `_`: what a tag is made of, and what no
     /// mention follows (``Mentions``).
     static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
-        if scalar == "_" { return true }
+        if scalar.isASCII {
+            return ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                || scalar == "_"
+        }
+        if TagRun.hangulSyllables.contains(scalar.value) { return true }
         switch scalar.properties.generalCategory {
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter, .decimalNumber,
             .nonspacingMark, .spacingMark:
