@@ -31,6 +31,8 @@ public struct RateLimits: Sendable {
     /// Reports filed by one user: 20, then one a minute. (A report of what the reporter has reported already, while
     /// that report is open, is that report: it counts, but files nothing.)
     public var reportsPerUser: Rule? = Rule(burst: 20, every: .seconds(60))
+    /// Sign-ins to the admin console from one address, right or wrong: 10, then one every 6 s.
+    public var consoleSignInsPerAddress: Rule? = Rule(burst: 10, every: .seconds(6))
     /// The limiters' clock; tests move their own.
     public var clock: @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
 
@@ -57,6 +59,7 @@ public struct RateLimits: Sendable {
             ("messages-to-strangers", \.messagesToStrangers),
             ("rooms-per-user", \.roomsPerUser),
             ("reports-per-user", \.reportsPerUser),
+            ("console-sign-ins-per-address", \.consoleSignInsPerAddress),
         ]
     }
 }
@@ -74,6 +77,7 @@ final class Limiters: Sendable {
     let messagesToStrangers: RateLimiter?
     let roomsPerUser: RateLimiter?
     let reportsPerUser: RateLimiter?
+    let consoleSignInsPerAddress: RateLimiter?
 
     init(_ limits: RateLimits) {
         func limiter(_ rule: RateLimiter.Rule?) -> RateLimiter? { rule.map { RateLimiter($0, now: limits.clock) } }
@@ -88,6 +92,7 @@ final class Limiters: Sendable {
         messagesToStrangers = limiter(limits.messagesToStrangers)
         roomsPerUser = limiter(limits.roomsPerUser)
         reportsPerUser = limiter(limits.reportsPerUser)
+        consoleSignInsPerAddress = limiter(limits.consoleSignInsPerAddress)
     }
 
     /// Spends an attempt of `key` on `limiter`; throws `429 rate_limited` with `Retry-After` when it has none left.

@@ -15,6 +15,8 @@ public struct ServerConfiguration: Sendable {
     public var port = 8080
     /// Opens the admin routes; without it nothing does.
     public var adminToken: String?
+    /// Serves the admin console under `/admin` (with an admin token to sign in with); off, every `/admin` path is 404.
+    public var adminConsole = true
     /// Where clients reach the server, for media URLs; `http://host:port` when not set.
     public var publicBaseURL: String?
     /// A connection with no request under way for this long is closed.
@@ -120,6 +122,12 @@ public enum ChorusServer {
 
         OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken, deliveries: deliveries).add(
             to: router)
+        if configuration.adminConsole, let adminToken = configuration.adminToken {
+            ConsoleRoutes(
+                endpoints: endpoints, adminToken: adminToken, deliveries: deliveries, sessions: ConsoleSessions(),
+                secureCookies: configuration.baseURL.hasPrefix("https://")
+            ).add(to: router)
+        }
         AuthRoutes(endpoints: endpoints).addOpen(to: router)
         MediaRoutes(endpoints: endpoints).addOpen(to: router)
 

@@ -22,6 +22,11 @@ extension ServeCommand {
         options.logLevel = try logLevel(environment)
         options.server.logsRequests = options.logLevel <= .debug
         options.server.readOnly = readOnly
+        switch adminConsole ?? environment["CHORUS_ADMIN_CONSOLE"] ?? "on" {
+        case "on": options.server.adminConsole = true
+        case "off": options.server.adminConsole = false
+        case let other: throw ValidationError("--admin-console is on or off, not \(other)")
+        }
         try applyLimits(to: &options.server, environment: environment)
         if let demoEvents {
             guard !readOnly else { throw ValidationError("--demo-events writes; it cannot go with --read-only") }

@@ -56,6 +56,13 @@ struct ServeCommand: AsyncParsableCommand {
     )
     var readOnly = false
 
+    @Option(
+        help: ArgumentHelp(
+            "The admin console under /admin: on or off (CHORUS_ADMIN_CONSOLE; default on).",
+            discussion: "It signs in with the admin token (CHORUS_ADMIN_TOKEN): without one, it is off.",
+            valueName: "on|off"))
+    var adminConsole: String?
+
     @Flag(help: "No rate limits at all (CHORUS_RATE_LIMITS=off): for load tests, never in production.")
     var noRateLimits = false
 

@@ -1,0 +1,159 @@
+import ChorusHTTP
+import Foundation
+import HTTPTypes
+import Testing
+
+/// A browser's part in the console's forms, over the test client: the cookies the server set, and the CSRF token of
+/// the last page's forms.
+private struct ConsoleBrowser {
+    let api: APIFixture
+    var cookies: [String: String] = [:]
+    var csrf: String?
+
+    init(_ api: APIFixture) { self.api = api }
+
+    mutating func get(_ path: String) async throws -> APIFixture.Answer {
+        let answer = try await api.call(.get, path, headers: cookieHeader)
+        take(answer)
+        return answer
+    }
+
+    mutating func post(_ path: String, _ fields: [String: String]) async throws -> APIFixture.Answer {
+        let body = fields.map { "\(Self.encoded($0.key))=\(Self.encoded($0.value))" }.joined(separator: "&")
+        var headers = cookieHeader
+        headers["Content-Type"] = "application/x-www-form-urlencoded"
+        let answer = try await api.call(.post, path, body: Array(body.utf8), headers: headers)
+        take(answer)
+        return answer
+    }
+
+    /// Signs in with `token` through the sign-in page's form.
+    mutating func signIn(_ token: String = APIFixture.adminToken) async throws -> APIFixture.Answer {
+        _ = try await get("/admin/sign-in")
+        return try await post("/admin/sign-in", ["csrf": csrf ?? "", "token": token])
+    }
+
+    private var cookieHeader: [String: String] {
+        cookies.isEmpty ? [:] : ["Cookie": cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")]
+    }
+
+    private mutating func take(_ answer: APIFixture.Answer) {
+        for line in answer.headers[values: .setCookie] {
+            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
+            let value = pair.count > 1 ? String(pair[1]) : ""
+            cookies[String(pair[0])] = value.isEmpty ? nil : value
+        }
+        let page = String(decoding: answer.bytes, as: UTF8.self)
+        if let range = page.range(of: #"name="csrf" value="([^"]*)""#, options: .regularExpression) {
+            csrf = String(page[range].dropFirst(#"name="csrf" value=""#.count).dropLast())
+        }
+    }
+
+    private static func encoded(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+    }
+}
+
+@Suite("Admin console: sign-in, its session cookie and CSRF, the Overview, and the console off")
+struct ConsoleTests {
+    @Test("signing in with the admin token answers a strict HttpOnly cookie; Overview shows the log's head")
+    func signInAndOverview() async throws {
+        try await withAPI { api in
+            var browser = ConsoleBrowser(api)
+            let root = try await browser.get("/admin")
+            #expect(root.status == .seeOther && root.headers[.location] == "/admin/overview")
+            let away = try await browser.get("/admin/overview")
+            #expect(away.status == .seeOther && away.headers[.location] == "/admin/sign-in")
+
+            let form = try await browser.get("/admin/sign-in")
+            let page = String(decoding: form.bytes, as: UTF8.self)
+            #expect(form.status == .ok && form.headers[.contentType] == "text/html; charset=utf-8")
+            #expect(page.contains(#"<label for="token">Admin token</label>"#) && page.contains(">Sign in</button>"))
+            let policy = try #require(form.headers[.contentSecurityPolicy])
+            #expect(policy.contains("default-src 'self'") && policy.contains("frame-ancestors 'none'"))
+
+            let wrong = try await browser.post("/admin/sign-in", ["csrf": browser.csrf ?? "", "token": "guess"])
+            #expect(wrong.status == .unauthorized)
+            #expect(String(decoding: wrong.bytes, as: UTF8.self).contains("That is not the admin token."))
+            #expect(browser.cookies["chorus_console"] == nil)
+
+            let signedIn = try await browser.signIn()
+            #expect(signedIn.status == .seeOther && signedIn.headers[.location] == "/admin/overview")
+            let cookie = try #require(
+                signedIn.headers[values: .setCookie].first { $0.hasPrefix("chorus_console=") })
+            for attribute in ["HttpOnly", "SameSite=Strict", "Path=/admin", "Max-Age=43200"] {
+                #expect(cookie.contains(attribute), "\(cookie)")
+            }
+            #expect(!cookie.contains("Secure"), "served over http here")
+
+            _ = try await api.register("Ana")
+            let overview = try await browser.get("/admin/overview")
+            let shown = String(decoding: overview.bytes, as: UTF8.self)
+            #expect(overview.status == .ok)
+            let head = api.backend.log.head.rawValue
+            #expect(shown.contains("<dt>Head</dt><dd>\(head)</dd>"), "\(shown)")
+            #expect(shown.contains(#"<td>readModels</td><td>\#(head)</td><td>0</td><td>live</td>"#))
+            #expect(shown.contains(#"<meta http-equiv="refresh" content="5">"#))
+            #expect(shown.contains(#"<a href="/admin/overview" aria-current="page">Overview</a>"#))
+            #expect(overview.headers[.cacheControl] == "no-store")
+            #expect(shown.contains("Neither webhooks nor push are configured."))
+
+            let out = try await browser.post("/admin/sign-out", ["csrf": browser.csrf ?? ""])
+            #expect(out.status == .seeOther && out.headers[.location] == "/admin/sign-in")
+            #expect(browser.cookies["chorus_console"] == nil)
+            #expect(try await browser.get("/admin/overview").status == .seeOther)
+        }
+    }
+
+    @Test("a form without its CSRF token is refused and changes nothing: no sign-in, no sign-out")
+    func csrf() async throws {
+        try await withAPI { api in
+            var forger = ConsoleBrowser(api)
+            let forged = try await forger.post("/admin/sign-in", ["token": APIFixture.adminToken])
+            #expect(forged.status == .forbidden && forger.cookies["chorus_console"] == nil)
+            _ = try await forger.get("/admin/sign-in")
+            let wrong = try await forger.post("/admin/sign-in", ["csrf": "not-it", "token": APIFixture.adminToken])
+            #expect(wrong.status == .forbidden && forger.cookies["chorus_console"] == nil)
+
+            var browser = ConsoleBrowser(api)
+            _ = try await browser.signIn()
+            let session = try #require(browser.cookies["chorus_console"])
+            var other = browser
+            let refused = try await other.post("/admin/sign-out", ["csrf": "forged"])
+            #expect(refused.status == .forbidden)
+            #expect(browser.cookies["chorus_console"] == session)
+            #expect(try await browser.get("/admin/overview").status == .ok, "still signed in")
+        }
+    }
+
+    @Test("sign-ins from one address are limited: the 11th in a row answers 429 with Retry-After")
+    func signInLimit() async throws {
+        try await withAPI(.live) { api in
+            var browser = ConsoleBrowser(api)
+            for _ in 0..<10 {
+                #expect(try await browser.signIn("wrong").status == .unauthorized)
+            }
+            let limited = try await browser.signIn()
+            #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil)
+            #expect(browser.cookies["chorus_console"] == nil)
+        }
+    }
+
+    @Test("off, or with no admin token to sign in with, every /admin path is 404")
+    func off() async throws {
+        var off = APIFixture.options
+        off.server.adminConsole = false
+        var tokenless = APIFixture.options
+        tokenless.server.adminToken = nil
+        for options in [off, tokenless] {
+            try await withAPI(options: options) { api in
+                for path in ["/admin", "/admin/sign-in", "/admin/overview", "/admin/console.css"] {
+                    let answer = try await api.call(.get, path)
+                    #expect(answer.status == .notFound, "\(path)")
+                }
+                let signIn = try await api.call(.post, "/admin/sign-in")
+                #expect(signIn.status == .notFound)
+            }
+        }
+    }
+}
