@@ -37,6 +37,9 @@ struct ServeOptionsParsingTests {
             "\($0.logLevel) \($0.server.logsRequests)"
         },
         Setting(flag: ["--read-only"], variable: nil, expected: "true") { "\($0.server.readOnly)" },
+        Setting(flag: ["--admin-console", "off"], variable: ("CHORUS_ADMIN_CONSOLE", "off"), expected: "false") {
+            "\($0.server.adminConsole)"
+        },
         Setting(flag: ["--demo-events", "500"], variable: nil, expected: "500") { "\($0.demoEvents ?? 0)" },
         Setting(flag: ["--no-rate-limits"], variable: ("CHORUS_RATE_LIMITS", "off"), expected: "nil nil") {
             "\($0.server.rateLimits.writesPerUser.map(\.burst) as Int?) \($0.server.rateLimits.loginPerAddress as Any?)"
@@ -89,6 +92,7 @@ struct ServeOptionsParsingTests {
         #expect(options.server.liveStreamsPerUser == 20 && options.server.trustedProxies.isEmpty)
         #expect(options.erasureDelay == .seconds(600) && options.server.keptPageBytes == 64 << 20)
         #expect(options.fanOutLimit == ServeOptions().fanOutLimit && options.server.webhooks == nil)
+        #expect(options.server.adminConsole)
     }
 
     @Test("each flag sets its setting, its variable sets the same when the flag is not given, and the flag wins")
@@ -226,6 +230,11 @@ struct ServeOptionsParsingTests {
             ([], ["CHORUS_PORT": "http"], "CHORUS_PORT must be a number, not http"),
             (["--log-level", "loud"], [:], "must be one of trace, debug"),
             ([], ["CHORUS_LOG_LEVEL": "loud"], "not loud"),
+            (
+                ["--admin-console", "maybe"], [:],
+                "--admin-console (or CHORUS_ADMIN_CONSOLE) must be on or off, not maybe"
+            ),
+            ([], ["CHORUS_ADMIN_CONSOLE": "yes"], "must be on or off, not yes"),
             (["--demo-events", "0"], [:], "--demo-events must be positive"),
             (["--demo-events", "10", "--read-only"], [:], "cannot go with --read-only"),
             (["--rate-limit", "nope=1,1s"], [:], "NAME is one of login-per-address"),

@@ -25,7 +25,8 @@ extension ServeCommand {
         switch adminConsole ?? environment["CHORUS_ADMIN_CONSOLE"] ?? "on" {
         case "on": options.server.adminConsole = true
         case "off": options.server.adminConsole = false
-        case let other: throw ValidationError("--admin-console is on or off, not \(other)")
+        case let other:
+            throw ValidationError("--admin-console (or CHORUS_ADMIN_CONSOLE) must be on or off, not \(other)")
         }
         try applyLimits(to: &options.server, environment: environment)
         if let demoEvents {
