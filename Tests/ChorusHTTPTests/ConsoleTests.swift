@@ -126,16 +126,22 @@ struct ConsoleTests {
         }
     }
 
-    @Test("sign-ins from one address are limited: the 11th in a row answers 429 with Retry-After")
+    @Test("sign-ins from one address are limited: the 11th in a row answers 429 with Retry-After, 6 s later one more")
     func signInLimit() async throws {
-        try await withAPI(.live) { api in
+        // The limiter's clock stands still until the test moves it: a slow run must not refill it meanwhile.
+        let clock = RateLimitTests.TestClock()
+        var options = APIFixture.options
+        options.server.rateLimits.clock = { clock.now }
+        try await withAPI(.live, options: options) { api in
             var browser = ConsoleBrowser(api)
             for _ in 0..<10 {
                 #expect(try await browser.signIn("wrong").status == .unauthorized)
             }
             let limited = try await browser.signIn()
-            #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] != nil)
+            #expect(limited.status == .tooManyRequests && limited.headers[.retryAfter] == "6")
             #expect(browser.cookies["chorus_console"] == nil)
+            clock.advance(.seconds(6))
+            #expect(try await browser.signIn().status == .seeOther && browser.cookies["chorus_console"] != nil)
         }
     }
 
