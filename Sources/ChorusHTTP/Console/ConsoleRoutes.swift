@@ -36,10 +36,9 @@ struct ConsoleRoutes {
             try await signIn(request, context)
         }
         console.post("sign-out") { request, _ in
-            let id = request.cookies[ConsoleSessions.cookie]?.value
-            if let session = sessions.session(id) {
+            if let id = request.cookies[ConsoleSessions.cookie]?.value, let session = sessions.session(id) {
                 try await Self.requireCSRF(session.csrfToken, in: request)
-                sessions.end(id!)
+                sessions.end(id)
             }
             var response = Self.redirect(to: "/admin/sign-in")
             response.setCookie(sessionCookie(value: "", maxAge: 0))
@@ -65,7 +64,7 @@ struct ConsoleRoutes {
         if let limiter = endpoints.limiters.consoleSignInsPerAddress, let address = context.clientAddress,
             let wait = limiter.attempt(address)
         {
-            let seconds = max(1, Int(wait.seconds.rounded(.up)))
+            let seconds = Limiters.retryAfterSeconds(wait)
             var response = signInPage(
                 error: "Too many sign-ins from this address. Try again in \(seconds) s.", status: .tooManyRequests)
             response.headers[.retryAfter] = String(seconds)

@@ -102,9 +102,12 @@ final class Limiters: Sendable {
         throw refusal(wait, what)
     }
 
+    /// A limiter's wait as `Retry-After` says it: whole seconds, rounded up, at least one.
+    static func retryAfterSeconds(_ wait: Duration) -> Int { max(1, Int(wait.seconds.rounded(.up))) }
+
     /// `429 rate_limited`, with `Retry-After` in whole seconds (at least one).
     static func refusal(_ wait: Duration, _ what: String) -> APIError {
-        let seconds = max(1, Int(wait.seconds.rounded(.up)))
+        let seconds = retryAfterSeconds(wait)
         return APIError(
             .tooManyRequests, "rate_limited", "too many \(what); try again in \(seconds) s", retryAfter: seconds)
     }
