@@ -227,6 +227,7 @@ let package = Package(
                 "ChorusDelivery",
                 "ChorusImaging",
                 "ChorusText",
+                "ChorusEventText",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -243,6 +244,14 @@ let package = Package(
             ],
             path: "Sources/ChorusHTTP",
             resources: [.copy("Resources/openapi.yaml")]
+        ),
+        // The log's events as people and tools read them: decoded field by field, as lines and JSON objects, filtered,
+        // with text made safe for terminals. For `chorus replay` and `chorus log export`, and the console's Log page.
+        .target(
+            name: "ChorusEventText",
+            dependencies: ["ChorusLog", "ChorusDomain", "ChorusText"],
+            path: "Sources/ChorusEventText",
+            swiftSettings: crossModuleOptimization
         ),
         // A seeded synthetic social workload: `chorus demo`, benchmarks and tests.
         .target(
@@ -284,7 +293,7 @@ let package = Package(
                 "ChorusDemo",
                 "ChorusImaging",
                 "ChorusProcesses", "ChorusFixtures", "ChorusPushPeers",
-                "ChorusText",
+                "ChorusText", "ChorusEventText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

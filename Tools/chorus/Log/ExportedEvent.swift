@@ -1,3 +1,4 @@
+import ChorusEventText
 import ChorusLog
 import Foundation
 

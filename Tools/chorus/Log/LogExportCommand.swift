@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChorusBackend
+import ChorusEventText
 import ChorusLog
 import Foundation
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChorusBackend
 import ChorusDomain
+import ChorusEventText
 import ChorusLMDBLog
 import ChorusLog
 import Foundation

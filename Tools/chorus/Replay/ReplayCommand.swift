@@ -1,6 +1,7 @@
 import ArgumentParser
 import ChorusBackend
 import ChorusDomain
+import ChorusEventText
 import ChorusLog
 import ChorusProjections
 import ChorusStorage
@@ -96,32 +97,6 @@ struct ReplayCommand: AsyncParsableCommand {
             throw ValidationError("--\(option) must be an ISO 8601 time such as 2026-11-22T09:00:00Z, not \(text)")
         }
         return time
-    }
-}
-
-/// Which events `chorus replay` prints.
-struct ReplayFilter {
-    let types: Set<String>
-    let streams: Set<String>
-    let user: String?
-    let since: EventTime?
-    let until: EventTime?
-
-    var isEmpty: Bool { types.isEmpty && streams.isEmpty && user == nil && since == nil && until == nil }
-
-    /// Whether `event` may be printed, as far as its envelope tells: checked before it is decoded.
-    func admitsEnvelope(of event: RecordedEvent) -> Bool {
-        if !types.isEmpty, !types.contains(event.type) { return false }
-        if !streams.isEmpty, !streams.contains(event.stream.rawValue) { return false }
-        if let since, event.recordedAt < since { return false }
-        if let until, event.recordedAt >= until { return false }
-        return true
-    }
-
-    /// Whether `event`, whose envelope is admitted, is printed, decoded as `replayed`.
-    func admits(_ event: RecordedEvent, _ replayed: ReplayedEvent) -> Bool {
-        guard let user else { return true }
-        return event.actor == user || replayed.users.contains(user)
     }
 }
 

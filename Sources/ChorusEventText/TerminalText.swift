@@ -2,11 +2,11 @@
 /// and a terminal takes escape (U+001B), the C1 controls and DEL as commands: one post could retitle the window, hide
 /// lines or rewrite what was printed before it. The server refuses them in new text, but a log keeps what older
 /// versions took, and an imported log holds whatever its file held.
-enum TerminalText {
+package enum TerminalText {
     /// `text` with every control character written as an escape a person can read: `\n`, `\r` and `\t` (a newline
     /// would also break one event's line in two), `\u{1B}` for the rest of C0, DEL and C1; a backslash as `\\`, so
     /// that no escape is ambiguous. Everything else as it is.
-    static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count + 8)
@@ -25,7 +25,7 @@ enum TerminalText {
 
     /// ``escaped(_:)``, and between double quotes (a quote in it as `\"`) when it is empty or has a space or a quote:
     /// how a field's value shows in a line of `key=value` pairs.
-    static func field(_ text: String) -> String {
+    package static func field(_ text: String) -> String {
         let escaped = escaped(text)
         guard escaped.isEmpty || escaped.contains(where: { $0 == " " || $0 == "\"" }) else { return escaped }
         return "\"" + escaped.replacingOccurrences(of: "\"", with: "\\\"") + "\""

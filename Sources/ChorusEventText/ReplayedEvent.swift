@@ -7,20 +7,20 @@ import Foundation
 /// own types, so that a new event type shows without code here. Password hashes are left out. Holds what decoding
 /// made; the recorded event itself is lent to each method rather than kept (a copy of it retained its strings and
 /// payload, and released them).
-struct ReplayedEvent {
+package struct ReplayedEvent {
     /// The event decoded, or why it does not.
     private let decoding: Decoding
     /// Every user the event names, for `--user` (empty unless asked for).
-    let users: Set<String>
+    package let users: Set<String>
 
     /// A field's name: a literal for the events most logs hold, a label read by reflection for the rest.
-    enum FieldName: ExpressibleByStringLiteral {
+    package enum FieldName: ExpressibleByStringLiteral {
         case literal(StaticString)
         case label(String)
 
-        init(stringLiteral name: StaticString) { self = .literal(name) }
+        package init(stringLiteral name: StaticString) { self = .literal(name) }
 
-        var text: String {
+        package var text: String {
             switch self {
             case .literal(let name): "\(name)"
             case .label(let name): name
@@ -29,7 +29,7 @@ struct ReplayedEvent {
     }
 
     /// A field's value as JSON shows it. Only `labelled` is boxed: an indirect enum allocates for every value.
-    enum FieldValue {
+    package enum FieldValue {
         case text(String)
         /// A user's id: text, and a user the event names (`--user`).
         case user(String)
@@ -44,7 +44,7 @@ struct ReplayedEvent {
         case object([(name: String, value: FieldValue)])
 
         /// Adds the users this value names to `users`.
-        func collectUsers(into users: inout Set<String>) {
+        package func collectUsers(into users: inout Set<String>) {
             switch self {
             case .user(let user): users.insert(user)
             case .labelled(_, let inner): inner.collectUsers(into: &users)
@@ -63,7 +63,9 @@ struct ReplayedEvent {
     private static let redacted: Set<String> = ["passwordHash"]
 
     /// `namingUsers`: whether to collect ``users``.
-    init(decoding event: borrowing RecordedEvent, keys: borrowing any PersonalDataKeys, namingUsers: Bool = true) {
+    package init(
+        decoding event: borrowing RecordedEvent, keys: borrowing any PersonalDataKeys, namingUsers: Bool = true
+    ) {
         var users: Set<String> = []
         do {
             let decoded = try DomainEvent(decoding: event, keys: keys)
@@ -293,7 +295,7 @@ struct ReplayedEvent {
     }
 
     /// `event`, the one decoded, as one JSON object, keys sorted, appended to `bytes` (without a newline).
-    func appendJSON(of event: RecordedEvent, to bytes: inout [UInt8]) {
+    package func appendJSON(of event: RecordedEvent, to bytes: inout [UInt8]) {
         var object = JSONBytes(bytes: bytes)
         bytes = []
         object.open()
@@ -364,21 +366,32 @@ struct ReplayedEvent {
         }
     }
 
+    /// The decoded fields, sorted by name, each value as ``text(of:)`` shows it; nil when the event does not decode.
+    package var fields: [(name: String, value: String)]? {
+        guard case .decoded(let decoded) = decoding else { return nil }
+        var fields: [(name: String, value: String)] = []
+        Self.forEachField(of: decoded) { name, value in fields.append((name.text, Self.plain(value))) }
+        return fields
+    }
+
+    /// Why the event does not decode, if it does not.
+    package var problem: String? {
+        guard case .undecodable(let problem) = decoding else { return nil }
+        return TerminalText.escaped(problem)
+    }
+
+    /// The decoded fields as `name=value` pairs, or why the event does not decode.
+    package var fieldsText: String {
+        fields.map { $0.map { "\($0.name)=\($0.value)" }.joined(separator: " ") }
+            ?? "(does not decode: \(problem ?? ""))"
+    }
+
     /// `event`, the one decoded, as one line: position, time, type, stream and version, actor, then the fields.
-    func text(of event: RecordedEvent) -> String {
-        let shown: String
-        switch decoding {
-        case .decoded(let decoded):
-            var fields: [String] = []
-            Self.forEachField(of: decoded) { name, value in fields.append("\(name.text)=\(Self.plain(value))") }
-            shown = fields.joined(separator: " ")
-        case .undecodable(let problem):
-            shown = "(does not decode: \(TerminalText.escaped(problem)))"
-        }
+    package func text(of event: RecordedEvent) -> String {
         // The envelope's text too: an imported log's records hold whatever its file held.
         let actor = event.actor.isEmpty ? "-" : TerminalText.escaped(event.actor)
         return "\(event.position)  \(event.recordedAt.rfc3339)  \(TerminalText.escaped(event.type))  "
-            + "\(TerminalText.escaped(event.stream.rawValue))#\(event.streamVersion)  by \(actor)  \(shown)"
+            + "\(TerminalText.escaped(event.stream.rawValue))#\(event.streamVersion)  by \(actor)  \(fieldsText)"
     }
 
     /// A field's value in a line for people: text escaped (``TerminalText``), and quoted when it has spaces.
@@ -392,19 +405,5 @@ struct ReplayedEvent {
         case .list(let values): "[" + values.map(plain).joined(separator: ",") + "]"
         case .object(let fields): "{" + fields.map { "\($0.name):\(plain($0.value))" }.joined(separator: ",") + "}"
         }
-    }
-}
-
-/// Times as the HTTP API takes them (written as ``ChorusLog/EventTime/rfc3339``).
-enum Timestamps {
-    private static let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-
-    /// `2026-11-22T12:00:00Z` or with milliseconds; nil when neither.
-    static func parse(_ text: String) -> EventTime? {
-        guard let date = (try? Date(text, strategy: format)) ?? (try? Date(text, strategy: .iso8601)) else {
-            return nil
-        }
-        // To the nearest millisecond: .757 parses as .75699…
-        return EventTime(millisecondsSince1970: Int64((date.timeIntervalSince1970 * 1000).rounded()))
     }
 }

@@ -3,43 +3,43 @@ import ChorusText
 import Foundation
 
 /// A JSON object written straight into bytes, in the order its parts are given: the caller sorts the keys.
-struct JSONBytes {
-    private(set) var bytes: [UInt8]
+package struct JSONBytes {
+    package private(set) var bytes: [UInt8]
     /// Whether the next key is its object's first (no comma before it).
     private var first = true
 
-    init(bytes: [UInt8] = []) { self.bytes = bytes }
+    package init(bytes: [UInt8] = []) { self.bytes = bytes }
 
-    mutating func open() {
+    package mutating func open() {
         bytes.append(UInt8(ascii: "{"))
         first = true
     }
 
-    mutating func close() {
+    package mutating func close() {
         bytes.append(UInt8(ascii: "}"))
         first = false
     }
 
     /// A list: its values follow, ``comma()`` between them.
-    mutating func openList() { bytes.append(UInt8(ascii: "[")) }
+    package mutating func openList() { bytes.append(UInt8(ascii: "[")) }
 
-    mutating func closeList() {
+    package mutating func closeList() {
         bytes.append(UInt8(ascii: "]"))
         first = false
     }
 
     /// Between two values of a list.
-    mutating func comma() { bytes.append(UInt8(ascii: ",")) }
+    package mutating func comma() { bytes.append(UInt8(ascii: ",")) }
 
     /// A key, after a comma unless it is its object's first. Written as it is: every key here is a literal or a Swift
     /// identifier (a field's name), which JSON never escapes (checked in debug builds), and keys are half the strings
     /// of `chorus replay --json`. A literal's bytes are read straight from the binary.
-    mutating func key(_ name: StaticString) {
+    package mutating func key(_ name: StaticString) {
         appendKey(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
     }
 
     /// A key that is not a literal: a field's name read by reflection.
-    mutating func key(named name: String) { name.withBorrowedUTF8 { appendKey($0) } }
+    package mutating func key(named name: String) { name.withBorrowedUTF8 { appendKey($0) } }
 
     private mutating func appendKey(_ utf8: UnsafeBufferPointer<UInt8>) {
         assert(JSONEscapes.firstEscaped(in: UnsafeRawBufferPointer(utf8), from: 0) == nil, "a key that needs escaping")
@@ -57,29 +57,29 @@ struct JSONBytes {
     }
 
     /// Empties the bytes, keeping their storage for what comes next.
-    mutating func removeAll() {
+    package mutating func removeAll() {
         bytes.removeAll(keepingCapacity: true)
         first = true
     }
 
-    mutating func integer(_ value: Int64) { bytes.appendJSONDigits(value.magnitude, negative: value < 0) }
+    package mutating func integer(_ value: Int64) { bytes.appendJSONDigits(value.magnitude, negative: value < 0) }
 
-    mutating func unsigned(_ value: UInt64) { bytes.appendJSONDigits(value) }
+    package mutating func unsigned(_ value: UInt64) { bytes.appendJSONDigits(value) }
 
     /// Text written as it is: `true`, `false`, `null`, the newline between lines.
-    mutating func literal(_ text: StaticString) {
+    package mutating func literal(_ text: StaticString) {
         bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     /// A quoted ``ChorusLog/EventTime/rfc3339``, written straight into the bytes.
-    mutating func timestamp(_ time: EventTime) {
+    package mutating func timestamp(_ time: EventTime) {
         bytes.append(UInt8(ascii: "\""))
         time.appendRFC3339(to: &bytes)
         bytes.append(UInt8(ascii: "\""))
     }
 
     /// Quoted, 8-4-4-4-12, lowercase unless `uppercase` (as `UUID.uuidString` and JSONEncoder write it).
-    mutating func uuid(_ value: uuid_t, uppercase: Bool = false) {
+    package mutating func uuid(_ value: uuid_t, uppercase: Bool = false) {
         var text: (UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0)
         withUnsafeMutableBytes(of: &text) { out in
             withUnsafeBytes(of: value) { raw in
@@ -103,7 +103,7 @@ struct JSONBytes {
     private static let base64Digits = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     /// `data` in quoted base64, padded, as `Data.base64EncodedString()` writes it.
-    mutating func base64(_ data: [UInt8]) {
+    package mutating func base64(_ data: [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
         Self.base64Digits.withUnsafeBufferPointer { digits in
             var index = 0
@@ -129,7 +129,7 @@ struct JSONBytes {
     /// A quoted string, escaped as `JSONEncoder` escapes it, and DEL and the C1 controls too (`\u007f`, `\u009b`):
     /// JSON may hold them as they are, but a terminal the lines are printed on takes them as commands (see
     /// ``TerminalText``).
-    mutating func string(_ text: String) {
+    package mutating func string(_ text: String) {
         text.withBorrowedUTF8 { utf8 in
             guard let first = Self.firstTerminalControl(in: utf8, from: 0) else { return bytes.appendJSONString(utf8) }
             bytes.append(UInt8(ascii: "\""))
