@@ -91,6 +91,8 @@ struct AuthorizationMatrixTests {
             let dee = try await api.register("Dee")
             let eve = try await api.register("Eve")
             for asker in [dee, eve] { _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: asker.token) }
+            // Suspended and let back by the admin routes: a suspension ends the user's sessions.
+            let fay = try await api.register("Fay")
 
             let routes: [Route] = [
                 Route(method: .get, path: "/health", audience: .anyone),
@@ -173,6 +175,7 @@ struct AuthorizationMatrixTests {
                 Route(
                     method: .post, path: "/v1/admin/reports/\(reportID)/resolve", audience: .admin,
                     json: ["action": "dismiss"]),
+                Route(method: .post, path: "/v1/admin/users/\(fay.id)/suspend", audience: .admin),
                 Route(method: .post, path: "/v1/admin/users/\(cy.id)/unsuspend", audience: .admin),
                 Route(method: .post, path: "/v1/admin/projections/rebuild", audience: .admin),
             ]

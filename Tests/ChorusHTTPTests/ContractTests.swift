@@ -267,6 +267,12 @@ struct ContractTests {
             expect(
                 .post, "/v1/admin/users/{id}/unsuspend",
                 try await api.call(.post, "/v1/admin/users/\(cy.id)/unsuspend", token: "admin"))
+            expect(
+                .post, "/v1/admin/users/{id}/suspend",
+                try await api.call(.post, "/v1/admin/users/\(cy.id)/suspend", token: "admin"))
+            expect(
+                .post, "/v1/admin/users/{id}/unsuspend",
+                try await api.call(.post, "/v1/admin/users/\(cy.id)/unsuspend", token: "admin"))
             // Passwords and sessions.
             let password = "/v1/me/password"
             expect(
@@ -371,7 +377,7 @@ struct ContractTests {
                 "/openapi.yaml", "/v1/admin/projections", "/v1/admin/projections/rebuild", "/v1/admin/webhooks",
                 "/v1/admin/push",
                 "/v1/reports", "/v1/admin/reports", "/v1/admin/reports/{id}/resolve", "/v1/admin/users/{id}/unsuspend",
-                "/v1/admin/erasures",
+                "/v1/admin/users/{id}/suspend", "/v1/admin/erasures",
             ]
             #expect(Set(served).subtracting(paths).isEmpty)
             #expect(paths.subtracting(served).isEmpty, "documented but not served: \(paths.subtracting(served))")

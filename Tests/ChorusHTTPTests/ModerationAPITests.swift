@@ -84,4 +84,28 @@ struct ModerationAPITests {
             #expect(unknown.status == .notFound)
         }
     }
+
+    @Test(
+        "an admin suspends a user without a report: sessions end, login refused, content hidden; again changes nothing")
+    func suspendWithoutReport() async throws {
+        try await withAPI { api in
+            let admin = APIFixture.adminToken
+            let bo = try await api.register("Bo")
+            let cy = try await api.register("Cy")
+            let post = try await api.post(bo, "still here?")
+            #expect(try await api.call(.post, "/v1/admin/users/\(bo.id)/suspend", token: bo.token).status == .forbidden)
+            let suspended = try await api.call(.post, "/v1/admin/users/\(bo.id)/suspend", token: admin)
+            #expect(suspended.status == .ok && suspended.object["suspended"] as? Bool == true)
+            #expect(try await api.call(.get, "/v1/me", token: bo.token).status == .unauthorized)
+            let login = try await api.call(
+                .post, "/v1/auth/login", json: ["email": bo.email, "password": "secret-password"])
+            #expect(login.status == .forbidden && login.errorCode == "suspended")
+            #expect(try await api.call(.get, "/v1/posts/\(post)", token: cy.token).status == .notFound)
+            let head = api.head
+            let again = try await api.call(.post, "/v1/admin/users/\(bo.id)/suspend", token: admin)
+            #expect(again.status == .ok && again.object["suspended"] as? Bool == true && api.head == head)
+            let unknown = try await api.call(.post, "/v1/admin/users/01m81svpp4e00a142xd0fmjp8z/suspend", token: admin)
+            #expect(unknown.status == .notFound)
+        }
+    }
 }

@@ -69,6 +69,9 @@ public enum Command: Sendable, Hashable {
     /// An admin resolves a report: dismissed, its content deleted, or its content's author suspended. A report
     /// resolved already changes nothing.
     case resolveReport(report: ReportID, action: ReportAction)
+    /// An admin suspends a user: their sessions end, they cannot sign in, and what they wrote is hidden, until
+    /// ``unsuspend(user:)``. Suspending a suspended user changes nothing.
+    case suspend(user: UserID)
     /// An admin lifts a suspension.
     case unsuspend(user: UserID)
     /// Follows a user, or asks to when their account is private (the request waits for their answer).
@@ -180,6 +183,7 @@ extension Command {
         case .fileReport(let reporter, let subject, let reason, let details):
             try FileReport.prepare(reporter: reporter, subject: subject, reason: reason, details: details)
         case .resolveReport(let report, let action): ResolveReport.prepare(report: report, action: action)
+        case .suspend(let user): Suspend.prepare(user: user)
         case .unsuspend(let user): Unsuspend.prepare(user: user)
         case .registerDevice(let user, let platform, let token, let environment, let locale):
             try RegisterDevice.prepare(

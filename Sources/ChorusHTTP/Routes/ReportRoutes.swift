@@ -4,7 +4,8 @@ import ChorusLog
 import ChorusProjections
 import Hummingbird
 
-/// Reports by users, and the admins' queue: resolving a report deletes content or suspends its author.
+/// Reports by users, and the admins' queue: resolving a report deletes content or suspends its author; admins suspend
+/// users and lift suspensions.
 struct ReportRoutes {
     let endpoints: Endpoints
 
@@ -72,20 +73,31 @@ struct ReportRoutes {
             }
             return Endpoints.json(.ok, body, position: result.position)
         }
-        admin.post("users/:id/unsuspend") { request, context in
-            let user = try Endpoints.pathID(context, "id", as: UserID.self)
-            let result: CommandResult
-            do {
-                result = try await backend.execute(
-                    .unsuspend(user: user), idempotencyKey: try Endpoints.idempotencyKey(request))
-            } catch let error as DomainError where error.code == .unknownUser {
-                throw APIError.notFound("no user \(user)")
-            }
-            let body = try await endpoints.render(after: result) { view, _, json in
-                RelationJSON(name: "suspended", value: try view.isSuspended(user)).write(to: &json)
-            }
-            return Endpoints.json(.ok, body, position: result.position)
+        admin.post("users/:id/suspend") { request, context in
+            try await suspension(request, context, suspended: true)
         }
+        admin.post("users/:id/unsuspend") { request, context in
+            try await suspension(request, context, suspended: false)
+        }
+    }
+
+    /// Suspends the user of the path, or lifts it; answers `{suspended}` as it stands after.
+    private func suspension(_ request: Request, _ context: ChorusRequestContext, suspended: Bool) async throws
+        -> Response
+    {
+        let user = try Endpoints.pathID(context, "id", as: UserID.self)
+        let result: CommandResult
+        do {
+            result = try await endpoints.backend.execute(
+                suspended ? .suspend(user: user) : .unsuspend(user: user),
+                idempotencyKey: try Endpoints.idempotencyKey(request))
+        } catch let error as DomainError where error.code == .unknownUser {
+            throw APIError.notFound("no user \(user)")
+        }
+        let body = try await endpoints.render(after: result) { view, _, json in
+            RelationJSON(name: "suspended", value: try view.isSuspended(user)).write(to: &json)
+        }
+        return Endpoints.json(.ok, body, position: result.position)
     }
 }
 

@@ -106,13 +106,34 @@ struct ResolveReport: Decision {
         case (.removeContent, .user):
             throw DomainError(.invalidField, "action: a reported user is dismissed or suspended, not removed")
         case (.suspendUser, _):
-            let user = open.targetAuthor
-            guard try !state.isSuspended(user, in: transaction) else { return [] }
-            let ended = try state.sessions(of: user, in: transaction).map {
-                DomainEvent.sessionEnded(SessionEnded(session: $0, user: user))
-            }
-            return [.userSuspended(UserSuspended(user: user))] + ended
+            return try Suspend.suspension(of: open.targetAuthor, in: context)
         }
+    }
+}
+
+/// An admin suspends a user without a report (the console's "Suspend"). A suspended user's suspension changes nothing.
+struct Suspend: Decision {
+    let user: UserID
+
+    static func prepare(user: UserID) -> PreparedCommand {
+        PreparedCommand(caller: Command.adminActor, tag: 47, fields: { $0.write(user) }, decision: Suspend(user: user))
+    }
+
+    func decide(in context: DecisionContext) throws -> CommandResult {
+        try context.requireUser(user)
+        let events = try Self.suspension(of: user, in: context)
+        return events.isEmpty ? context.unchanged : try context.recordEach(events)
+    }
+
+    /// What suspending `user` records: the suspension, and the end of each of their sessions; nothing when they are
+    /// suspended already.
+    static func suspension(of user: UserID, in context: DecisionContext) throws -> [DomainEvent] {
+        let (state, transaction) = (context.state, context.transaction)
+        guard try !state.isSuspended(user, in: transaction) else { return [] }
+        let ended = try state.sessions(of: user, in: transaction).map {
+            DomainEvent.sessionEnded(SessionEnded(session: $0, user: user))
+        }
+        return [.userSuspended(UserSuspended(user: user))] + ended
     }
 }
 
