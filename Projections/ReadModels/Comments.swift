@@ -90,6 +90,23 @@ public struct Comment: Sendable, Hashable {
 }
 
 extension ReadView {
+    /// One comment of `post`, as it stands, whoever wrote it (a suspended author's too): for admins reviewing a report.
+    /// Nil when it was deleted, or its post was.
+    public func comment(_ comment: CommentID, on post: PostID) throws -> Comment? {
+        var found: CommentRecord?
+        try transaction.scan(models.comments.comments, prefix: ProjectionKey(post).prefix()) { _, value in
+            let record = try CommentRecord(decoding: Array(value))
+            if record.id == comment { found = record }
+            return found == nil
+        }
+        guard let found else { return nil }
+        return Comment(
+            id: found.id, postID: post, author: try requireSummary(found.author), text: found.text,
+            createdAt: found.createdAt, mentions: try visibleSummaries(of: found.mentions, viewer: nil))
+    }
+}
+
+extension ReadView {
     /// Comments of a post as `viewer` sees them, oldest first unless asked otherwise; nil for a post they cannot read
     /// (unknown, deleted, or by someone who blocked them or whom they blocked), as the post itself answers.
     public func comments(

@@ -146,6 +146,13 @@ extension ReadView {
         return nil
     }
 
+    /// A post as its author sees it, whoever that is (suspended, or a private account): for admins reviewing a report.
+    /// Nil when it was deleted, or never was.
+    public func postForReview(_ post: PostID) throws -> Post? {
+        guard let author = try postRecord(post)?.author else { return nil }
+        return try self.post(post, viewer: author)
+    }
+
     /// The ids of every suspended user, read once per view (there are few).
     func suspendedIDs() throws -> [[UInt8]] {
         if let known = relationMemo.suspended { return known }

@@ -13,6 +13,9 @@ package final class ChorusMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let liveStreams = Atomic<Int>(0)
+    private let requests = Atomic<Int>(0)
+    /// The request count and time of the last ``requestsPerSecond`` reading, with the rate it gave.
+    private let requestSample = Mutex<(at: ContinuousClock.Instant, count: Int, rate: Double)?>(nil)
     /// The request metrics of each route, method and status, made once: making them asks the registry, under its lock,
     /// for every request otherwise.
     private let pagesReused: CoreMetrics.Counter
@@ -57,7 +60,28 @@ package final class ChorusMetrics: Sendable {
         }
         metrics.count.increment()
         metrics.duration.recordNanoseconds(duration.nanoseconds)
+        requests.add(1, ordering: .relaxed)
     }
+
+    /// Requests answered per second since the reading before, at least a second ago (the console's Overview reads it
+    /// at each refresh); 0 at the first reading.
+    package var requestsPerSecond: Double {
+        let (now, count) = (ContinuousClock.now, requests.load(ordering: .relaxed))
+        return requestSample.withLock { sample in
+            guard let last = sample else {
+                sample = (now, count, 0)
+                return 0
+            }
+            let elapsed = now - last.at
+            guard elapsed >= .seconds(1) else { return last.rate }
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            sample = (now, count, Double(count - last.count) / seconds)
+            return sample?.rate ?? 0
+        }
+    }
+
+    /// Live streams open now.
+    package var openLiveStreams: Int { liveStreams.load(ordering: .relaxed) }
 
     /// One group commit of the log.
     func recordCommit(_ report: CommitReport) {

@@ -183,6 +183,10 @@ public final class ClusterEventLog: EventLog {
         try replica.read(from: position, limit: limit)
     }
 
+    public func readStreamBackward(_ stream: StreamID, from version: UInt64?, limit: Int) throws -> [RecordedEvent] {
+        try replica.readStreamBackward(stream, from: version, limit: limit)
+    }
+
     public func scan(
         from position: LogPosition, through last: LogPosition?, chunkSize: Int, _ body: (RecordedEvent) throws -> Void
     ) throws {

@@ -239,6 +239,25 @@ package final class DeliveryOutbox<Item: OutboxItem>: Sendable {
         try settle([(key, pending, retryAt.map { .retry(at: $0, error: error) } ?? .abandoned(error: error))], at: now)
     }
 
+    /// Makes every failing item due at `now` rather than at its next attempt (the console's "Retry now"); answers how
+    /// many. Its sender picks them up at its next look, and a failure puts them back on their schedule.
+    package func retryNow(at now: Int64) throws -> Int {
+        try store.write { transaction in
+            var waiting: [([UInt8], Pending)] = []
+            try transaction.scan(pendingTable) { key, value in
+                let pending = try Pending(decoding: Array(value))
+                if pending.attempts > 0, pending.nextAttemptAt > now { waiting.append((Array(key), pending)) }
+                return true
+            }
+            for (key, pending) in waiting {
+                var due = pending
+                due.nextAttemptAt = now
+                try transaction.put(due.encoded(), for: key, in: pendingTable)
+            }
+            return waiting.count
+        }
+    }
+
     /// Waits, at most until `timeout`, until the outbox has taken in the log through `position` (at once if nothing
     /// takes the log into it).
     package func waitForCheckpoint(_ position: LogPosition, timeout: Duration) async throws {

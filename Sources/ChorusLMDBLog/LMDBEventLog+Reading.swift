@@ -52,6 +52,10 @@ extension LMDBEventLog {
         }
     }
 
+    public func readStreamBackward(_ stream: StreamID, from version: UInt64?, limit: Int) throws -> [RecordedEvent] {
+        try read(stream: stream, fromVersion: version ?? .max, direction: .backward, limit: limit)
+    }
+
     /// The version of the last event in `stream`; 0 when it has none.
     public func streamVersion(of stream: StreamID) throws -> UInt64 {
         let index = LogIndex(schema: schema)

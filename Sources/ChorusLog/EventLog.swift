@@ -14,6 +14,10 @@ public protocol EventLog: AnyObject, Sendable {
     /// Up to `limit` events from `position` (inclusive), oldest first.
     func read(from position: LogPosition, limit: Int) throws -> [RecordedEvent]
 
+    /// Up to `limit` events of `stream`, newest first, from its version `version` down (from its newest when nil):
+    /// one aggregate's history through the stream index, for the tools that look one up.
+    func readStreamBackward(_ stream: StreamID, from version: UInt64?, limit: Int) throws -> [RecordedEvent]
+
     /// Calls `body` with every event from `position` through `last` (the head when nil), in order: a whole range, for
     /// replays and exports. An implementation may stream it; the default reads `chunkSize` events at a time.
     func scan(

@@ -28,6 +28,14 @@ public final class InMemoryEventLog: EventLog {
         }
     }
 
+    public func readStreamBackward(_ stream: StreamID, from version: UInt64?, limit: Int) throws -> [RecordedEvent] {
+        contents.withLock { contents in
+            Array(
+                contents.events.reversed().lazy.filter { $0.stream == stream && $0.streamVersion <= version ?? .max }
+                    .prefix(limit))
+        }
+    }
+
     public func waitForHead(after position: LogPosition) async throws -> LogPosition {
         let id = contents.withLock { contents in
             defer { contents.nextWaiter += 1 }

@@ -3,57 +3,6 @@ import Foundation
 import HTTPTypes
 import Testing
 
-/// A browser's part in the console's forms, over the test client: the cookies the server set, and the CSRF token of
-/// the last page's forms.
-private struct ConsoleBrowser {
-    let api: APIFixture
-    var cookies: [String: String] = [:]
-    var csrf: String?
-
-    init(_ api: APIFixture) { self.api = api }
-
-    mutating func get(_ path: String) async throws -> APIFixture.Answer {
-        let answer = try await api.call(.get, path, headers: cookieHeader)
-        take(answer)
-        return answer
-    }
-
-    mutating func post(_ path: String, _ fields: [String: String]) async throws -> APIFixture.Answer {
-        let body = fields.map { "\(Self.encoded($0.key))=\(Self.encoded($0.value))" }.joined(separator: "&")
-        var headers = cookieHeader
-        headers["Content-Type"] = "application/x-www-form-urlencoded"
-        let answer = try await api.call(.post, path, body: Array(body.utf8), headers: headers)
-        take(answer)
-        return answer
-    }
-
-    /// Signs in with `token` through the sign-in page's form.
-    mutating func signIn(_ token: String = APIFixture.adminToken) async throws -> APIFixture.Answer {
-        _ = try await get("/admin/sign-in")
-        return try await post("/admin/sign-in", ["csrf": csrf ?? "", "token": token])
-    }
-
-    private var cookieHeader: [String: String] {
-        cookies.isEmpty ? [:] : ["Cookie": cookies.map { "\($0.key)=\($0.value)" }.joined(separator: "; ")]
-    }
-
-    private mutating func take(_ answer: APIFixture.Answer) {
-        for line in answer.headers[values: .setCookie] {
-            let pair = line.split(separator: ";")[0].split(separator: "=", maxSplits: 1)
-            let value = pair.count > 1 ? String(pair[1]) : ""
-            cookies[String(pair[0])] = value.isEmpty ? nil : value
-        }
-        let page = String(decoding: answer.bytes, as: UTF8.self)
-        if let range = page.range(of: #"name="csrf" value="([^"]*)""#, options: .regularExpression) {
-            csrf = String(page[range].dropFirst(#"name="csrf" value=""#.count).dropLast())
-        }
-    }
-
-    private static func encoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-    }
-}
-
 @Suite("Admin console: sign-in, its session cookie and CSRF, the Overview, and the console off")
 struct ConsoleTests {
     @Test("signing in with the admin token answers a strict HttpOnly cookie; Overview shows the log's head")
@@ -91,7 +40,7 @@ struct ConsoleTests {
             let shown = String(decoding: overview.bytes, as: UTF8.self)
             #expect(overview.status == .ok)
             let head = api.backend.log.head.rawValue
-            #expect(shown.contains("<dt>Head</dt><dd>\(head)</dd>"), "\(shown)")
+            #expect(shown.contains("<dt>Log head</dt><dd>\(head)</dd>"), "\(shown)")
             #expect(shown.contains(#"<td>readModels</td><td>\#(head)</td><td>0</td><td>live</td>"#))
             #expect(shown.contains(#"<meta http-equiv="refresh" content="5">"#))
             #expect(shown.contains(#"<a href="/admin/overview" aria-current="page">Overview</a>"#))
@@ -153,7 +102,10 @@ struct ConsoleTests {
         tokenless.server.adminToken = nil
         for options in [off, tokenless] {
             try await withAPI(options: options) { api in
-                for path in ["/admin", "/admin/sign-in", "/admin/overview", "/admin/console.css"] {
+                for path in [
+                    "/admin", "/admin/sign-in", "/admin/overview", "/admin/console.css", "/admin/log", "/admin/log/1",
+                    "/admin/projections", "/admin/reports", "/admin/users", "/admin/erasures", "/admin/deliveries",
+                ] {
                     let answer = try await api.call(.get, path)
                     #expect(answer.status == .notFound, "\(path)")
                 }

@@ -217,6 +217,8 @@ struct LogIndexTests {
                 7, 6, 5, 4, 3,
             ])
         #expect(try log.read(stream: "three", fromVersion: 100, direction: .backward, limit: 100).count == 8)
+        #expect(try log.readStreamBackward("three", from: nil, limit: 3).map(\.streamVersion) == [8, 7, 6])
+        #expect(try log.readStreamBackward("three", from: 2, limit: 3).map(\.streamVersion) == [2, 1])
         #expect(try log.streamVersion(of: "three") == 8)
         #expect(try log.streamVersion(of: "other") == 15)
         #expect(try log.verifyIntegrity().isSound)

@@ -103,6 +103,13 @@ public final class CommandExecutor: Sendable {
         return try log.readState { try state.erasures(in: $0) }
     }
 
+    /// The user registered with `email`, spelt as a person types it, unless they deleted their account.
+    public func user(withEmail email: String) throws -> UserID? {
+        let state = self.state
+        let key = Validate.accountKey(forEmail: email)
+        return try log.readState { try state.user(withEmailKey: key, in: $0) }
+    }
+
     /// The user of a session that has neither ended nor expired at `now`; nil otherwise.
     public func user(ofSession session: SessionID, at now: EventTime = .now) throws -> UserID? {
         let state = self.state

@@ -52,6 +52,9 @@ public enum DomainEvent: Sendable, Hashable {
 }
 
 extension DomainEvent {
+    /// The name the log records each kind of event under, sorted: what a filter by type offers.
+    public static let typeNames: [String] = storedTypes.map { $0.typeName }.sorted()
+
     /// Every kind of event, as the log stores it: a new one is added here and as a case above.
     static let storedTypes: [any StoredEvent.Type] = [
         UserRegistered.self,

@@ -1,4 +1,5 @@
 import ChorusBackend
+import ChorusDomain
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -6,25 +7,31 @@ import Hummingbird
 /// The admin console under `/admin`: HTML pages rendered on the server from ``ConsoleTemplates``, over the same read
 /// models and admin operations as the `/v1/admin` routes. Sign-in takes the admin token once and answers a session
 /// cookie (``ConsoleSessions``); every form carries the session's CSRF token, and a form without it changes nothing.
-struct ConsoleRoutes {
+/// Each page lives in a file of its own (`Console/Pages`), with its template and its routes.
+struct ConsoleRoutes: Sendable {
+    typealias Context = ChorusRequestContext
+
     let endpoints: Endpoints
     let adminToken: String
     let deliveries: Deliveries
     let sessions: ConsoleSessions
     /// Cookies are marked `Secure` when clients reach the server over https.
     let secureCookies: Bool
-    /// How often an open Overview asks for itself again.
-    static let overviewRefreshSeconds = 5
 
-    func add(to router: Router<ChorusRequestContext>) {
+    var backend: ChorusBackend { endpoints.backend }
+
+    func add(to router: Router<Context>) {
         let console = router.group("admin").add(middleware: ConsoleHeadersMiddleware())
-        router.get("admin") { _, _ in Self.redirect(to: "/admin/overview") }
-        console.get("console.css") { _, _ in
-            var headers = HTTPFields()
-            headers[.contentType] = "text/css; charset=utf-8"
-            return Response(
-                status: .ok, headers: headers,
-                body: .init(byteBuffer: ByteBuffer(string: ConsoleTemplates.styleSheet)))
+        console.get { _, _ in Self.redirect(to: "/admin/overview") }
+        for (path, type, text) in [
+            ("console.css", "text/css; charset=utf-8", ConsoleTemplates.styleSheet),
+            ("favicon.svg", "image/svg+xml", ConsoleTemplates.icon),
+        ] {
+            console.get(RouterPath(path)) { _, _ in
+                var headers = HTTPFields()
+                headers[.contentType] = type
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
+            }
         }
         console.get("sign-in") { request, _ in
             if sessions.session(request.cookies[ConsoleSessions.cookie]?.value) != nil {
@@ -32,29 +39,92 @@ struct ConsoleRoutes {
             }
             return signInPage(error: nil, status: .ok)
         }
-        console.post("sign-in") { request, context in
-            try await signIn(request, context)
-        }
+        console.post("sign-in") { request, context in try await signIn(request, context) }
         console.post("sign-out") { request, _ in
+            let form = try await Self.form(of: request)
             if let id = request.cookies[ConsoleSessions.cookie]?.value, let session = sessions.session(id) {
-                try await Self.requireCSRF(session.csrfToken, in: request)
+                guard AdminMiddleware.constantTimeEqual(form["csrf"] ?? "", session.csrfToken) else {
+                    return try screen(ConsoleRefusal.expiredForm.view, csrf: session.csrfToken)
+                }
                 sessions.end(id)
             }
             var response = Self.redirect(to: "/admin/sign-in")
             response.setCookie(sessionCookie(value: "", maxAge: 0))
             return response
         }
-        console.get("overview") { request, _ in
+        addOverview(to: console)
+        addLog(to: console)
+        addProjections(to: console)
+        addReports(to: console)
+        addUsers(to: console)
+        addErasures(to: console)
+        addDeliveries(to: console)
+    }
+
+    // MARK: Pages and forms
+
+    /// Adds `GET /admin/<path>`: the page `build` makes, for a signed-in operator; anyone else is sent to sign in. A
+    /// refusal `build` throws (a malformed filter, an unknown id) shows as a page with its status.
+    func page(
+        _ console: RouterGroup<Context>, _ path: RouterPath,
+        _ build: @escaping @Sendable (Request, Context) async throws -> ConsoleView
+    ) {
+        console.get(path) { request, context in
             guard let session = sessions.session(request.cookies[ConsoleSessions.cookie]?.value) else {
                 return Self.redirect(to: "/admin/sign-in")
             }
-            return try Self.html(render("overview", overview(csrf: session.csrfToken)))
+            do {
+                return try screen(try await build(request, context), csrf: session.csrfToken)
+            } catch {
+                guard let refusal = ConsoleRefusal(error) else { throw error }
+                return try screen(refusal.view, csrf: session.csrfToken)
+            }
         }
     }
 
+    /// Adds `POST /admin/<path>`: for a signed-in operator whose form carries the session's CSRF token, runs
+    /// `perform` with the form's fields and sends the browser to the page it answers. A form without the token is
+    /// refused with 403, and nothing changes.
+    func action(
+        _ console: RouterGroup<Context>, _ path: RouterPath,
+        _ perform: @escaping @Sendable (Request, Context, [String: String]) async throws -> String
+    ) {
+        console.post(path) { request, context in
+            let form = try await Self.form(of: request)
+            guard let session = sessions.session(request.cookies[ConsoleSessions.cookie]?.value) else {
+                return Self.redirect(to: "/admin/sign-in")
+            }
+            guard AdminMiddleware.constantTimeEqual(form["csrf"] ?? "", session.csrfToken) else {
+                return try screen(ConsoleRefusal.expiredForm.view, csrf: session.csrfToken)
+            }
+            do {
+                return Self.redirect(to: try await perform(request, context, form))
+            } catch {
+                guard let refusal = ConsoleRefusal(error) else { throw error }
+                return try screen(refusal.view, csrf: session.csrfToken)
+            }
+        }
+    }
+
+    /// Runs an admin command, and waits until the read models show it: the page the browser is sent to next shows it.
+    func execute(_ command: Command) async throws {
+        let result = try await backend.execute(command, idempotencyKey: nil)
+        try await backend.readModels.waitUntilApplied(result.position, timeout: endpoints.consistencyTimeout)
+    }
+
+    /// `view` inside the layout, with the navigation and the session's CSRF token.
+    private func screen(_ view: ConsoleView, csrf: String) throws -> Response {
+        let screen = ConsoleScreen(
+            title: view.title, navigation: ConsoleScreen.Navigation(current: view.section, csrf: csrf), error: nil,
+            csrf: csrf, refreshSeconds: view.refreshSeconds, page: view.page)
+        return Self.html(try Self.render(view.template, screen), status: view.status)
+    }
+
+    // MARK: Signing in
+
     /// Checks the form's CSRF token against the sign-in cookie's, then the admin token, at most as often as the limit
     /// on console sign-ins allows from one address.
-    private func signIn(_ request: Request, _ context: ChorusRequestContext) async throws -> Response {
+    private func signIn(_ request: Request, _ context: Context) async throws -> Response {
         let form = try await Self.form(of: request)
         guard let expected = request.cookies[ConsoleSessions.signInCookie]?.value,
             AdminMiddleware.constantTimeEqual(form["csrf"] ?? "", expected)
@@ -83,50 +153,12 @@ struct ConsoleRoutes {
     /// The sign-in form, with a fresh CSRF token in its hidden field and in a cookie of its own.
     private func signInPage(error: String?, status: HTTPResponse.Status) -> Response {
         let token = ConsoleSessions.randomToken()
-        let page = ConsolePage(title: "Sign in", navigation: nil, error: error, csrf: token)
+        let screen = ConsoleScreen(
+            title: "Sign in", navigation: nil, error: error, csrf: token, refreshSeconds: nil, page: [String: String]())
         var response =
-            (try? Self.html(render("sign-in", page), status: status)) ?? Response(status: .internalServerError)
+            (try? Self.html(Self.render("sign-in", screen), status: status)) ?? Response(status: .internalServerError)
         response.setCookie(signInCookie(value: token, maxAge: 3600))
         return response
-    }
-
-    private func overview(csrf: String) throws -> OverviewPage {
-        let backend = endpoints.backend
-        let status = OperationsRoutes.status(of: backend)
-        var outboxes: [OverviewPage.Outbox] = []
-        if let webhooks = deliveries.webhooks {
-            let webhookStatus = try webhooks.status()
-            outboxes.append(
-                OverviewPage.Outbox(
-                    name: "Webhooks", sending: "yes", delivered: webhookStatus.delivered,
-                    pending: webhookStatus.pending, failing: webhookStatus.failing,
-                    lastError: webhookStatus.lastError ?? ""))
-        }
-        if let pushes = deliveries.pushes {
-            let pushStatus = try pushes.status()
-            outboxes.append(
-                OverviewPage.Outbox(
-                    name: "Push", sending: deliveries.pushTurn?.isSending == true ? "yes" : "no",
-                    delivered: pushStatus.delivered, pending: pushStatus.pending, failing: pushStatus.failing,
-                    lastError: pushStatus.lastError ?? ""))
-        }
-        return OverviewPage(
-            navigation: ConsolePage.Navigation(current: "Overview", csrf: csrf), csrf: csrf,
-            refreshSeconds: Self.overviewRefreshSeconds, position: backend.projections.position.rawValue,
-            head: backend.log.head.rawValue,
-            projections: status.projections.map {
-                OverviewPage.ReadModel(
-                    name: $0.name, position: $0.position, lag: $0.lag, state: $0.state,
-                    eventsPerSecond: Int($0.eventsPerSecond))
-            },
-            deliveries: outboxes)
-    }
-
-    private func render(_ template: String, _ object: Any) throws -> String {
-        guard let text = ConsoleTemplates.library.render(object, withTemplate: template) else {
-            throw APIError(.internalServerError, "internal", "the console has no template \(template)")
-        }
-        return text
     }
 
     private func sessionCookie(value: String, maxAge: Int) -> Cookie {
@@ -141,25 +173,24 @@ struct ConsoleRoutes {
             secure: secureCookies, httpOnly: true, sameSite: .strict)
     }
 
-    /// A form's fields; a body that is not a form, or over 16 KiB, has none.
-    static func form(of request: Request) async throws -> [String: String] {
-        let body = try await request.body.collect(upTo: 16 << 10)
-        var fields: [String: String] = [:]
-        for pair in String(buffer: body).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            func decoded(_ text: Substring) -> String {
-                String(text).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? ""
-            }
-            fields[decoded(parts[0])] = parts.count > 1 ? decoded(parts[1]) : ""
+    // MARK: HTML and forms
+
+    static func render(_ template: String, _ object: Any) throws -> String {
+        guard let text = ConsoleTemplates.library.render(object, withTemplate: template) else {
+            throw APIError(.internalServerError, "internal", "the console has no template \(template)")
         }
-        return fields
+        return text
     }
 
-    /// Refuses a form whose CSRF token is not the session's: 403, and nothing changed.
-    static func requireCSRF(_ expected: String, in request: Request) async throws {
-        guard AdminMiddleware.constantTimeEqual(try await form(of: request)["csrf"] ?? "", expected) else {
-            throw APIError(.forbidden, "csrf", "the form's CSRF token is missing or wrong; reload the page")
-        }
+    /// A form's fields (`application/x-www-form-urlencoded`); a body that is not a form, or over 16 KiB, has none.
+    static func form(of request: Request) async throws -> [String: String] {
+        let body = try await request.body.collect(upTo: 16 << 10)
+        var components = URLComponents()
+        // A form writes a space as `+`, which a URL's query leaves as it is.
+        components.percentEncodedQuery = String(buffer: body).replacingOccurrences(of: "+", with: "%20")
+        var fields: [String: String] = [:]
+        for item in components.queryItems ?? [] { fields[item.name] = item.value ?? "" }
+        return fields
     }
 
     static func redirect(to path: String) -> Response {
@@ -173,61 +204,6 @@ struct ConsoleRoutes {
         headers[.contentType] = "text/html; charset=utf-8"
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: text)))
     }
-}
-
-/// What every console page's layout shows.
-struct ConsolePage {
-    struct Navigation {
-        struct Link {
-            let name: String
-            let path: String
-            let current: Bool
-        }
-
-        let links: [Link]
-        let csrf: String
-
-        init(current: String, csrf: String) {
-            links = [("Overview", "/admin/overview")].map { Link(name: $0.0, path: $0.1, current: $0.0 == current) }
-            self.csrf = csrf
-        }
-    }
-
-    let title: String
-    let navigation: Navigation?
-    let error: String?
-    let csrf: String
-}
-
-/// The Overview page: where the log and the read models stand, and the outboxes' backlogs.
-struct OverviewPage {
-    struct ReadModel {
-        let name: String
-        let position: UInt64
-        let lag: UInt64
-        let state: String
-        let eventsPerSecond: Int
-    }
-
-    struct Outbox {
-        let name: String
-        let sending: String
-        let delivered: UInt64
-        let pending: Int
-        let failing: Int
-        let lastError: String
-    }
-
-    // The layout's fields (``ConsolePage``): Mustache looks names up on the object rendered.
-    let title = "Overview"
-    let navigation: ConsolePage.Navigation
-    let csrf: String
-    let error: String? = nil
-    let refreshSeconds: Int
-    let position: UInt64
-    let head: UInt64
-    let projections: [ReadModel]
-    let deliveries: [Outbox]
 }
 
 /// What every `/admin` answer carries: no framing, no script or style from anywhere but this server, nothing cached.

@@ -1,13 +1,20 @@
 import Mustache
 
-/// The console's templates and style sheet, compiled into the binary: nothing to install beside it, nothing loaded
-/// from anywhere else. Every `{{value}}` is HTML-escaped by Mustache; no template uses the unescaped forms.
+/// The console's layout, its shared templates and its style sheet, compiled into the binary with each page's template
+/// (`Console/Pages`): nothing to install beside it, nothing loaded from anywhere else. Every `{{value}}` is
+/// HTML-escaped by Mustache; no template uses the unescaped forms.
 enum ConsoleTemplates {
     /// Every template, by the name pages render and partials refer to.
     static let library: MustacheLibrary = {
         var library = MustacheLibrary()
-        for (name, text) in [("layout", layout), ("sign-in", signIn), ("overview", overview)] {
-            // The templates are constants of this file, parsed at the first page: a mistake fails every test.
+        let templates = [
+            ("layout", layout), ("sign-in", signIn), ("refusal", refusal), ("overview", OverviewPage.template),
+            ("log", LogPage.template), ("event", EventPage.template), ("projections", ProjectionsPage.template),
+            ("reports", ReportsPage.template), ("users", UsersPage.template), ("erasures", ErasuresPage.template),
+            ("deliveries", DeliveriesPage.template),
+        ]
+        for (name, text) in templates {
+            // The templates are constants, parsed at the first page: a mistake fails every test.
             try! library.register(text, named: name)
         }
         return library
@@ -19,9 +26,10 @@ enum ConsoleTemplates {
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
-        {{$head}}{{/head}}
+        {{#refreshSeconds}}<meta http-equiv="refresh" content="{{.}}">{{/refreshSeconds}}
         <title>{{title}} · Chorus console</title>
         <link rel="stylesheet" href="/admin/console.css">
+        <link rel="icon" href="/admin/favicon.svg" type="image/svg+xml">
         </head>
         <body>
         <header>
@@ -50,6 +58,7 @@ enum ConsoleTemplates {
         {{#error}}<p class="error" role="alert">{{error}}</p>{{/error}}
         <form method="post" action="/admin/sign-in" class="sign-in">
         <input type="hidden" name="csrf" value="{{csrf}}">
+        <input type="text" name="username" value="admin" autocomplete="username" hidden>
         <label for="token">Admin token</label>
         <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
         <button type="submit">Sign in</button>
@@ -58,42 +67,19 @@ enum ConsoleTemplates {
         {{/layout}}
         """
 
-    static let overview = """
+    static let refusal = """
         {{<layout}}
-        {{$head}}<meta http-equiv="refresh" content="{{refreshSeconds}}">{{/head}}
         {{$content}}
-        <p class="position">At log position {{position}}, refreshed every {{refreshSeconds}} s.</p>
-        <section aria-labelledby="log">
-        <h2 id="log">Log</h2>
-        <dl>
-        <dt>Head</dt><dd>{{head}}</dd>
-        </dl>
-        </section>
-        <section aria-labelledby="read-models">
-        <h2 id="read-models">Read models</h2>
-        <table>
-        <thead><tr><th scope="col">Name</th><th scope="col">Position</th><th scope="col">Lag</th>\
-        <th scope="col">State</th><th scope="col">Events/s</th></tr></thead>
-        <tbody>
-        {{#projections}}<tr><td>{{name}}</td><td>{{position}}</td><td>{{lag}}</td><td>{{state}}</td>\
-        <td>{{eventsPerSecond}}</td></tr>{{/projections}}
-        </tbody>
-        </table>
-        </section>
-        <section aria-labelledby="deliveries">
-        <h2 id="deliveries">Deliveries</h2>
-        <table>
-        <thead><tr><th scope="col">Outbox</th><th scope="col">Sending</th><th scope="col">Delivered</th>\
-        <th scope="col">Pending</th><th scope="col">Failing</th><th scope="col">Last error</th></tr></thead>
-        <tbody>
-        {{#deliveries}}<tr><td>{{name}}</td><td>{{sending}}</td><td>{{delivered}}</td><td>{{pending}}</td>\
-        <td>{{failing}}</td><td>{{lastError}}</td></tr>{{/deliveries}}
-        {{^deliveries}}<tr><td colspan="6">Neither webhooks nor push are configured.</td></tr>{{/deliveries}}
-        </tbody>
-        </table>
-        </section>
+        {{#page}}<p class="error" role="alert">{{message}}</p>{{/page}}
         {{/content}}
         {{/layout}}
+        """
+
+    /// The console's icon: a chorus of three voices.
+    static let icon = """
+        <svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#1d1d1f"/>\
+        <circle cx="9" cy="18" r="4" fill="#0a66d0"/><circle cx="16" cy="13" r="4" fill="#fff"/>\
+        <circle cx="23" cy="18" r="4" fill="#0a66d0"/></svg>
         """
 
     static let styleSheet = """
@@ -103,13 +89,22 @@ enum ConsoleTemplates {
         nav a { color: #d0d0d5; margin-right: 1rem; text-decoration: none; }
         nav a[aria-current="page"], nav a:hover, nav a:focus { color: #fff; text-decoration: underline; }
         .sign-out { margin-left: auto; }
-        main { padding: 1rem 1.5rem; max-width: 72rem; }
+        main { padding: 1rem 1.5rem; max-width: 80rem; }
         table { border-collapse: collapse; margin-bottom: 1.5rem; }
-        th, td { text-align: left; padding: .3rem .9rem .3rem 0; border-bottom: 1px solid #ddd; }
+        th, td { text-align: left; vertical-align: top; padding: .3rem .9rem .3rem 0; border-bottom: 1px solid #ddd; }
+        td.time { white-space: nowrap; }
+        td.fields { font-family: ui-monospace, monospace; font-size: 13px; overflow-wrap: anywhere; }
+        pre { background: #fff; border: 1px solid #ddd; padding: .6rem; overflow-x: auto; white-space: pre-wrap; }
         dl { display: grid; grid-template-columns: max-content auto; gap: .2rem 1rem; }
         dd { margin: 0; }
         .error { color: #b00020; font-weight: 600; }
+        .notice { color: #555; }
         .sign-in { display: grid; gap: .5rem; max-width: 22rem; }
+        .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin-bottom: 1rem; }
+        .filters label { display: grid; font-size: 13px; }
+        .report { background: #fff; border: 1px solid #ddd; padding: .6rem 1rem; margin-bottom: 1rem; }
+        .content { border-left: 3px solid #ccc; padding-left: .8rem; white-space: pre-wrap; }
+        .actions { display: flex; gap: .5rem; }
         :focus-visible { outline: 2px solid #0a66d0; outline-offset: 2px; }
         """
 }
