@@ -8,7 +8,7 @@ struct BenchCommand: AsyncParsableCommand {
             LogBenchCommand.self, ProjectionsBenchCommand.self, APIBenchCommand.self, SoakBenchCommand.self,
             DeleteBenchCommand.self, ErasureBenchCommand.self, ClusterBenchCommand.self, FanOutBenchCommand.self,
             PostgresBenchCommand.self, DayBenchCommand.self, MediaBenchCommand.self, PushBenchCommand.self,
-            RebuildWorkerCommand.self,
+            ConsoleBenchCommand.self, RebuildWorkerCommand.self,
         ]
     )
 }
