@@ -1,21 +1,23 @@
 # The README's two commands: `make start` and `make test`. Both install liblmdb-dev, libvips-dev and zlib1g-dev first
-# when they are missing; `make test` also PostgreSQL, wrk, nghttp2-client and schemathesis.
+# when they are missing; `make test` also PostgreSQL, wrk, nghttp2-client, schemathesis, Chromium and Selenium.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: start test lint deps fuzz-deps postgres-deps bench-deps
+.PHONY: start test lint deps fuzz-deps postgres-deps bench-deps browser-deps
 
 ## Starts Chorus: `chorus serve` (release build) on ./chorus-data at 127.0.0.1:8080, filled with demo data the first
 ## time. CHORUS_DATA, CHORUS_HOST, CHORUS_PORT and CHORUS_ADMIN_TOKEN change the defaults.
 start: deps
 	$(SWIFT) run -c release chorus serve --demo-events 20000
 
-## Runs every test: the format check, the Swift suites, then contract fuzzing of a live `chorus serve` against openapi.yaml. The cluster
-## tests start a throwaway PostgreSQL of their own (initdb in a temporary directory, loopback only).
-test: deps fuzz-deps postgres-deps bench-deps lint
+## Runs every test: the format check, the Swift suites, contract fuzzing of a live `chorus serve` against openapi.yaml,
+## then the admin console in headless Chromium (screenshots in .build/test-output/console). The cluster tests start a
+## throwaway PostgreSQL of their own (initdb in a temporary directory, loopback only).
+test: deps fuzz-deps postgres-deps bench-deps browser-deps lint
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 	Tests/ContractFuzzing/run
+	Tests/ConsoleBrowser/run
 
 ## Checks that every Swift file but the generated client is formatted as .swift-format says (`swift format -i` on a
 ## file fixes it).
@@ -52,4 +54,16 @@ fuzz-deps:
 	@python3 -c "import schemathesis" 2>/dev/null || { \
 		echo "installing schemathesis"; \
 		python3 -m pip install -q --disable-pip-version-check "schemathesis==4.32.5"; \
+	}
+
+## Installs headless Chromium and its WebDriver (Debian: chromium, chromium-driver) and Selenium from PyPI, which the
+## console's browser test drives, when they are missing.
+browser-deps:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || { \
+		echo "installing chromium chromium-driver"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; \
+	}
+	@python3 -c "import selenium" 2>/dev/null || { \
+		echo "installing selenium"; \
+		python3 -m pip install -q --disable-pip-version-check "selenium==4.38.0"; \
 	}
