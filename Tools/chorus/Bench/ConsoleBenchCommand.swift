@@ -66,8 +66,28 @@ struct ConsoleBenchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Reports of `user`'s newest posts and of `user`, by other demo users: the Reports page shows them with their
+    /// content (the demo writes none).
+    private func fileReports(about user: String, on server: BenchServer) async throws {
+        printProgress("filing \(Self.reports) reports")
+        let reporters = try await server.logInDemoUsers(20..<(20 + Self.reports))
+        let posts = try await server.request(
+            "GET", "/v1/users/\(user)/posts?limit=\(Self.reports)", token: reporters[0].token)
+        let ids = (posts.body["items"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        for (index, reporter) in reporters.enumerated() {
+            let target: [String: Any] = index < ids.count ? ["postId": ids[index]] : ["userId": user]
+            let (status, _) = try await server.request(
+                "POST", "/v1/reports", token: reporter.token, json: target.merging(["reason": "spam"]) { $1 })
+            guard status == 201 else { throw BenchmarkError("a report answered \(status)") }
+        }
+    }
+
+    /// Reports filed before the pages are timed: a page of the Reports queue.
+    static let reports = 20
+
     private func measure(_ server: BenchServer, _ console: ConsoleBrowsing) async throws -> BenchmarkReport {
         let user = try await server.logIn(email: "user7@demo.chorus", password: "password").user
+        try await fileReports(about: user, on: server)
         let head = try await server.health()["position"] as? Int ?? 1
         // A time range: the ten minutes before the newest event.
         let newest = try await console.page("/admin/log?from=\(head)&to=\(head)")

@@ -26,7 +26,7 @@ struct LogPage {
     /// Events a page shows at most.
     static let pageSize = 50
     /// Events a page looks through at most.
-    static let scanLimit = 20_000
+    static let scanLimit = 10_000
 
     let filter: LogFilter
     let types: [TypeOption]
