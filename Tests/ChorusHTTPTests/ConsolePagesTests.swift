@@ -56,7 +56,7 @@ struct ConsolePagesTests {
         }
     }
 
-    @Test("Log: a page shows 50 events and links to the older ones")
+    @Test("Log: a page shows 50 events and links to the older ones, by position and through a stream's index")
     func logPages() async throws {
         try await withAPI { api in
             var browser = ConsoleBrowser(api)
@@ -69,6 +69,17 @@ struct ConsolePagesTests {
             let rest = try await browser.page(older)
             #expect(rows(rest).count == 5 && link("Older events", in: rest) == nil)
             #expect(Set(rows(first)).isDisjoint(with: rows(rest)))
+
+            // A stream's pages, through the stream index: Ana's own stream, her registration and 55 profile edits.
+            for number in 1...55 {
+                _ = try await api.call(.patch, "/v1/me", token: ana.token, json: ["bio": "\(number)"])
+            }
+            let stream = try await browser.page("/admin/log?stream=user-\(ana.id)")
+            #expect(rows(stream).count == 50 && !stream.contains("<td>PostCreated</td>"))
+            let olderInStream = try await browser.page(try #require(link("Older events", in: stream)))
+            // 57 events: the registration, its session and 55 edits.
+            #expect(rows(olderInStream).count == 7 && olderInStream.contains("<td>UserRegistered</td>"))
+            #expect(rows(stream).min()! > rows(olderInStream).max()!)
         }
     }
 

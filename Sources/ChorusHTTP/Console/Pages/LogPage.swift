@@ -193,7 +193,7 @@ extension ConsoleRoutes {
         var rows: [LogPage.Row] = []
         var next = last
         var looked = 0
-        var events = NewestFirst(log: log, positions: first...max(first, last), stream: filter.streams.first)
+        var events = try NewestFirst(log: log, positions: first...max(first, last), stream: filter.streams.first)
         var exhausted = last < first
         scanning: while !exhausted, looked < LogPage.scanLimit, rows.count < LogPage.pageSize {
             guard let chunk = try events.next() else {
@@ -271,11 +271,18 @@ struct NewestFirst {
     /// The newest position, or stream version, not read yet; nil once every one was.
     private var newest: UInt64?
 
-    init(log: any EventLog, positions: ClosedRange<UInt64>, stream: String?) {
+    init(log: any EventLog, positions: ClosedRange<UInt64>, stream: String?) throws {
         self.log = log
         self.positions = positions
         self.stream = stream
-        newest = stream == nil ? positions.upperBound : .max
+        guard let stream else {
+            newest = positions.upperBound
+            return
+        }
+        // An older page's range ends just before an event of the stream (the link is made so): the stream's
+        // versions before that one's, straight from the index, rather than every newer one read again.
+        let after = try log.event(at: LogPosition(positions.upperBound + 1))
+        newest = after.map { $0.stream.rawValue == stream ? $0.streamVersion - 1 : .max } ?? .max
     }
 
     /// The next chunk, older than the one before; nil when there is none.

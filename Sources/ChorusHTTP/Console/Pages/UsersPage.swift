@@ -132,7 +132,6 @@ extension ConsoleRoutes {
 
     private func usersPage(_ query: String, page: PageRequest) throws -> UsersPage {
         let byEmail = query.dropFirst().contains("@") ? try backend.commands.user(withEmail: query) : nil
-        let sessions = try byEmail.map { try backend.sessions(of: $0) }
         return try backend.readModels.snapshot { view -> UsersPage in
             let handle = query.hasPrefix("@") ? String(query.dropFirst()) : query
             let byID = try UserID(query).flatMap { id in
@@ -151,7 +150,7 @@ extension ConsoleRoutes {
             }
             return UsersPage(
                 query: query,
-                account: try account(profile, sessions: try sessions ?? backend.sessions(of: user), in: view),
+                account: try account(profile, sessions: try backend.sessions(of: user), in: view),
                 deleted: nil, listed: [], olderLink: nil)
         }.answer
     }
