@@ -388,10 +388,15 @@ package struct ReplayedEvent {
 
     /// `event`, the one decoded, as one line: position, time, type, stream and version, actor, then the fields.
     package func text(of event: RecordedEvent) -> String {
-        // The envelope's text too: an imported log's records hold whatever its file held.
-        let actor = event.actor.isEmpty ? "-" : TerminalText.escaped(event.actor)
-        return "\(event.position)  \(event.recordedAt.rfc3339)  \(TerminalText.escaped(event.type))  "
-            + "\(TerminalText.escaped(event.stream.rawValue))#\(event.streamVersion)  by \(actor)  \(fieldsText)"
+        "\(event.position)  \(event.recordedAt.rfc3339)  \(TerminalText.escaped(event.type))  "
+            + "\(TerminalText.escaped(event.stream.rawValue))#\(event.streamVersion)  by \(Self.actor(of: event))  "
+            + fieldsText
+    }
+
+    /// Who did `event`, escaped, or `-` for no one. The envelope's text is escaped too: an imported log's records hold
+    /// whatever its file held.
+    package static func actor(of event: RecordedEvent) -> String {
+        event.actor.isEmpty ? "-" : TerminalText.escaped(event.actor)
     }
 
     /// A field's value in a line for people: text escaped (``TerminalText``), and quoted when it has spaces.

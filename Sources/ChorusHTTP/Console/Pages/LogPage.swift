@@ -236,7 +236,7 @@ extension ConsoleRoutes {
             position: event.position.rawValue, recordedAt: event.recordedAt.rfc3339,
             type: TerminalText.escaped(event.type),
             stream: "\(TerminalText.escaped(event.stream.rawValue))#\(event.streamVersion)",
-            actor: event.actor.isEmpty ? "-" : TerminalText.escaped(event.actor), fields: replayed.fieldsText)
+            actor: ReplayedEvent.actor(of: event), fields: replayed.fieldsText)
     }
 
     private func eventPage(_ event: RecordedEvent) -> EventPage {
@@ -247,7 +247,7 @@ extension ConsoleRoutes {
             ("position", "\(event.position)"), ("recordedAt", event.recordedAt.rfc3339),
             ("type", TerminalText.escaped(event.type)), ("schemaVersion", "\(event.schemaVersion)"),
             ("stream", TerminalText.escaped(event.stream.rawValue)), ("streamVersion", "\(event.streamVersion)"),
-            ("actor", event.actor.isEmpty ? "-" : TerminalText.escaped(event.actor)),
+            ("actor", ReplayedEvent.actor(of: event)),
             ("commandId", "\(event.commandID)"), ("correlationId", "\(event.correlationID)"),
         ]
         let position = event.position.rawValue
