@@ -214,8 +214,9 @@ struct WebhookDeliveryTests {
             }
             // The two refused before the deletion were about Bo: taken out, never sent again.
             #expect(status["delivered"] as? Int == 1, "\(status)")
+            // At least once: a retry of the same webhook (its answer lost under load) is the same webhook.
             let delivered = receiver.received.filter(\.acknowledged)
-            #expect(delivered.count == 1)
+            #expect(Set(delivered.map(\.id)).count == 1, "\(delivered.map(\.id))")
             let webhook = try #require(delivered.first)
             #expect(WebhookReceiver.verifies(webhook, secret: Self.secret))
             let object = try #require(try JSONSerialization.jsonObject(with: Data(webhook.body)) as? [String: Any])
