@@ -1,6 +1,8 @@
 import ChorusHTTP
+import ChorusTestSupport
 import Foundation
 import HTTPTypes
+import Synchronization
 import Testing
 
 @Suite("Admin console: sign-in, its session cookie and CSRF, the Overview, and the console off")
@@ -111,6 +113,47 @@ struct ConsoleTests {
                 }
                 let signIn = try await api.call(.post, "/admin/sign-in")
                 #expect(signIn.status == .notFound)
+            }
+        }
+    }
+
+    @Test(
+        "on a read-only server the console signs in and out and shows its pages, saying it is read-only; each action is refused with a page, and nothing changes"
+    )
+    func readOnly() async throws {
+        try await withTemporaryDirectory { directory in
+            let written = Mutex<APIFixture.User?>(nil)
+            try await withAPI(in: directory) { api in
+                let bo = try await api.register("Bo")
+                written.withLock { $0 = bo }
+            }
+            let bo = try #require(written.withLock { $0 })
+            var options = APIFixture.options
+            options.server.readOnly = true
+            try await withAPI(in: directory, options: options) { api in
+                var browser = ConsoleBrowser(api)
+                let signedIn = try await browser.signIn()
+                #expect(signedIn.status == .seeOther && signedIn.headers[.location] == "/admin/overview")
+                let notice =
+                    "This server is read-only: it shows a past state of the log, and its buttons change nothing."
+                for path in ["/admin/overview", "/admin/users?q=\(bo.id)", "/admin/projections"] {
+                    #expect(try await browser.page(path).contains(notice), "\(path)")
+                }
+                let head = api.backend.log.head
+
+                _ = try await browser.page("/admin/users?q=\(bo.id)")
+                let suspend = try await browser.submit("/admin/users/\(bo.id)/suspend")
+                #expect(suspend.status == .forbidden)
+                #expect(String(decoding: suspend.bytes, as: UTF8.self).contains("this server is read-only"))
+                _ = try await browser.page("/admin/projections")
+                #expect(try await browser.submit("/admin/projections/rebuild").status == .forbidden)
+                #expect(api.backend.log.head == head)
+                #expect(try await browser.page("/admin/projections").contains("<td>live</td>"), "no rebuild began")
+                let login = ["email": bo.email, "password": "secret-password"]
+                #expect(try await api.call(.post, "/v1/auth/login", json: login).status == .forbidden, "the API too")
+
+                let out = try await browser.post("/admin/sign-out", ["csrf": browser.csrf ?? ""])
+                #expect(out.status == .seeOther && browser.cookies["chorus_console"] == nil)
             }
         }
     }

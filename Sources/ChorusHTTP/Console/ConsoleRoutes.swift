@@ -17,6 +17,8 @@ struct ConsoleRoutes: Sendable {
     let sessions: ConsoleSessions
     /// Cookies are marked `Secure` when clients reach the server over https.
     let secureCookies: Bool
+    /// A read-only server (`chorus serve --read-only`) shows its pages and refuses every action.
+    let readOnly: Bool
 
     var backend: ChorusBackend { endpoints.backend }
 
@@ -83,8 +85,8 @@ struct ConsoleRoutes: Sendable {
     }
 
     /// Adds `POST /admin/<path>`: for a signed-in operator whose form carries the session's CSRF token, runs
-    /// `perform` with the form's fields and sends the browser to the page it answers. A form without the token is
-    /// refused with 403, and nothing changes.
+    /// `perform` with the form's fields and sends the browser to the page it answers. A form without the token, or
+    /// any form on a read-only server, is refused with 403, and nothing changes.
     func action(
         _ console: RouterGroup<Context>, _ path: RouterPath,
         _ perform: @escaping @Sendable (Request, Context, [String: String]) async throws -> String
@@ -97,6 +99,7 @@ struct ConsoleRoutes: Sendable {
             guard AdminMiddleware.constantTimeEqual(form["csrf"] ?? "", session.csrfToken) else {
                 return try screen(ConsoleRefusal.expiredForm.view, csrf: session.csrfToken)
             }
+            guard !readOnly else { return try screen(ConsoleRefusal.readOnly.view, csrf: session.csrfToken) }
             do {
                 return Self.redirect(to: try await perform(request, context, form))
             } catch {
@@ -116,7 +119,8 @@ struct ConsoleRoutes: Sendable {
     private func screen(_ view: ConsoleView, csrf: String) throws -> Response {
         let screen = ConsoleScreen(
             title: view.title, navigation: ConsoleScreen.Navigation(current: view.section, csrf: csrf), error: nil,
-            csrf: csrf, refreshSeconds: view.refreshSeconds, page: view.page)
+            notice: readOnly ? ConsoleScreen.readOnlyNotice : nil, csrf: csrf, refreshSeconds: view.refreshSeconds,
+            page: view.page)
         return Self.html(try Self.render(view.template, screen), status: view.status)
     }
 
@@ -154,7 +158,8 @@ struct ConsoleRoutes: Sendable {
     private func signInPage(error: String?, status: HTTPResponse.Status) -> Response {
         let token = ConsoleSessions.randomToken()
         let screen = ConsoleScreen(
-            title: "Sign in", navigation: nil, error: error, csrf: token, refreshSeconds: nil, page: [String: String]())
+            title: "Sign in", navigation: nil, error: error, notice: nil, csrf: token, refreshSeconds: nil,
+            page: [String: String]())
         var response =
             (try? Self.html(Self.render("sign-in", screen), status: status)) ?? Response(status: .internalServerError)
         response.setCookie(signInCookie(value: token, maxAge: 3600))

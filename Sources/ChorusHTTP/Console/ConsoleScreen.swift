@@ -52,9 +52,14 @@ struct ConsoleScreen {
     let title: String
     let navigation: Navigation?
     let error: String?
+    /// What holds for every page of this server: that it is read-only.
+    let notice: String?
     let csrf: String
     let refreshSeconds: Int?
     let page: Any
+
+    static let readOnlyNotice =
+        "This server is read-only: it shows a past state of the log, and its buttons change nothing."
 }
 
 /// A page's refusal, shown as a page of its own with its status: a malformed filter, an unknown user, a form that
@@ -79,6 +84,7 @@ struct ConsoleRefusal: Error {
     }
 
     static let expiredForm = ConsoleRefusal(.forbidden, "The form had expired or did not come from this console.")
+    static let readOnly = ConsoleRefusal(.forbidden, "Refused: " + ReadOnlyMiddleware.refusal + ".")
 
     var view: ConsoleView {
         var view = ConsoleView(

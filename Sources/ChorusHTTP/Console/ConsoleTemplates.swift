@@ -45,6 +45,7 @@ enum ConsoleTemplates {
         {{/navigation}}
         </header>
         <main>
+        {{#notice}}<p class="banner" role="status">{{notice}}</p>{{/notice}}
         <h1>{{title}}</h1>
         {{$content}}{{/content}}
         </main>
@@ -99,6 +100,7 @@ enum ConsoleTemplates {
         dd { margin: 0; }
         .error { color: #b00020; font-weight: 600; }
         .notice { color: #555; }
+        .banner { background: #fff4ce; border: 1px solid #e0c36a; padding: .5rem .8rem; }
         .sign-in { display: grid; gap: .5rem; max-width: 22rem; }
         .filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: end; margin-bottom: 1rem; }
         .filters label { display: grid; font-size: 13px; }

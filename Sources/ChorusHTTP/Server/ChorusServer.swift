@@ -118,16 +118,18 @@ public enum ChorusServer {
         }
         if configuration.logsRequests { router.add(middleware: AccessLogMiddleware()) }
         router.add(middleware: ErrorMiddleware())
+        // Before the read-only middleware: signing in and out of the console writes nothing to the log, and the
+        // console refuses its own actions on a read-only server with a page.
+        if configuration.adminConsole, let adminToken = configuration.adminToken {
+            ConsoleRoutes(
+                endpoints: endpoints, adminToken: adminToken, deliveries: deliveries, sessions: ConsoleSessions(),
+                secureCookies: configuration.baseURL.hasPrefix("https://"), readOnly: configuration.readOnly
+            ).add(to: router)
+        }
         if configuration.readOnly { router.add(middleware: ReadOnlyMiddleware()) }
 
         OperationsRoutes(endpoints: endpoints, adminToken: configuration.adminToken, deliveries: deliveries).add(
             to: router)
-        if configuration.adminConsole, let adminToken = configuration.adminToken {
-            ConsoleRoutes(
-                endpoints: endpoints, adminToken: adminToken, deliveries: deliveries, sessions: ConsoleSessions(),
-                secureCookies: configuration.baseURL.hasPrefix("https://")
-            ).add(to: router)
-        }
         AuthRoutes(endpoints: endpoints).addOpen(to: router)
         MediaRoutes(endpoints: endpoints).addOpen(to: router)
 
