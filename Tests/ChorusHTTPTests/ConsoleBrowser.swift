@@ -61,6 +61,22 @@ extension ConsoleBrowser {
         return String(decoding: answer.bytes, as: UTF8.self)
     }
 
+    /// The page at `path` once `condition` holds of it, asked for again every 50 ms: for what a sender in the
+    /// background does. Records an issue, and answers the last page, when it still does not after 20 s.
+    mutating func page(
+        _ path: String, until description: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: (String) -> Bool
+    ) async throws -> String {
+        var page = ""
+        for _ in 0..<400 {
+            page = try await self.page(path, sourceLocation: sourceLocation)
+            if condition(page) { return page }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("\(path): not \(description) within 20 s", sourceLocation: sourceLocation)
+        return page
+    }
+
     /// Submits a form of the last page to `path`, with its CSRF token; the browser follows the redirect it answers.
     mutating func submit(_ path: String, _ fields: [String: String] = [:]) async throws -> APIFixture.Answer {
         let answer = try await post(path, fields.merging(["csrf": csrf ?? ""]) { mine, _ in mine })

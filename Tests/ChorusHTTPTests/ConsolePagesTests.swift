@@ -1,5 +1,6 @@
 import ChorusDelivery
 import ChorusHTTP
+import Crypto
 import Foundation
 import HTTPTypes
 import Testing
@@ -214,7 +215,9 @@ struct ConsolePagesTests {
         }
     }
 
-    @Test("Deliveries: a failing webhook shows with its error, and Retry now tries it again at once")
+    @Test(
+        "Deliveries: a failing webhook and a failing push show in their sections with their errors; each Retry now tries its own outbox again at once"
+    )
     func deliveries() async throws {
         var options = APIFixture.options
         // Nothing listens on the discard port: each attempt fails at once, and the next waits an hour.
@@ -222,29 +225,52 @@ struct ConsolePagesTests {
             url: "http://127.0.0.1:9/hooks", signer: try #require(WebhookSigner(secret: WebhookSigner.makeSecret())))
         webhooks.retryDelay = .seconds(3600)
         options.server.webhooks = webhooks
+        var apns = APNsConfiguration(
+            key: P256.Signing.PrivateKey().pemRepresentation, keyID: "KEY1234567", teamID: "TEAM123456",
+            topic: "com.example.chorus")
+        apns.sandboxURL = "https://127.0.0.1:9"
+        var push = PushConfiguration(apns: apns)
+        push.retryDelay = .seconds(3600)
+        options.server.push = push
         try await withAPI(options: options) { api in
             var browser = ConsoleBrowser(api)
             _ = try await browser.signIn()
             let ana = try await api.register("Ana")
             let bo = try await api.register("Bo")
+            let phone = ["platform": "apns", "token": String(repeating: "ab", count: 32), "environment": "sandbox"]
+            #expect(try await api.call(.post, "/v1/me/devices", token: ana.token, json: phone).status == .created)
+            // One webhook (the notification) and one push, both to Ana.
             _ = try await api.call(.put, "/v1/users/\(ana.id)/follow", token: bo.token)
-            var page = ""
-            for _ in 0..<400 where !page.contains("<td>1</td>") {
-                page = try await browser.page("/admin/deliveries")
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            #expect(page.contains("<h2 id=\"webhooks\">Webhooks</h2>") && page.contains("<td>1</td>"), "one attempt")
-            let status = try await api.call(.get, "/v1/admin/webhooks", token: APIFixture.adminToken)
-            let failing = try #require(status.object["failing"] as? Int)
-            #expect(failing >= 1 && page.contains("<dt>Failing</dt><dd>\(failing)</dd>"))
-            #expect((status.object["lastError"] as? String).map { page.contains($0) } == true)
 
-            _ = try await browser.submit("/admin/deliveries/retry", ["outbox": "webhooks"])
-            for _ in 0..<400 where !page.contains("<td>2</td>") {
-                page = try await browser.page("/admin/deliveries")
-                try await Task.sleep(for: .milliseconds(50))
+            func attempts(_ outbox: String, in page: String) -> [String] {
+                guard let start = page.range(of: "<h2 id=\"\(outbox)\">") else { return [] }
+                let section = page[start.upperBound...].components(separatedBy: "</section>")[0]
+                return section.components(separatedBy: "<tr><td>").dropFirst().map {
+                    $0.components(separatedBy: "<td>")[1].components(separatedBy: "</td>")[0]
+                }
             }
-            #expect(page.contains("<td>2</td>"), "a second attempt, an hour early")
+            var page = try await browser.page("/admin/deliveries", until: "one attempt at each") {
+                attempts("webhooks", in: $0) == ["1"] && attempts("push", in: $0) == ["1"]
+            }
+            #expect(
+                page.contains("<h2 id=\"webhooks\">Webhooks</h2>") && page.contains("Through APNs; this node sends."))
+            for outbox in ["webhooks", "push"] {
+                let status = try await api.call(.get, "/v1/admin/\(outbox)", token: APIFixture.adminToken)
+                #expect(status.object["failing"] as? Int == 1, "\(outbox): \(status.object)")
+                #expect((status.object["lastError"] as? String).map { page.contains($0) } == true, "\(outbox)")
+            }
+            let overview = try await browser.page("/admin/overview")
+            #expect(overview.contains("<tr><td>Push</td><td>yes</td><td>0</td><td>1</td><td>1</td>"))
+
+            _ = try await browser.submit("/admin/deliveries/retry", ["outbox": "push"])
+            page = try await browser.page("/admin/deliveries", until: "a second attempt at the push") {
+                attempts("push", in: $0) == ["2"]
+            }
+            #expect(attempts("webhooks", in: page) == ["1"], "the webhook waits for its hour")
+            _ = try await browser.submit("/admin/deliveries/retry", ["outbox": "webhooks"])
+            _ = try await browser.page("/admin/deliveries", until: "a second attempt at the webhook") {
+                attempts("webhooks", in: $0) == ["2"]
+            }
             let unknown = try await browser.post(
                 "/admin/deliveries/retry", ["csrf": browser.csrf ?? "", "outbox": "x"])
             #expect(unknown.status == .badRequest)
