@@ -212,6 +212,16 @@ struct ConsolePagesTests {
             let pending = listed.filter { $0["completedAt"] is NSNull }.count
             #expect(page.contains("\(pending) pending of 1 account deletions."))
             #expect(try await browser.page("/admin/overview").contains(#"<a href="/admin/erasures">\#(pending)</a>"#))
+
+            // Looked up, the account says when it was deleted and how its erasure stands, as Erasures does.
+            let row = try #require(listed.first)
+            let requestedAt = try #require(row["requestedAt"] as? String)
+            let stands =
+                (row["completedAt"] as? String).map { "its personal data was erased at \($0)" }
+                ?? "the erasure of its personal data is pending"
+            let user = try await browser.page("/admin/users?q=\(ana.id)")
+            #expect(user.contains("User \(ana.id) deleted their account at \(requestedAt); \(stands)."), "\(user)")
+            #expect(user.contains(#"<a href="/admin/log?user=\#(ana.id)">Their events in the log</a>"#))
         }
     }
 

@@ -1,4 +1,6 @@
 import ChorusBackend
+import ChorusDomain
+import ChorusLog
 import Hummingbird
 
 /// Erasures: each account deletion, newest first, and whether its erasure is complete (no file holds the account's
@@ -8,6 +10,11 @@ struct ErasuresPage {
         let userId: String
         let requestedAt: String
         let completedAt: String?
+
+        init(_ erasure: DecisionState.Erasure, log: any EventLog) throws {
+            let shown = try ErasureJSON(erasure, log: log)
+            (userId, requestedAt, completedAt) = (shown.userId, shown.requestedAt.rfc3339, shown.completedAt?.rfc3339)
+        }
     }
 
     /// Rows a page shows at most.
@@ -40,12 +47,7 @@ extension ConsoleRoutes {
     func addErasures(to console: RouterGroup<Context>) {
         page(console, "erasures") { _, _ in
             let erasures = try backend.commands.erasures().sorted { $0.requestedAt > $1.requestedAt }
-            let rows = try erasures.prefix(ErasuresPage.limit).map { erasure in
-                let shown = try ErasureJSON(erasure, log: backend.log)
-                return ErasuresPage.Row(
-                    userId: shown.userId, requestedAt: shown.requestedAt.rfc3339,
-                    completedAt: shown.completedAt?.rfc3339)
-            }
+            let rows = try erasures.prefix(ErasuresPage.limit).map { try ErasuresPage.Row($0, log: backend.log) }
             return ConsoleView(
                 title: "Erasures", template: "erasures",
                 page: ErasuresPage(

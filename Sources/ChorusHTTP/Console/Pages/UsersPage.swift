@@ -44,10 +44,16 @@ struct UsersPage {
         let lastSeenAt: String
     }
 
+    /// A deleted account: its id, and its erasure as Erasures lists it.
+    struct Deleted {
+        let id: String
+        let erasure: ErasuresPage.Row?
+    }
+
     let query: String
     let account: Account?
-    /// The id of a deleted account looked up, which shows nothing else.
-    let deleted: String?
+    /// A deleted account looked up, which shows nothing of its own.
+    let deleted: Deleted?
     let listed: [Listed]
     let olderLink: String?
 
@@ -59,7 +65,13 @@ struct UsersPage {
         <label>User id, handle or e-mail<input name="q" value="{{query}}" size="36"></label>
         <button type="submit">Look up</button>
         </form>
-        {{#deleted}}<p role="status">User {{.}} deleted their account; nothing of it is left to show.</p>{{/deleted}}
+        {{#deleted}}
+        <p role="status">User {{id}} deleted their account{{#erasure}} at {{requestedAt}}; \
+        {{#completedAt}}its personal data was erased at {{.}}{{/completedAt}}\
+        {{^completedAt}}the erasure of its personal data is pending{{/completedAt}}{{/erasure}}. \
+        Nothing of it is left to show.</p>
+        <p><a href="/admin/log?user={{id}}">Their events in the log</a> · <a href="/admin/erasures">Erasures</a></p>
+        {{/deleted}}
         {{#account}}
         <h2>{{name}} <span class="notice">@{{handle}}</span></h2>
         {{#suspended}}<p role="status" class="error">Suspended</p>{{/suspended}}
@@ -146,7 +158,10 @@ extension ConsoleRoutes {
                     olderLink: found.nextCursor.map { "/admin/users?q=\(Self.queryEscaped(query))&cursor=\($0)" })
             }
             guard let profile = try view.profile(user, viewer: user) else {
-                return UsersPage(query: query, account: nil, deleted: user.rawValue, listed: [], olderLink: nil)
+                let erasure = try backend.commands.erasures().first { $0.user == user }
+                let deleted = UsersPage.Deleted(
+                    id: user.rawValue, erasure: try erasure.map { try ErasuresPage.Row($0, log: backend.log) })
+                return UsersPage(query: query, account: nil, deleted: deleted, listed: [], olderLink: nil)
             }
             return UsersPage(
                 query: query,
