@@ -225,6 +225,27 @@ struct ConsolePagesTests {
         }
     }
 
+    @Test("Erasures: past 200 account deletions, the newest 200 are listed and the page says so")
+    func manyErasures() async throws {
+        try await withAPI { api in
+            var browser = ConsoleBrowser(api)
+            _ = try await browser.signIn()
+            var last = ""
+            for number in 0...200 {
+                let user = try await api.register("Leaver \(number)")
+                let deleted = try await api.call(
+                    .delete, "/v1/me", token: user.token, json: ["password": "secret-password"])
+                #expect(deleted.status == .accepted)
+                last = user.id
+            }
+            let page = try await browser.page("/admin/erasures")
+            #expect(page.contains("of 201 account deletions."))
+            #expect(page.contains("The newest 200 are listed;"))
+            #expect(page.components(separatedBy: "<tr><td>").count == 201, "200 rows")
+            #expect(page.contains(#"<a href="/admin/log?user=\#(last)">"#), "the newest among them")
+        }
+    }
+
     @Test(
         "Deliveries: a failing webhook and a failing push show in their sections with their errors; each Retry now tries its own outbox again at once"
     )

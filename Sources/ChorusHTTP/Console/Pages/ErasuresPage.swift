@@ -23,12 +23,16 @@ struct ErasuresPage {
     let pending: Int
     let total: Int
     let rows: [Row]
+    /// How many rows show, when that is fewer than all.
+    let shownOfMore: Int?
 
     static let template = """
         {{<layout}}
         {{$content}}
         {{#page}}
         <p role="status">{{pending}} pending of {{total}} account deletions.</p>
+        {{#shownOfMore}}<p class="notice">The newest {{.}} are listed; \
+        <code>GET /v1/admin/erasures</code> pages through them all.</p>{{/shownOfMore}}
         <table>
         <thead><tr><th scope="col">User</th><th scope="col">Deleted at</th><th scope="col">Erased at</th></tr></thead>
         <tbody>
@@ -51,7 +55,8 @@ extension ConsoleRoutes {
             return ConsoleView(
                 title: "Erasures", template: "erasures",
                 page: ErasuresPage(
-                    pending: erasures.count { $0.completedAt == nil }, total: erasures.count, rows: rows))
+                    pending: erasures.count { $0.completedAt == nil }, total: erasures.count, rows: rows,
+                    shownOfMore: rows.count < erasures.count ? rows.count : nil))
         }
     }
 }
