@@ -21,26 +21,37 @@ struct LogBackupCommandTests {
             // A writer that posts until told to stop, remembering what was acknowledged and where.
             let acknowledged = Mutex<[(text: String, position: UInt64)]>([])
             let stop = Atomic<Bool>(false)
+            // Why the writer stopped early, if it did: the waits below say so at once rather than time out.
+            let stopped = Mutex<String?>(nil)
             let writer = Task {
                 var count = 0
-                while !stop.load(ordering: .relaxed) {
-                    count += 1
-                    let text = "written during the backup test, number \(count)"
-                    let answer = try await server.call("POST", "/v1/posts", token: token, json: ["text": text])
-                    guard answer.status == 201, let position = answer.position else {
-                        throw ServerError("a post was refused: \(answer.status) \(answer.json)")
+                do {
+                    while !stop.load(ordering: .relaxed) {
+                        count += 1
+                        let text = "written during the backup test, number \(count)"
+                        let answer = try await server.call("POST", "/v1/posts", token: token, json: ["text": text])
+                        guard answer.status == 201, let position = answer.position else {
+                            throw ServerError("a post was refused: \(answer.status) \(answer.json)")
+                        }
+                        acknowledged.withLock { $0.append((text, position)) }
                     }
-                    acknowledged.withLock { $0.append((text, position)) }
+                } catch {
+                    stopped.withLock { $0 = "\(error)" }
+                    throw error
                 }
             }
+            let acknowledgedCount: @Sendable () throws -> Int = {
+                if let reason = stopped.withLock({ $0 }) { throw ServerError("the writer stopped: \(reason)") }
+                return acknowledged.withLock { $0.count }
+            }
             try await eventually("20 posts acknowledged", timeout: .seconds(120), every: .milliseconds(20)) {
-                acknowledged.withLock { $0.count } >= 20
+                try acknowledgedCount() >= 20
             }
             let before = acknowledged.withLock { $0 }
             let run = try await runChorus(["log", "backup", "--data", data, "--to", backup, "--json"])
             let during = acknowledged.withLock { $0.count }
             try await eventually("10 more posts acknowledged", timeout: .seconds(120), every: .milliseconds(20)) {
-                acknowledged.withLock { $0.count } >= during + 10
+                try acknowledgedCount() >= during + 10
             }
             stop.store(true, ordering: .relaxed)
             try await writer.value
