@@ -277,7 +277,7 @@ struct ConsolePagesTests {
                 guard let start = page.range(of: "<h2 id=\"\(outbox)\">") else { return [] }
                 let section = page[start.upperBound...].components(separatedBy: "</section>")[0]
                 return section.components(separatedBy: "<tr><td>").dropFirst().map {
-                    $0.components(separatedBy: "<td>")[1].components(separatedBy: "</td>")[0]
+                    $0.components(separatedBy: "<td>").dropFirst().first?.components(separatedBy: "</td>").first ?? ""
                 }
             }
             var page = try await browser.page("/admin/deliveries", until: "one attempt at each") {
