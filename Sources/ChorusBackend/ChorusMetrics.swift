@@ -74,9 +74,9 @@ package final class ChorusMetrics: Sendable {
             }
             let elapsed = now - last.at
             guard elapsed >= .seconds(1) else { return last.rate }
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            sample = (now, count, Double(count - last.count) / seconds)
-            return sample?.rate ?? 0
+            let rate = Double(count - last.count) / elapsed.seconds
+            sample = (now, count, rate)
+            return rate
         }
     }
 
@@ -135,5 +135,11 @@ extension Duration {
     package var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+
+    /// The duration in seconds, as a `Double`.
+    package var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }
