@@ -99,10 +99,14 @@ extension ReadView {
             if record.id == comment { found = record }
             return found == nil
         }
-        guard let found else { return nil }
-        return Comment(
-            id: found.id, postID: post, author: try requireSummary(found.author), text: found.text,
-            createdAt: found.createdAt, mentions: try visibleSummaries(of: found.mentions, viewer: nil))
+        return try found.map { try self.comment(from: $0, on: post, viewer: nil) }
+    }
+
+    /// The comment `record` holds, its mentions as `viewer` may see them.
+    private func comment(from record: CommentRecord, on post: PostID, viewer: UserID?) throws -> Comment {
+        Comment(
+            id: record.id, postID: post, author: try requireSummary(record.author), text: record.text,
+            createdAt: record.createdAt, mentions: try visibleSummaries(of: record.mentions, viewer: viewer))
     }
 }
 
@@ -119,9 +123,7 @@ extension ReadView {
             let record = try CommentRecord(decoding: Array(value))
             // A suspended author's comments are hidden as if deleted, and so are those of users blocked either way.
             guard try !hides(record.author, from: viewer) else { return nil }
-            return Comment(
-                id: record.id, postID: post, author: try requireSummary(record.author), text: record.text,
-                createdAt: record.createdAt, mentions: try visibleSummaries(of: record.mentions, viewer: viewer))
+            return try comment(from: record, on: post, viewer: viewer)
         }
     }
 }
